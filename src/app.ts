@@ -1,0 +1,100 @@
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
+import type { AppContext } from "./context";
+import { ApiError, messages } from "./errors";
+import { adminRoutes } from "./http/admin";
+import { contractRoutes } from "./http/contracts";
+import { fundingRoutes } from "./http/funding";
+import { paymasterRoutes } from "./http/paymasters";
+import { policyRoutes } from "./http/policies";
+import { webhookRoutes } from "./http/webhooks";
+
+export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
+/** The interface's path and the public service's, so that scripts written for either work unchanged. */
+const PAYMASTER_PATHS = ["paymasterParameters", "paymaster"];
+
+/** Builds the service's HTTP app around a context. It never listens: main.ts does, tests use `inject`. */
+export async function buildApp(
+  ctx: AppContext,
+  logger: FastifyServerOptions["logger"] = false,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    bodyLimit: ctx.bodyLimitBytes,
+    // Operations are rejected early rather than queued for ever behind a stuck client.
+    requestTimeout: 30_000,
+  });
+
+  acceptJsonBodies(app);
+  app.setErrorHandler(errorHandler(ctx.bodyLimitBytes));
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${request.method} ${request.url}` });
+  });
+
+  await app.register(
+    async (api) => {
+      for (const path of PAYMASTER_PATHS) paymasterRoutes(api, ctx, path);
+      fundingRoutes(api, ctx, PAYMASTER_PATHS);
+      contractRoutes(api, ctx);
+      policyRoutes(api, ctx);
+      webhookRoutes(api, ctx);
+    },
+    { prefix: MANAGEMENT_PREFIX },
+  );
+  adminRoutes(app, ctx);
+  return app;
+}
+
+/**
+ * JSON is the only body type. An empty body counts as no body (clients often send the JSON content type on a PATCH
+ * that has none), and Fastify's own parser keeps its guard against prototype poisoning.
+ */
+function acceptJsonBodies(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "" || (typeof body === "string" && body.trim() === "")) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+}
+
+/** Client mistakes keep their exact message; anything else is logged and hidden behind a plain 500. */
+function errorHandler(bodyLimitBytes: number) {
+  return (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ApiError) {
+      return reply.status(error.statusCode).send({ statusCode: error.statusCode, message: error.message });
+    }
+    const clientMessage = clientErrorMessage(error, bodyLimitBytes);
+    if (clientMessage) return reply.status(400).send({ statusCode: 400, message: clientMessage });
+    request.log.error({ err: error }, "request failed");
+    return reply.status(500).send({ statusCode: 500, message: messages.internal });
+  };
+}
+
+/** Fastify's own 4xx errors, reworded to name the problem in the interface's envelope. */
+export function clientErrorMessage(error: FastifyError, bodyLimitBytes: number): string | undefined {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return `Request body is larger than the limit of ${bodyLimitBytes} bytes`;
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return "Content-Type must be application/json";
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return "Request body is not valid JSON";
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return "Content-Length does not match the request body";
+  }
+  if (error instanceof SyntaxError) return "Request body is not valid JSON";
+  if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
+    return error.message;
+  }
+  return undefined;
+}

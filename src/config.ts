@@ -1,0 +1,121 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+/** One chain the service supports; optional fields are filled by later features (RPC, paymaster contracts). */
+export interface ChainConfig {
+  chainId: number;
+  name: string;
+  rpcUrl?: string;
+  entryPoint?: string;
+  verifyingPaymaster?: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Unset means the embedded PGlite database in `dataDir`. */
+  databaseUrl?: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  chains: ReadonlyMap<number, ChainConfig>;
+}
+
+/** A configuration value the service refuses to start with; the message names the variable and the problem. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const DEFAULT_CHAINS_FILE = path.join(import.meta.dirname, "..", "config", "chains.json");
+
+/** The only reader of process.env and of the chains file: everything is checked once, at start. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
+  return {
+    port: integerIn(env, "PORT", 3000, 0, 65535),
+    host: env.HOST || "127.0.0.1",
+    dataDir: path.resolve(env.DATA_DIR || "./data"),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+    bodyLimitBytes: integerIn(env, "BODY_LIMIT_BYTES", 512 * 1024, 1024, 16 * 1024 * 1024),
+    chains: readChains(chainsFile),
+  };
+}
+
+function integerIn(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf(env: NodeJS.ProcessEnv, name: string, allowed: string[], fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!allowed.includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw;
+}
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError("DATABASE_URL is not a valid URL");
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") {
+    throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
+  }
+  return raw;
+}
+
+export function readChains(file: string): ReadonlyMap<number, ChainConfig> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`chains file ${file} cannot be read as JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) {
+    throw new ConfigError(`chains file ${file} must hold a non-empty JSON array of chains`);
+  }
+  const chains = new Map<number, ChainConfig>();
+  parsed.forEach((entry, index) => {
+    const chain = parseChain(entry, `chains file ${file}, entry ${index}`);
+    if (chains.has(chain.chainId)) throw new ConfigError(`chains file ${file} lists chainId ${chain.chainId} twice`);
+    chains.set(chain.chainId, chain);
+  });
+  return chains;
+}
+
+function parseChain(entry: unknown, where: string): ChainConfig {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    throw new ConfigError(`${where}: must be an object`);
+  }
+  const { chainId, name, rpcUrl, entryPoint, verifyingPaymaster } = entry as Record<string, unknown>;
+  if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId <= 0) {
+    throw new ConfigError(`${where}: chainId must be a positive integer`);
+  }
+  if (typeof name !== "string" || name === "") throw new ConfigError(`${where}: name must be a non-empty string`);
+  const chain: ChainConfig = { chainId, name };
+  if (rpcUrl !== undefined) {
+    if (typeof rpcUrl !== "string" || !/^https?:\/\//.test(rpcUrl)) {
+      throw new ConfigError(`${where}: rpcUrl must be an http(s) URL`);
+    }
+    chain.rpcUrl = rpcUrl;
+  }
+  for (const [field, value] of Object.entries({ entryPoint, verifyingPaymaster })) {
+    if (value === undefined) continue;
+    if (typeof value !== "string" || !ADDRESS.test(value)) {
+      throw new ConfigError(`${where}: ${field} must be a 20-byte hex address`);
+    }
+    chain[field as "entryPoint" | "verifyingPaymaster"] = value;
+  }
+  return chain;
+}

@@ -1,0 +1,11 @@
+import type { ChainConfig } from "./config";
+import type { Database } from "./storage/database";
+
+/** What the request handlers need from the running service; tests build one around their own database. */
+export interface AppContext {
+  db: Database;
+  chains: ReadonlyMap<number, ChainConfig>;
+  bodyLimitBytes: number;
+  /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
+  adminSecret?: string;
+}

@@ -1,0 +1,60 @@
+import { buildApp } from "./app";
+import { ConfigError, loadConfig } from "./config";
+import { countAccounts, createAccount } from "./storage/accounts";
+import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
+import { openStorage } from "./storage/open";
+
+/** Starts the service: configuration, storage, the HTTP app; stops cleanly on SIGTERM and SIGINT. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const storage = await openStorage(config, "service");
+  const { db } = storage;
+  const embedded = storage.folder !== undefined;
+
+  // A newcomer on a fresh embedded start gets an account right away; its token is shown once and never logged.
+  if (embedded && (await countAccounts(db)) === 0) {
+    const account = await createAccount(db, "development");
+    console.log(`Created the development account. Its authToken, shown only this once:\n${account.authToken}`);
+  }
+
+  const app = await buildApp(
+    {
+      db,
+      chains: config.chains,
+      bodyLimitBytes: config.bodyLimitBytes,
+      adminSecret: embedded ? adminSecret(config.dataDir) : undefined,
+    },
+    {
+      level: config.logLevel,
+      redact: ["req.headers.authtoken", "req.headers.apikey", 'req.headers["x-admin-secret"]'],
+    },
+  );
+  const address = await app.listen({ port: config.port, host: config.host });
+  const port = app.server.address();
+  storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
+  app.log.info(
+    { database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL", chains: [...config.chains.keys()] },
+    `paymaster service listening on ${address}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info(`${signal} received, shutting down`);
+    await app.close();
+    await storage.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((error) => {
+  if (error instanceof ConfigError || error instanceof DataFolderBusyError) {
+    console.error(`Cannot start: ${error.message}`);
+  } else {
+    console.error("Cannot start:", error);
+  }
+  process.exit(1);
+});

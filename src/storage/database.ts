@@ -1,0 +1,101 @@
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+
+/** What a repository needs: parameterised SQL in the PostgreSQL dialect, the same on PGlite and PostgreSQL. */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** Runs `work` in one transaction: everything it wrote is committed together or not at all. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; without it the embedded PGlite is used. */
+  url?: string;
+  /** PGlite data folder; without it (and without `url`) the database lives in memory. */
+  dataDir?: string;
+  /** PostgreSQL only: the schema every connection works in (tests use one schema each). */
+  schema?: string;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options.schema) : openPglite(options.dataDir);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const db = dataDir ? new PGlite(dataDir) : new PGlite();
+  await db.waitReady;
+  const query = async <Row>(sql: string, params?: unknown[]) => (await db.query<Row>(sql, params)).rows;
+  return {
+    kind: "pglite",
+    query,
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async <Row>(sql: string, params?: unknown[]) => (await tx.query<Row>(sql, params)).rows,
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
+        }),
+      ),
+    close: () => db.close(),
+  };
+}
+
+async function openPostgres(url: string, schema: string | undefined): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  const client = await pool.connect();
+  client.release();
+  const query = async <Row>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as Row[];
+  return {
+    kind: "postgres",
+    query,
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work({
+          query: async <Row>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as Row[],
+          exec: async (sql) => {
+            await client.query(sql);
+          },
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** PostgreSQL's unique_violation; repositories turn it into the interface's "already exists" errors. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string; message?: string };
+  if (e?.code !== "23505") return false;
+  if (!constraint) return true;
+  return e.constraint === constraint || (e.message ?? "").includes(constraint);
+}

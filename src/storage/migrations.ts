@@ -1,0 +1,85 @@
+import type { Database } from "./database";
+
+/**
+ * The schema, one numbered step at a time. Steps are applied in order at start and never edited once released:
+ * a change is a new step. Uniqueness lives here, in constraints, so that two service instances cannot race past it.
+ */
+const MIGRATIONS: { id: number; sql: string }[] = [
+  {
+    id: 1,
+    sql: `
+      CREATE TABLE accounts (
+        id uuid PRIMARY KEY,
+        name text NOT NULL,
+        token_hash text NOT NULL UNIQUE,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE paymasters (
+        id uuid PRIMARY KEY,
+        account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        chain_id bigint NOT NULL,
+        type text NOT NULL,
+        version text NOT NULL,
+        api_key text NOT NULL UNIQUE,
+        funding_address text,
+        funding_message text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT paymasters_name_per_chain UNIQUE (account_id, chain_id, name)
+      );
+      CREATE INDEX paymasters_by_account ON paymasters (account_id, created_at);
+      CREATE TABLE smart_contracts (
+        id uuid PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        address text NOT NULL CHECK (address = lower(address)),
+        abi text NOT NULL,
+        methods jsonb NOT NULL,
+        whitelisted_methods jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT smart_contracts_address_per_paymaster UNIQUE (paymaster_id, address),
+        CONSTRAINT smart_contracts_name_per_paymaster UNIQUE (paymaster_id, name)
+      );
+      CREATE TABLE policies (
+        id uuid PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        created_by uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        policy_type text NOT NULL CHECK (policy_type IN ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT')),
+        active boolean NOT NULL DEFAULT true,
+        policy_data jsonb NOT NULL,
+        cycle_start_ms bigint,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT policies_name_per_paymaster UNIQUE (paymaster_id, name)
+      );
+      CREATE TABLE webhooks (
+        id uuid PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        url text NOT NULL,
+        request_type text NOT NULL CHECK (request_type IN ('GET', 'POST')),
+        active boolean NOT NULL DEFAULT true,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+];
+
+/** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */
+const MIGRATION_LOCK = 4337_0001;
+
+export async function migrate(db: Database): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const applied = new Set(
+      (await tx.query<{ id: number }>("SELECT id FROM schema_migrations")).map((row) => Number(row.id)),
+    );
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.id)) continue;
+      await tx.exec(migration.sql);
+      await tx.query("INSERT INTO schema_migrations (id) VALUES ($1)", [migration.id]);
+    }
+  });
+}

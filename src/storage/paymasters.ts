@@ -1,0 +1,109 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { badRequest, messages } from "../errors";
+import { isUniqueViolation, type Queryable } from "./database";
+
+export interface Paymaster {
+  id: string;
+  accountId: string;
+  name: string;
+  chainId: number;
+  type: string;
+  version: string;
+  apiKey: string;
+  fundingAddress: string | null;
+}
+
+interface PaymasterRow {
+  id: string;
+  account_id: string;
+  name: string;
+  chain_id: string | number;
+  type: string;
+  version: string;
+  api_key: string;
+  funding_address: string | null;
+}
+
+const COLUMNS = "id, account_id, name, chain_id, type, version, api_key, funding_address";
+
+const toPaymaster = (row: PaymasterRow): Paymaster => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  chainId: Number(row.chain_id),
+  type: row.type,
+  version: row.version,
+  apiKey: row.api_key,
+  fundingAddress: row.funding_address,
+});
+
+export async function insertPaymaster(
+  db: Queryable,
+  fields: { accountId: string; name: string; chainId: number; type: string; version: string },
+): Promise<Paymaster> {
+  // The apiKey travels in URLs that browsers call, so it is an identifier, not a secret: it is stored as is.
+  const apiKey = randomBytes(24).toString("base64url");
+  try {
+    const rows = await db.query<PaymasterRow>(
+      `INSERT INTO paymasters (id, account_id, name, chain_id, type, version, api_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [randomUUID(), fields.accountId, fields.name, fields.chainId, fields.type, fields.version, apiKey],
+    );
+    return toPaymaster(rows[0] as PaymasterRow);
+  } catch (error) {
+    if (isUniqueViolation(error, "paymasters_name_per_chain")) throw badRequest(messages.paymasterNameExists);
+    throw error;
+  }
+}
+
+export async function listPaymasters(db: Queryable, accountId: string): Promise<Paymaster[]> {
+  const rows = await db.query<PaymasterRow>(
+    `SELECT ${COLUMNS} FROM paymasters WHERE account_id = $1 ORDER BY created_at, id`,
+    [accountId],
+  );
+  return rows.map(toPaymaster);
+}
+
+/** The account is part of the key: another account's apiKey is simply not found. */
+export async function findPaymasterByApiKey(
+  db: Queryable,
+  accountId: string,
+  apiKey: string,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `SELECT ${COLUMNS} FROM paymasters WHERE api_key = $1 AND account_id = $2`,
+    [apiKey, accountId],
+  );
+  return rows[0] && toPaymaster(rows[0]);
+}
+
+/** Only the latest message is accepted, so each new one replaces the one before. */
+export async function saveFundingMessage(db: Queryable, paymasterId: string, message: string): Promise<void> {
+  await db.query("UPDATE paymasters SET funding_message = $2 WHERE id = $1", [paymasterId, message]);
+}
+
+export async function findFundingMessage(db: Queryable, paymasterId: string): Promise<string | null> {
+  const rows = await db.query<{ funding_message: string | null }>(
+    "SELECT funding_message FROM paymasters WHERE id = $1",
+    [paymasterId],
+  );
+  return rows[0]?.funding_message ?? null;
+}
+
+/**
+ * Links the funding wallet only if `signedMessage` is still the latest message, and consumes the message, so a
+ * signature cannot be replayed and a message fetched meanwhile wins. Returns undefined when the message changed.
+ */
+export async function linkFundingWallet(
+  db: Queryable,
+  paymasterId: string,
+  address: string,
+  signedMessage: string,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `UPDATE paymasters SET funding_address = $2, funding_message = NULL
+     WHERE id = $1 AND funding_message = $3 RETURNING ${COLUMNS}`,
+    [paymasterId, address, signedMessage],
+  );
+  return rows[0] && toPaymaster(rows[0]);
+}

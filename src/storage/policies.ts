@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import { badRequest, messages } from "../errors";
+import { isUniqueViolation, type Queryable } from "./database";
+
+export const POLICY_TYPES = ["PAYMASTER_SA_LIMIT", "WEBHOOK", "WALLET_DEPLOYMENT"] as const;
+export type PolicyType = (typeof POLICY_TYPES)[number];
+
+export interface Policy {
+  id: string;
+  paymasterId: string;
+  createdBy: string;
+  name: string;
+  policyType: PolicyType;
+  active: boolean;
+  /** As stored; its shape depends on `policyType`. */
+  policyData: Record<string, unknown>;
+  /** Spending limits only: the anchor of the cycles, set on creation and on every limit update. */
+  cycleStartMs: number | null;
+}
+
+interface PolicyRow {
+  id: string;
+  paymaster_id: string;
+  created_by: string;
+  name: string;
+  policy_type: PolicyType;
+  active: boolean;
+  policy_data: Record<string, unknown>;
+  cycle_start_ms: string | number | null;
+}
+
+const COLUMNS = "id, paymaster_id, created_by, name, policy_type, active, policy_data, cycle_start_ms";
+
+const toPolicy = (row: PolicyRow): Policy => ({
+  id: row.id,
+  paymasterId: row.paymaster_id,
+  createdBy: row.created_by,
+  name: row.name,
+  policyType: row.policy_type,
+  active: row.active,
+  policyData: row.policy_data,
+  cycleStartMs: row.cycle_start_ms === null ? null : Number(row.cycle_start_ms),
+});
+
+function nameTaken(error: unknown): never {
+  if (isUniqueViolation(error, "policies_name_per_paymaster")) throw badRequest(messages.policyNameExists);
+  throw error;
+}
+
+export async function insertPolicy(db: Queryable, policy: Omit<Policy, "id" | "active">): Promise<Policy> {
+  try {
+    const rows = await db.query<PolicyRow>(
+      `INSERT INTO policies (id, paymaster_id, created_by, name, policy_type, policy_data, cycle_start_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [
+        randomUUID(),
+        policy.paymasterId,
+        policy.createdBy,
+        policy.name,
+        policy.policyType,
+        JSON.stringify(policy.policyData),
+        policy.cycleStartMs,
+      ],
+    );
+    return toPolicy(rows[0] as PolicyRow);
+  } catch (error) {
+    nameTaken(error);
+  }
+}
+
+export async function listPolicies(db: Queryable, paymasterId: string): Promise<Policy[]> {
+  const rows = await db.query<PolicyRow>(
+    `SELECT ${COLUMNS} FROM policies WHERE paymaster_id = $1 ORDER BY created_at, id`,
+    [paymasterId],
+  );
+  return rows.map(toPolicy);
+}
+
+export async function findPolicy(db: Queryable, paymasterId: string, policyId: string): Promise<Policy | undefined> {
+  const rows = await db.query<PolicyRow>(`SELECT ${COLUMNS} FROM policies WHERE paymaster_id = $1 AND id = $2`, [
+    paymasterId,
+    policyId,
+  ]);
+  return rows[0] && toPolicy(rows[0]);
+}
+
+/** Replaces a spending limit's data and name and restarts its cycle, in one statement. */
+export async function updateLimit(
+  db: Queryable,
+  policyId: string,
+  change: { name: string; policyData: Record<string, unknown>; cycleStartMs: number },
+): Promise<Policy | undefined> {
+  try {
+    const rows = await db.query<PolicyRow>(
+      `UPDATE policies SET name = $2, policy_data = $3, cycle_start_ms = $4 WHERE id = $1 RETURNING ${COLUMNS}`,
+      [policyId, change.name, JSON.stringify(change.policyData), change.cycleStartMs],
+    );
+    return rows[0] && toPolicy(rows[0]);
+  } catch (error) {
+    nameTaken(error);
+  }
+}
+
+/** Pauses or resumes a rule; the cycle anchor stays where it is. Returns whether the rule exists. */
+export async function setPolicyActive(
+  db: Queryable,
+  paymasterId: string,
+  policyId: string,
+  active: boolean,
+): Promise<boolean> {
+  const rows = await db.query("UPDATE policies SET active = $3 WHERE paymaster_id = $1 AND id = $2 RETURNING id", [
+    paymasterId,
+    policyId,
+    active,
+  ]);
+  return rows.length > 0;
+}
