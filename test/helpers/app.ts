@@ -1,0 +1,107 @@
+import type { FastifyInstance } from "fastify";
+import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
+import type { ChainConfig } from "../../src/config";
+import type { AppContext } from "../../src/context";
+import { createAccount } from "../../src/storage/accounts";
+import type { Database } from "../../src/storage/database";
+import { openTestDatabase } from "./database";
+
+export const TEST_CHAINS: ReadonlyMap<number, ChainConfig> = new Map([
+  [31337, { chainId: 31337, name: "local" }],
+  [80002, { chainId: 80002, name: "Polygon Amoy" }],
+]);
+
+export interface Reply {
+  status: number;
+  body: { statusCode: number; message: string; data?: unknown } & Record<string, unknown>;
+}
+
+export interface CallOptions {
+  token?: string;
+  apiKey?: string;
+  body?: unknown;
+  /** Sent as is, with the given content type, instead of `body` as JSON. */
+  raw?: { payload: string; contentType: string };
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Database;
+  ctx: AppContext;
+  /** Calls a management endpoint (path relative to the management prefix) through `app.inject`. */
+  call(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** A new account and its token. */
+  account(name?: string): Promise<{ id: string; token: string }>;
+  /** A new account with one paymaster: its token, apiKey and paymasterId. */
+  dapp(options?: { name?: string; chainId?: number; token?: string }): Promise<Dapp>;
+  close(): Promise<void>;
+}
+
+export interface Dapp {
+  accountId: string;
+  token: string;
+  apiKey: string;
+  paymasterId: string;
+  chainId: number;
+}
+
+export async function startTestApp(overrides: Partial<AppContext> = {}): Promise<TestApp> {
+  const db = await openTestDatabase();
+  const ctx: AppContext = { db, chains: TEST_CHAINS, bodyLimitBytes: 64 * 1024, ...overrides };
+  const app = await buildApp(ctx);
+  let counter = 0;
+
+  const call: TestApp["call"] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authToken = options.token;
+    if (options.apiKey !== undefined) headers.apiKey = options.apiKey;
+    let payload: string | undefined;
+    if (options.raw) {
+      payload = options.raw.payload;
+      headers["content-type"] = options.raw.contentType;
+    } else if (options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers["content-type"] = "application/json";
+    }
+    const response = await app.inject({
+      method: method as "GET",
+      url: `${MANAGEMENT_PREFIX}/${path}`,
+      headers,
+      payload,
+      query: options.query,
+    });
+    return { status: response.statusCode, body: response.json() };
+  };
+
+  const account: TestApp["account"] = async (name = `account-${++counter}`) => {
+    const created = await createAccount(db, name);
+    return { id: created.id, token: created.authToken };
+  };
+
+  const dapp: TestApp["dapp"] = async (options = {}) => {
+    const owner = options.token ? { id: "", token: options.token } : await account();
+    const chainId = options.chainId ?? 31337;
+    const reply = await call("POST", "paymasterParameters", {
+      token: owner.token,
+      body: { name: options.name ?? `dapp-${++counter}`, type: "HYBRID", chainId, version: "1.0.0" },
+    });
+    if (reply.status !== 200) throw new Error(`dapp creation failed: ${JSON.stringify(reply.body)}`);
+    const data = reply.body.data as { apiKey: string; paymasterId: string };
+    return { accountId: owner.id, token: owner.token, apiKey: data.apiKey, paymasterId: data.paymasterId, chainId };
+  };
+
+  return {
+    app,
+    db,
+    ctx,
+    call,
+    account,
+    dapp,
+    async close() {
+      await app.close();
+      await db.close();
+    },
+  };
+}

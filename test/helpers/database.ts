@@ -1,0 +1,29 @@
+import { randomBytes } from "node:crypto";
+import { type Database, openDatabase } from "../../src/storage/database";
+import { migrate } from "../../src/storage/migrations";
+
+/**
+ * A fresh, migrated database for one test file: in-memory PGlite by default, or a schema of its own in the
+ * PostgreSQL that DATABASE_URL names (dropped again on close), so runs and files never see each other's rows.
+ */
+export async function openTestDatabase(): Promise<Database> {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    const db = await openDatabase({});
+    await migrate(db);
+    return db;
+  }
+  const schema = `test_${randomBytes(6).toString("hex")}`;
+  const admin = await openDatabase({ url });
+  await admin.exec(`CREATE SCHEMA ${schema}`);
+  const db = await openDatabase({ url, schema });
+  await migrate(db);
+  return {
+    ...db,
+    async close() {
+      await db.close();
+      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}
