@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { ConfigError, loadConfig } from "../src/config";
+
+const dir = mkdtempSync(path.join(tmpdir(), "paymaster-config-"));
+function chainsFile(content: string): string {
+  const file = path.join(dir, `chains-${Math.random()}.json`);
+  writeFileSync(file, content);
+  return file;
+}
+
+test("defaults: loopback, port 3000, ./data, the local chain and public test networks", () => {
+  const config = loadConfig({});
+  assert.equal(config.host, "127.0.0.1");
+  assert.equal(config.port, 3000);
+  assert.equal(config.dataDir, path.resolve("data"));
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.logLevel, "info");
+  assert.ok(config.chains.has(31337));
+  assert.ok(config.chains.has(11155111));
+});
+
+test("environment variables are read and checked", () => {
+  const config = loadConfig({ PORT: "8080", HOST: "0.0.0.0", DATA_DIR: "/tmp/x", LOG_LEVEL: "debug" });
+  assert.deepEqual([config.port, config.host, config.dataDir, config.logLevel], [8080, "0.0.0.0", "/tmp/x", "debug"]);
+  assert.equal(loadConfig({ DATABASE_URL: "postgres://u@h/db" }).databaseUrl, "postgres://u@h/db");
+});
+
+for (const [env, message] of [
+  [{ PORT: "70000" }, /PORT must be a whole number from 0 to 65535/],
+  [{ PORT: "-1" }, /PORT must be a whole number/],
+  [{ LOG_LEVEL: "loud" }, /LOG_LEVEL must be one of/],
+  [{ DATABASE_URL: "not a url" }, /DATABASE_URL is not a valid URL/],
+  [{ BODY_LIMIT_BYTES: "10" }, /BODY_LIMIT_BYTES must be a whole number from 1024/],
+  [{ CHAINS_FILE: "/nonexistent/chains.json" }, /cannot be read as JSON/],
+  [{ CHAINS_FILE: chainsFile("[]") }, /non-empty JSON array/],
+  [{ CHAINS_FILE: chainsFile('[{"chainId": "1", "name": "x"}]') }, /entry 0: chainId must be a positive integer/],
+  [{ CHAINS_FILE: chainsFile('[{"chainId": 1}]') }, /entry 0: name must be a non-empty string/],
+  [{ CHAINS_FILE: chainsFile('[{"chainId": 1, "name": "a"}, {"chainId": 1, "name": "b"}]') }, /lists chainId 1 twice/],
+  [{ CHAINS_FILE: chainsFile('[{"chainId": 1, "name": "a", "rpcUrl": "ws://x"}]') }, /rpcUrl must be an http/],
+  [{ CHAINS_FILE: chainsFile('[{"chainId": 1, "name": "a", "entryPoint": "0x12"}]') }, /entryPoint must be a 20-byte/],
+] as const) {
+  test(`refuses ${JSON.stringify(env).slice(0, 70)}`, () => {
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+    );
+  });
+}
+
+test("a chains file replaces the default list", () => {
+  const file = chainsFile('[{"chainId": 137, "name": "Polygon", "rpcUrl": "https://rpc.example"}]');
+  const config = loadConfig({ CHAINS_FILE: file });
+  assert.deepEqual([...config.chains.keys()], [137]);
+  assert.equal(config.chains.get(137)?.rpcUrl, "https://rpc.example");
+});

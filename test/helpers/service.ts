@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export interface RunningService {
+  process: ChildProcess;
+  baseUrl: string;
+  /** Everything the process printed on stdout so far. */
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Environment for a child that must use the embedded database, whatever the test run itself uses. */
+export function embeddedEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", ...extra };
+  delete env.DATABASE_URL;
+  return env;
+}
+
+/** Starts `src/main.ts` as a real process and waits until its owner lock says where it listens. */
+export async function startService(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<RunningService> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: ROOT, env, stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const deadline = Date.now() + timeoutMs;
+  const lockFile = path.join(env.DATA_DIR as string, "owner.lock");
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${stderr}`);
+    try {
+      const owner = JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number; port?: number };
+      if (owner.pid === child.pid && owner.port) {
+        return {
+          process: child,
+          baseUrl: `http://127.0.0.1:${owner.port}`,
+          output: () => stdout,
+          stop: async () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        };
+      }
+    } catch {
+      // not written yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`service did not start within ${timeoutMs} ms: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Runs a command of the project to the end and returns its exit code and output. */
+export function runScript(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { cwd: ROOT, env, stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
