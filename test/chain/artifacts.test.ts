@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Abi, AbiParameter } from "viem";
+import {
+  entryPointArtifact,
+  simpleAccountArtifact,
+  simpleAccountFactoryArtifact,
+  verifyingPaymasterArtifact,
+} from "../../src/chain/artifacts";
+import { entryPointAbi } from "../../src/chain/entryPoint";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
+
+function typeOf(parameter: AbiParameter): string {
+  if (!parameter.type.startsWith("tuple")) return parameter.type;
+  const components = "components" in parameter ? parameter.components : [];
+  return `(${components.map(typeOf).join(",")})${parameter.type.slice("tuple".length)}`;
+}
+
+/** Everything about an ABI item that changes how it is called or decoded; parameter names do not. */
+function describe(item: Abi[number]): string {
+  switch (item.type) {
+    case "function":
+      return `function ${item.name}(${item.inputs.map(typeOf)}) ${item.stateMutability} returns (${item.outputs.map(typeOf)})`;
+    case "event":
+      return `event ${item.name}(${item.inputs.map((input) => `${typeOf(input)}${input.indexed ? " indexed" : ""}`)})`;
+    case "error":
+      return `error ${item.name}(${item.inputs.map(typeOf)})`;
+    default:
+      return item.type;
+  }
+}
+
+const subsets = [
+  ["EntryPoint", entryPointAbi, entryPointArtifact.abi],
+  ["SimpleAccount", simpleAccountAbi, simpleAccountArtifact.abi],
+  ["SimpleAccountFactory", simpleAccountFactoryAbi, simpleAccountFactoryArtifact.abi],
+] as const;
+
+for (const [name, subset, full] of subsets) {
+  test(`every item of the hand-written ${name} ABI exists, identical, in the npm artifact`, () => {
+    const known = new Set(full.map(describe));
+    assert.ok(subset.length > 0);
+    for (const item of subset) assert.ok(known.has(describe(item)), `${describe(item)} not in ${name}`);
+  });
+}
+
+test("artifacts carry deployable bytecode, and our ABI module matches our JSON artifact", async () => {
+  for (const artifact of [
+    entryPointArtifact,
+    simpleAccountArtifact,
+    simpleAccountFactoryArtifact,
+    verifyingPaymasterArtifact,
+  ]) {
+    assert.match(artifact.bytecode, /^0x[0-9a-f]{200,}$/, artifact.contractName);
+    assert.match(artifact.deployedBytecode, /^0x[0-9a-f]{200,}$/, artifact.contractName);
+  }
+  const { default: json } = await import("../../contracts/artifacts/VerifyingPaymaster.json", {
+    with: { type: "json" },
+  });
+  assert.equal(verifyingPaymasterArtifact.contractName, "VerifyingPaymaster");
+  assert.deepEqual(verifyingPaymasterArtifact.abi, json.abi);
+  const names: string[] = verifyingPaymasterArtifact.abi.map((item) => ("name" in item ? item.name : item.type));
+  for (const name of ["depositFor", "withdrawTo", "getBalance", "getHash", "setVerifyingSigner", "GasCharged"]) {
+    assert.ok(names.includes(name), name);
+  }
+});
