@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import type { AppContext } from "./context";
-import { ApiError, messages } from "./errors";
+import { ApiError, badRequest, messages } from "./errors";
 import { adminRoutes } from "./http/admin";
 import { contractRoutes } from "./http/contracts";
 import { fundingRoutes } from "./http/funding";
@@ -28,6 +28,13 @@ export async function buildApp(
     bodyLimit: ctx.bodyLimitBytes,
     // Operations are rejected early rather than queued for ever behind a stuck client.
     requestTimeout: 30_000,
+    // An over-long id is an unknown id (404 from its handler), not a 414 from the router.
+    routerOptions: { maxParamLength: 2048 },
+    // A badly encoded URL gets the interface's envelope, not Fastify's own body (which bypasses the error handler).
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const statusCode = typeof error.statusCode === "number" && error.statusCode < 500 ? error.statusCode : 400;
+      reply.status(statusCode).send({ statusCode, message: error.message });
+    },
   });
 
   acceptJsonBodies(app);
@@ -62,8 +69,24 @@ function acceptJsonBodies(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, value) => {
+      // Fastify reports prototype poisoning as invalid JSON; say what is actually refused.
+      if (error && isJson(body as string)) {
+        done(badRequest("Request body must not contain __proto__ or constructor.prototype keys"), undefined);
+        return;
+      }
+      done(error, value);
+    });
   });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Client mistakes keep their exact message; anything else is logged and hidden behind a plain 500. */
@@ -91,6 +114,10 @@ export function clientErrorMessage(error: FastifyError, bodyLimitBytes: number):
       return "Request body is not valid JSON";
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return "Content-Length does not match the request body";
+    // PostgreSQL text and jsonb cannot hold U+0000, so a string carrying it can never be stored.
+    case "22021":
+    case "22P05":
+      return "Text in the request body must not contain the NUL character (\\u0000)";
   }
   if (error instanceof SyntaxError) return "Request body is not valid JSON";
   if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {

@@ -22,6 +22,9 @@ const webhookView = (webhook: Webhook) => ({
 
 const dappAuth = { missingMessage: messages.authTokenAndApiKeyRequired };
 
+/** PATCH and DELETE name their webhook in the body; no body at all is a missing webhookId, as the interface words it. */
+const bodyOf = (body: unknown) => jsonObject(body === undefined ? {} : body);
+
 function webhookIdOf(body: Record<string, unknown>): string {
   if (typeof body.webhookId !== "string") throw badRequest(messages.webhookIdMustBeString);
   return body.webhookId;
@@ -52,7 +55,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.patch("/webhook", async (request) => {
     const { paymaster } = await requireDapp(ctx.db, request, dappAuth);
-    const body = jsonObject(request.body);
+    const body = bodyOf(request.body);
     const webhookId = webhookIdOf(body);
     if (typeof body.active !== "boolean") throw badRequest(messages.activeMustBeBoolean);
     if (!isUuid(webhookId) || !(await setWebhookActive(ctx.db, paymaster.id, webhookId, body.active))) {
@@ -63,7 +66,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.delete("/webhook", async (request) => {
     const { paymaster } = await requireDapp(ctx.db, request, dappAuth);
-    const webhookId = webhookIdOf(jsonObject(request.body));
+    const webhookId = webhookIdOf(bodyOf(request.body));
     if (!isUuid(webhookId) || !(await deleteWebhook(ctx.db, paymaster.id, webhookId))) {
       throw notFound(messages.webhookNotFound);
     }
