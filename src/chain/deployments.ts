@@ -1,0 +1,73 @@
+// Where each contract lands when deployed through the CREATE2 deployer: computed from the artifacts alone, so the service
+// knows its addresses without a deployment record, and the same bytecode and arguments give the same address anywhere.
+import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
+import { entryPointArtifact, simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "./artifacts";
+import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+
+/** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
+export const CREATE2_DEPLOYER_ADDRESS: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
+export const CREATE2_SALT: Hex = zeroHash;
+
+/** anvil's first default account. Its private key is public: an owner for local chains only. */
+export const ANVIL_FIRST_ACCOUNT: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+export interface Create2Deployment {
+  name: string;
+  /** Creation code with its constructor arguments appended. */
+  initCode: Hex;
+  address: Address;
+}
+
+function create2(name: string, initCode: Hex): Create2Deployment {
+  return {
+    name,
+    initCode,
+    address: getContractAddress({
+      opcode: "CREATE2",
+      from: CREATE2_DEPLOYER_ADDRESS,
+      salt: CREATE2_SALT,
+      bytecode: initCode,
+    }),
+  };
+}
+
+/** Lands at ENTRY_POINT_V06_ADDRESS: the npm bytecode is the mainnet one (test/chain checks it). */
+export const entryPointDeployment = create2("EntryPoint", entryPointArtifact.bytecode);
+
+export const simpleAccountFactoryDeployment = create2(
+  "SimpleAccountFactory",
+  concat([
+    simpleAccountFactoryArtifact.bytecode,
+    encodeAbiParameters([{ type: "address" }], [ENTRY_POINT_V06_ADDRESS]),
+  ]),
+);
+
+export interface VerifyingPaymasterArgs {
+  entryPoint: Address;
+  owner: Address;
+  /** Only the first signer: the address must not depend on the service's key, which the owner sets afterwards. */
+  verifyingSigner: Address;
+}
+
+export function verifyingPaymasterDeployment(args: VerifyingPaymasterArgs): Create2Deployment {
+  return create2(
+    "VerifyingPaymaster",
+    concat([
+      verifyingPaymasterArtifact.bytecode,
+      encodeAbiParameters(
+        [{ type: "address" }, { type: "address" }, { type: "address" }],
+        [args.entryPoint, args.owner, args.verifyingSigner],
+      ),
+    ]),
+  );
+}
+
+/** Our paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
+export const localVerifyingPaymasterDeployment = verifyingPaymasterDeployment({
+  entryPoint: ENTRY_POINT_V06_ADDRESS,
+  owner: ANVIL_FIRST_ACCOUNT,
+  verifyingSigner: ANVIL_FIRST_ACCOUNT,
+});
+
+/** Moves whenever the contract's bytecode changes (not its comments: the build embeds no metadata hash). */
+export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymasterDeployment.address;
