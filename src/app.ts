@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
+import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, messages } from "./errors";
 import { adminRoutes } from "./http/admin";
@@ -13,6 +14,10 @@ import { fundingRoutes } from "./http/funding";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
+import { rpcRoutes } from "./rpc/server";
+import { SetupCache } from "./sponsorship/setupCache";
+import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
+import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
 /** The interface's path and the public service's, so that scripts written for either work unchanged. */
@@ -43,8 +48,13 @@ export async function buildApp(
     reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${request.method} ${request.url}` });
   });
 
+  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
   await app.register(
     async (api) => {
+      // A change of a paymaster's setup through this instance applies to the next sponsorship at once.
+      api.addHook("onResponse", async (request) => {
+        if (request.method !== "GET") setups.clear();
+      });
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, ctx, path);
       fundingRoutes(api, ctx, PAYMASTER_PATHS);
       contractRoutes(api, ctx);
@@ -53,6 +63,11 @@ export async function buildApp(
     },
     { prefix: MANAGEMENT_PREFIX },
   );
+  await app.register(rpcRoutes, {
+    setups,
+    chains: sponsoringChains(ctx.chains),
+    sponsor: { signer: ctx.signer, log: new SponsorshipLog(ctx.db) },
+  });
   adminRoutes(app, ctx);
   return app;
 }

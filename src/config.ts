@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { inspect } from "node:util";
 
 /** One chain the service supports; optional fields are filled by later features (RPC, paymaster contracts). */
 export interface ChainConfig {
@@ -10,6 +11,31 @@ export interface ChainConfig {
   verifyingPaymaster?: string;
 }
 
+/** A value that must never reach a log or a response: it prints as [secret] however it is serialised. */
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return "[secret]";
+  }
+  toJSON(): string {
+    return "[secret]";
+  }
+  [inspect.custom](): string {
+    return "[secret]";
+  }
+}
+
+/** Where the verifying signer's key comes from: the environment, or a key file (made on first start if absent). */
+export type SignerKeySource =
+  | { kind: "env"; privateKey: Secret }
+  | { kind: "file"; path: string; createIfMissing: boolean };
+
 export interface Config {
   port: number;
   host: string;
@@ -19,6 +45,7 @@ export interface Config {
   logLevel: string;
   bodyLimitBytes: number;
   chains: ReadonlyMap<number, ChainConfig>;
+  signerKey: SignerKeySource;
 }
 
 /** A configuration value the service refuses to start with; the message names the variable and the problem. */
@@ -33,15 +60,32 @@ const DEFAULT_CHAINS_FILE = path.join(import.meta.dirname, "..", "config", "chai
 /** The only reader of process.env and of the chains file: everything is checked once, at start. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
+  const dataDir = path.resolve(env.DATA_DIR || "./data");
+  const url = databaseUrl(env.DATABASE_URL);
   return {
     port: integerIn(env, "PORT", 3000, 0, 65535),
     host: env.HOST || "127.0.0.1",
-    dataDir: path.resolve(env.DATA_DIR || "./data"),
-    databaseUrl: databaseUrl(env.DATABASE_URL),
+    dataDir,
+    databaseUrl: url,
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     bodyLimitBytes: integerIn(env, "BODY_LIMIT_BYTES", 512 * 1024, 1024, 16 * 1024 * 1024),
     chains: readChains(chainsFile),
+    signerKey: signerKey(env, dataDir, url !== undefined),
   };
+}
+
+const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
+
+function signerKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): SignerKeySource {
+  const fromEnv = env.SIGNER_PRIVATE_KEY;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    // The message names the variable, never its value.
+    if (!PRIVATE_KEY.test(fromEnv)) throw new ConfigError("SIGNER_PRIVATE_KEY must be 0x followed by 64 hex digits");
+    return { kind: "env", privateKey: new Secret(fromEnv) };
+  }
+  if (env.SIGNER_KEY_FILE) return { kind: "file", path: path.resolve(env.SIGNER_KEY_FILE), createIfMissing: false };
+  // Instances that share a PostgreSQL must sign with one key, so a key made up by one of them is no default there.
+  return { kind: "file", path: path.join(dataDir, "signer.key"), createIfMissing: !sharedDatabase };
 }
 
 function integerIn(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

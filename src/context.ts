@@ -1,3 +1,4 @@
+import type { Signer } from "./chain/signer";
 import type { ChainConfig } from "./config";
 import type { Database } from "./storage/database";
 
@@ -6,6 +7,8 @@ export interface AppContext {
   db: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   bodyLimitBytes: number;
+  /** The verifying signer of sponsored paymasterAndData. */
+  signer: Signer;
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
   adminSecret?: string;
 }

@@ -1,4 +1,6 @@
 import { buildApp } from "./app";
+import { createSigner } from "./chain/signer";
+import { loadSignerKey } from "./chain/signerKey";
 import { ConfigError, loadConfig } from "./config";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
@@ -8,6 +10,7 @@ import { openStorage } from "./storage/open";
 async function main(): Promise<void> {
   const config = loadConfig();
   const storage = await openStorage(config, "service");
+  const signer = createSigner(loadSignerKey(config.signerKey));
   const { db } = storage;
   const embedded = storage.folder !== undefined;
 
@@ -20,6 +23,7 @@ async function main(): Promise<void> {
   const app = await buildApp(
     {
       db,
+      signer,
       chains: config.chains,
       bodyLimitBytes: config.bodyLimitBytes,
       adminSecret: embedded ? adminSecret(config.dataDir) : undefined,
@@ -33,7 +37,11 @@ async function main(): Promise<void> {
   const port = app.server.address();
   storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
   app.log.info(
-    { database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL", chains: [...config.chains.keys()] },
+    {
+      database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL",
+      chains: [...config.chains.keys()],
+      signer: signer.address,
+    },
     `paymaster service listening on ${address}`,
   );
 

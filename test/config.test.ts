@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { inspect } from "node:util";
 import { ConfigError, loadConfig } from "../src/config";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-config-"));
@@ -27,6 +28,24 @@ test("environment variables are read and checked", () => {
   const config = loadConfig({ PORT: "8080", HOST: "0.0.0.0", DATA_DIR: "/tmp/x", LOG_LEVEL: "debug" });
   assert.deepEqual([config.port, config.host, config.dataDir, config.logLevel], [8080, "0.0.0.0", "/tmp/x", "debug"]);
   assert.equal(loadConfig({ DATABASE_URL: "postgres://u@h/db" }).databaseUrl, "postgres://u@h/db");
+});
+
+test("the signer key: from the environment as a secret, else a key file made only on the embedded default", () => {
+  const key = `0x${"ab".repeat(32)}`;
+  const fromEnv = loadConfig({ SIGNER_PRIVATE_KEY: key }).signerKey;
+  assert.equal(fromEnv.kind, "env");
+  assert.doesNotMatch(JSON.stringify(fromEnv) + String(fromEnv) + inspect(fromEnv), /abab/, "prints as [secret]");
+  assert.deepEqual(loadConfig({ DATA_DIR: "/tmp/k" }).signerKey, {
+    kind: "file",
+    path: "/tmp/k/signer.key",
+    createIfMissing: true,
+  });
+  const shared = loadConfig({ DATA_DIR: "/tmp/k", DATABASE_URL: "postgres://u@h/db" }).signerKey;
+  assert.deepEqual(shared, { kind: "file", path: "/tmp/k/signer.key", createIfMissing: false });
+  assert.throws(
+    () => loadConfig({ SIGNER_PRIVATE_KEY: "0x1234" }),
+    /SIGNER_PRIVATE_KEY must be 0x followed by 64 hex digits/,
+  );
 });
 
 for (const [env, message] of [

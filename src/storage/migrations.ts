@@ -62,6 +62,32 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       );
     `,
   },
+  {
+    id: 2,
+    sql: `
+      CREATE TABLE sponsorships (
+        id uuid PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        chain_id bigint NOT NULL,
+        sender text NOT NULL,
+        nonce numeric(78, 0) NOT NULL,
+        sponsored boolean NOT NULL,
+        reason text,
+        user_op_hash text,
+        call_gas_limit numeric(78, 0),
+        verification_gas_limit numeric(78, 0),
+        pre_verification_gas numeric(78, 0),
+        max_fee_per_gas numeric(78, 0),
+        max_priority_fee_per_gas numeric(78, 0),
+        valid_until bigint,
+        valid_after bigint,
+        rule_outcomes jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX sponsorships_by_paymaster ON sponsorships (paymaster_id, created_at);
+      CREATE INDEX sponsorships_by_user_op_hash ON sponsorships (user_op_hash) WHERE user_op_hash IS NOT NULL;
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

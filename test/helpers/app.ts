@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import { generatePrivateKey } from "viem/accounts";
 import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
+import { createSigner } from "../../src/chain/signer";
 import type { ChainConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
@@ -49,8 +51,14 @@ export interface Dapp {
 
 export async function startTestApp(overrides: Partial<AppContext> = {}): Promise<TestApp> {
   const db = await openTestDatabase();
-  const ctx: AppContext = { db, chains: TEST_CHAINS, bodyLimitBytes: 64 * 1024, ...overrides };
-  const app = await buildApp(ctx);
+  const ctx: AppContext = {
+    db,
+    chains: TEST_CHAINS,
+    bodyLimitBytes: 64 * 1024,
+    signer: createSigner(generatePrivateKey()),
+    ...overrides,
+  };
+  const app = await buildApp(ctx, process.env.TEST_LOG ? { level: "error" } : false);
   let counter = 0;
 
   const call: TestApp["call"] = async (method, path, options = {}) => {

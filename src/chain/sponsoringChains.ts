@@ -1,0 +1,35 @@
+import type { Address } from "viem";
+import type { ChainConfig } from "../config";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "./deployments";
+import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+
+/** A supported chain with the contract addresses a sponsorship signs for. */
+export interface SponsoringChain {
+  chainId: number;
+  name: string;
+  entryPoint: Address;
+  /** Undefined where no verifying paymaster is deployed: requests are then refused with a reason. */
+  verifyingPaymaster?: Address;
+}
+
+export const LOCAL_CHAIN_ID = 31337;
+
+/**
+ * Fills each configured chain's defaults: the canonical EntryPoint v0.6, and on the local development chain the
+ * deterministic address where the project deploys its paymaster, so that signing works on a fresh start.
+ */
+export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): ReadonlyMap<number, SponsoringChain> {
+  const resolved = new Map<number, SponsoringChain>();
+  for (const chain of chains.values()) {
+    const verifyingPaymaster =
+      (chain.verifyingPaymaster as Address | undefined) ??
+      (chain.chainId === LOCAL_CHAIN_ID ? LOCAL_VERIFYING_PAYMASTER_ADDRESS : undefined);
+    resolved.set(chain.chainId, {
+      chainId: chain.chainId,
+      name: chain.name,
+      entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_V06_ADDRESS,
+      ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
+    });
+  }
+  return resolved;
+}

@@ -1,0 +1,37 @@
+import { type Address, encodeAbiParameters, type Hex, keccak256 } from "viem";
+import type { UserOperation } from "./userOperation";
+
+const packedParameters = [
+  { type: "address" },
+  { type: "uint256" },
+  { type: "bytes32" },
+  { type: "bytes32" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "bytes32" },
+] as const;
+
+/** EntryPoint v0.6's getUserOpHash: the id under which the operation's events appear on chain. */
+export function getUserOpHash(userOp: Omit<UserOperation, "signature">, entryPoint: Address, chainId: number): Hex {
+  const packed = encodeAbiParameters(packedParameters, [
+    userOp.sender,
+    userOp.nonce,
+    keccak256(userOp.initCode),
+    keccak256(userOp.callData),
+    userOp.callGasLimit,
+    userOp.verificationGasLimit,
+    userOp.preVerificationGas,
+    userOp.maxFeePerGas,
+    userOp.maxPriorityFeePerGas,
+    keccak256(userOp.paymasterAndData),
+  ]);
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: "bytes32" }, { type: "address" }, { type: "uint256" }],
+      [keccak256(packed), entryPoint, BigInt(chainId)],
+    ),
+  );
+}

@@ -1,0 +1,89 @@
+import type { Address } from "viem";
+import { type Fields, object, optionalBoolean, address as readAddress } from "./params";
+import { invalidParams } from "./rpcError";
+
+/** How long a signed paymasterAndData stays valid unless the client asks otherwise, and the most it may ask. */
+export const DEFAULT_EXPIRY_SECONDS = 300;
+export const MAX_EXPIRY_SECONDS = 86_400;
+
+export interface SponsoredMode {
+  mode: "SPONSORED";
+  calculateGasLimits: boolean;
+  expirySeconds: number;
+  webhookData?: Fields;
+  smartAccount: { name: string; version: string };
+  /** Set when the client named the EntryPoint (permissionless sends its address as params[1]). */
+  entryPoint?: Address;
+}
+
+export interface Erc20Mode {
+  mode: "ERC20";
+  calculateGasLimits: boolean;
+  tokenInfo: Fields;
+}
+
+export type ModeRequest = SponsoredMode | Erc20Mode;
+
+/** Biconomy's default account when the client does not say which it is. */
+const DEFAULT_ACCOUNT = { name: "BICONOMY", version: "2.0.0" };
+
+/**
+ * Reads element 1 of the params: the mode object, or (permissionless) the EntryPoint address, which means a
+ * sponsorship request without further information.
+ */
+export function parseMode(value: unknown): ModeRequest {
+  if (typeof value === "string") {
+    return {
+      mode: "SPONSORED",
+      calculateGasLimits: false,
+      expirySeconds: DEFAULT_EXPIRY_SECONDS,
+      smartAccount: DEFAULT_ACCOUNT,
+      entryPoint: readAddress(value, "params[1]"),
+    };
+  }
+  if (value === undefined || value === null) throw invalidParams("params[1] is required: the mode object");
+  const fields = object(value, "params[1]");
+  const calculateGasLimits = optionalBoolean(fields.calculateGasLimits, "params[1].calculateGasLimits") ?? false;
+  const mode = fields.mode;
+  if (mode === undefined || mode === null) throw invalidParams("params[1].mode is required: SPONSORED or ERC20");
+  if (mode === "SPONSORED" || mode === "SPONSORSHIP") {
+    return {
+      mode: "SPONSORED",
+      calculateGasLimits,
+      expirySeconds: expiry(fields.expiryDuration),
+      ...sponsorshipInfo(fields.sponsorshipInfo),
+    };
+  }
+  if (mode === "ERC20") {
+    return { mode: "ERC20", calculateGasLimits, tokenInfo: object(fields.tokenInfo ?? {}, "params[1].tokenInfo") };
+  }
+  throw invalidParams(`params[1].mode must be SPONSORED or ERC20, got ${JSON.stringify(mode).slice(0, 40)}`);
+}
+
+function expiry(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_EXPIRY_SECONDS;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_EXPIRY_SECONDS) {
+    throw invalidParams(`params[1].expiryDuration must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECONDS}`);
+  }
+  return value;
+}
+
+function sponsorshipInfo(value: unknown): Pick<SponsoredMode, "webhookData" | "smartAccount"> {
+  if (value === undefined || value === null) return { smartAccount: DEFAULT_ACCOUNT };
+  const info = object(value, "params[1].sponsorshipInfo");
+  const webhookData =
+    info.webhookData === undefined || info.webhookData === null
+      ? undefined
+      : object(info.webhookData, "params[1].sponsorshipInfo.webhookData");
+  let smartAccount = DEFAULT_ACCOUNT;
+  if (info.smartAccountInfo !== undefined && info.smartAccountInfo !== null) {
+    const account = object(info.smartAccountInfo, "params[1].sponsorshipInfo.smartAccountInfo");
+    for (const field of ["name", "version"] as const) {
+      if (typeof account[field] !== "string") {
+        throw invalidParams(`params[1].sponsorshipInfo.smartAccountInfo.${field} must be a string`);
+      }
+    }
+    smartAccount = { name: account.name as string, version: account.version as string };
+  }
+  return webhookData ? { webhookData, smartAccount } : { smartAccount };
+}

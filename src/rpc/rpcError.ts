@@ -1,0 +1,23 @@
+/**
+ * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
+ * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200 (decisions §2).
+ */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly httpStatus = 400,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+}
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+/** Server-defined: the path names no paymaster, or one of another chain. */
+export const UNKNOWN_PAYMASTER = -32001;
+
+export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, message);

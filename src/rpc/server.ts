@@ -1,0 +1,131 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { SetupCache } from "../sponsorship/setupCache";
+import type { SponsorDeps } from "../sponsorship/sponsor";
+import type { RpcMethod } from "./methodContext";
+import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
+import {
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  RpcError,
+  UNKNOWN_PAYMASTER,
+} from "./rpcError";
+
+export const RPC_PATH = "/api/v1/:chainId/:apiKey";
+
+/** The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send. */
+const METHODS: Record<string, RpcMethod> = {
+  pm_sponsorUserOperation,
+  pm_getFeeQuoteOrData: pm_sponsorUserOperation,
+  pm_getFeeQuotesOrData: pm_sponsorUserOperation,
+};
+
+export interface RpcDeps {
+  setups: SetupCache;
+  chains: ReadonlyMap<number, SponsoringChain>;
+  sponsor: SponsorDeps;
+}
+
+type Id = string | number | null;
+
+const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "POST, OPTIONS",
+  "access-control-allow-headers": "content-type, accept",
+  "access-control-max-age": "86400",
+};
+
+/** The JSON-RPC endpoint wallets call directly, browsers included: its own body parsing, errors and CORS. */
+export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<void> {
+  // Browsers post as text/plain to avoid a preflight; the body is JSON all the same.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.addContentTypeParser("text/plain", { parseAs: "string" }, (request, body, done) =>
+    parseJson(request, body as string, done),
+  );
+  app.addHook("onSend", async (_request, reply) => {
+    reply.headers(CORS_HEADERS);
+  });
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    // Only body parsing and size errors reach here: the handler answers everything else itself.
+    if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return send(reply, null, new RpcError(INVALID_REQUEST, "Invalid request: the body is too large"));
+    }
+    if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      return send(reply, null, new RpcError(INVALID_REQUEST, "Invalid request: Content-Type must be application/json"));
+    }
+    if (error instanceof SyntaxError || error.statusCode === 400) {
+      return send(reply, null, new RpcError(PARSE_ERROR, "Parse error: the body is not valid JSON"));
+    }
+    request.log.error({ err: error }, "rpc request failed");
+    return reply.status(500).send({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "Internal error" } });
+  });
+
+  app.options(RPC_PATH, async (_request, reply) => reply.status(204).send());
+
+  app.post<{ Params: { chainId: string; apiKey: string } }>(RPC_PATH, async (request, reply) => {
+    const body = request.body as Record<string, unknown> | undefined;
+    const id = validId(body?.id);
+    try {
+      const { method, params } = frame(body);
+      const ctx = await resolvePath(deps, request.params);
+      const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+      if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
+      const result = await handler(params, { ...ctx, deps: deps.sponsor, log: request.log });
+      return reply.send({ jsonrpc: "2.0", id, result });
+    } catch (error) {
+      if (error instanceof RpcError) return send(reply, id, error);
+      request.log.error({ err: error }, "rpc method failed");
+      return reply.status(500).send({ jsonrpc: "2.0", id, error: { code: -32603, message: "Internal error" } });
+    }
+  });
+}
+
+function send(reply: FastifyReply, id: Id, error: RpcError) {
+  return reply
+    .status(error.httpStatus)
+    .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });
+}
+
+/** The id is echoed with its JSON type; anything that is not a string or a number is answered as null. */
+function validId(id: unknown): Id {
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+}
+
+function frame(body: unknown): { method: string; params: unknown[] } {
+  if (Array.isArray(body)) throw new RpcError(INVALID_REQUEST, "Invalid request: batch requests are not supported");
+  if (typeof body !== "object" || body === null) {
+    throw new RpcError(INVALID_REQUEST, "Invalid request: the body must be a JSON-RPC request object");
+  }
+  const { jsonrpc, id, method, params } = body as Record<string, unknown>;
+  if (jsonrpc !== "2.0" && jsonrpc !== "2.0.0")
+    throw new RpcError(INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"');
+  if (id !== undefined && id !== null && validId(id) === null) {
+    throw new RpcError(INVALID_REQUEST, "Invalid request: id must be a string or a number");
+  }
+  if (typeof method !== "string" || method === "") {
+    throw new RpcError(INVALID_REQUEST, "Invalid request: method must be a non-empty string");
+  }
+  if (!Array.isArray(params)) throw new RpcError(INVALID_PARAMS, "params must be an array");
+  return { method, params };
+}
+
+/** The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. */
+async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }) {
+  const chainId = /^\d{1,15}$/.test(path.chainId) ? Number(path.chainId) : undefined;
+  const chain = chainId === undefined ? undefined : deps.chains.get(chainId);
+  if (!chain) {
+    throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
+  }
+  const setup = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
+  if (!setup) throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  if (setup.chainId !== chain.chainId) {
+    throw new RpcError(
+      UNKNOWN_PAYMASTER,
+      `This apiKey's paymaster is on chain ${setup.chainId}, not on chain ${chain.chainId}`,
+      404,
+    );
+  }
+  return { setup, chain };
+}

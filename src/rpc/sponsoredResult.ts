@@ -1,0 +1,17 @@
+import type { SponsorAnswer } from "../sponsorship/sponsor";
+
+/**
+ * The result shape of decisions §2: both spellings of mode (the SDK reads `mode`), `preVerificationGas` as a decimal
+ * string and the two limits as JSON numbers: exactly the values the signature covers.
+ */
+export function sponsoredResult(answer: SponsorAnswer) {
+  return {
+    mode: "SPONSORED",
+    MODE: "SPONSORED",
+    paymasterAndData: answer.paymasterAndData,
+    preVerificationGas: answer.preVerificationGas.toString(),
+    verificationGasLimit: Number(answer.verificationGasLimit),
+    callGasLimit: Number(answer.callGasLimit),
+    ...(answer.reason ? { reason: answer.reason } : {}),
+  };
+}

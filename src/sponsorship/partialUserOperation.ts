@@ -1,0 +1,22 @@
+import type { Address, Hex } from "viem";
+
+/** A user operation as wallets send it for sponsorship: gas fields may be missing, signatures are ignored. */
+export interface PartialUserOperation {
+  sender: Address;
+  nonce: bigint;
+  initCode: Hex;
+  callData: Hex;
+  callGasLimit?: bigint;
+  verificationGasLimit?: bigint;
+  preVerificationGas?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+}
+
+export const GAS_LIMIT_FIELDS = ["callGasLimit", "verificationGasLimit", "preVerificationGas"] as const;
+export const FEE_FIELDS = ["maxFeePerGas", "maxPriorityFeePerGas"] as const;
+
+/** Far above any block's gas limit, and small enough to answer as an exact JSON number. */
+export const MAX_GAS = 10_000_000_000n;
+/** 2^128 wei per gas is beyond any fee ever paid; it keeps worst-case costs within reach of a uint256. */
+export const MAX_FEE = (1n << 128n) - 1n;

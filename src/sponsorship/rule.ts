@@ -1,0 +1,27 @@
+import type { PartialUserOperation } from "./partialUserOperation";
+import type { SponsorshipSetup } from "./setup";
+
+/** What every rule sees: the paymaster's setup, the operation and the client's sponsorship information. */
+export interface RuleInput {
+  setup: SponsorshipSetup;
+  userOp: PartialUserOperation;
+  smartAccount: { name: string; version: string };
+  webhookData?: Record<string, unknown>;
+  nowMs: number;
+}
+
+export interface RuleOutcome {
+  rule: string;
+  passed: boolean;
+  /** Why the rule refused, in words the dApp and its user can act on. */
+  reason?: string;
+}
+
+/** One condition of decisions §3. Rules run in order and the first refusal ends the evaluation. */
+export interface Rule {
+  name: string;
+  evaluate(input: RuleInput): RuleOutcome | Promise<RuleOutcome>;
+}
+
+export const pass = (rule: string): RuleOutcome => ({ rule, passed: true });
+export const refuse = (rule: string, reason: string): RuleOutcome => ({ rule, passed: false, reason });

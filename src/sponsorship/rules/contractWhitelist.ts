@@ -1,0 +1,41 @@
+import { decodeAccountCalls } from "../callData";
+import { pass, type Rule, refuse } from "../rule";
+
+/** The SDK recognises this text; the address and selector that missed follow it. */
+export const CONTRACT_NOT_FOUND_REASON = "Smart contract data not found";
+
+/**
+ * Rule 3: with whitelisted contracts, every call of the operation must go to one of them, to a whitelisted method (or
+ * carry no data at all: a plain transfer). What cannot be decoded for certain is refused.
+ */
+export const contractWhitelist: Rule = {
+  name: "contractWhitelist",
+  evaluate({ setup, userOp, smartAccount }) {
+    if (setup.contracts.size === 0) return pass(this.name);
+    // A deployment alone is rule 2's business; an operation that neither deploys nor calls only burns gas.
+    if (userOp.callData === "0x") {
+      return userOp.initCode === "0x" ? refuse(this.name, "callData is empty: nothing to sponsor") : pass(this.name);
+    }
+    const decoded = decodeAccountCalls(userOp.callData, smartAccount);
+    if (!decoded.ok) return refuse(this.name, `${CONTRACT_NOT_FOUND_REASON}: ${decoded.reason}`);
+    if (decoded.calls.length === 0) return refuse(this.name, "callData makes no call: nothing to sponsor");
+    for (const call of decoded.calls) {
+      const selectors = setup.contracts.get(call.to.toLowerCase());
+      if (!selectors) {
+        return refuse(
+          this.name,
+          `${CONTRACT_NOT_FOUND_REASON}: ${call.to.toLowerCase()} is not a whitelisted contract`,
+        );
+      }
+      if (call.data === "0x") continue;
+      const selector = call.data.slice(0, 10).toLowerCase();
+      if (call.data.length < 10 || !selectors.has(selector)) {
+        return refuse(
+          this.name,
+          `${CONTRACT_NOT_FOUND_REASON}: selector ${selector} is not a whitelisted method of ${call.to.toLowerCase()}`,
+        );
+      }
+    }
+    return pass(this.name);
+  },
+};

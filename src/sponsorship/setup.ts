@@ -1,0 +1,18 @@
+import type { Address } from "viem";
+import type { Policy } from "../storage/policies";
+import type { Webhook } from "../storage/webhooks";
+
+/** Everything a sponsorship decision reads about one paymaster, loaded once and cached briefly. */
+export interface SponsorshipSetup {
+  paymasterId: string;
+  accountId: string;
+  chainId: number;
+  /** The dApp's funding wallet, the key of its deposit on chain; null until linked. */
+  fundingAddress: Address | null;
+  /** Active rules only: a paused rule is not evaluated. */
+  policies: Policy[];
+  /** Whitelisted contracts by lowercase address: the selectors of their whitelisted methods. */
+  contracts: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Active registered webhooks. */
+  webhooks: Webhook[];
+}

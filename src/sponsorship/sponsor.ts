@@ -1,0 +1,103 @@
+import type { Hex } from "viem";
+import { encodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "../chain/paymasterAndData";
+import type { Signer } from "../chain/signer";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import { getUserOpHash } from "../chain/userOpHash";
+import type { SponsorshipLog } from "../storage/sponsorships";
+import { decide } from "./decide";
+import type { PartialUserOperation } from "./partialUserOperation";
+import type { RuleOutcome } from "./rule";
+import type { SponsorshipSetup } from "./setup";
+
+/** The operation with every field the paymaster signature covers. */
+export type SignableUserOperation = Required<PartialUserOperation>;
+
+export interface SponsorRequest {
+  setup: SponsorshipSetup;
+  chain: SponsoringChain;
+  userOp: SignableUserOperation;
+  expirySeconds: number;
+  smartAccount: { name: string; version: string };
+  webhookData?: Record<string, unknown>;
+}
+
+export interface SponsorAnswer {
+  /** `0x` when refused. */
+  paymasterAndData: Hex;
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  reason?: string;
+}
+
+export interface SponsorDeps {
+  signer: Signer;
+  log: SponsorshipLog;
+  now?: () => number;
+}
+
+/** Clocks of our host and of the chain's block producers differ a little; an operation must not be born expired. */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * Decides, and signs what the rules allow. The record of the answer is durable before the answer is returned, so every
+ * signature the service gives out can be accounted for.
+ */
+export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promise<SponsorAnswer> {
+  const { setup, chain, userOp } = request;
+  const nowMs = (deps.now ?? Date.now)();
+  const gas = {
+    callGasLimit: userOp.callGasLimit,
+    verificationGasLimit: userOp.verificationGasLimit,
+    preVerificationGas: userOp.preVerificationGas,
+  };
+  const base = {
+    paymasterId: setup.paymasterId,
+    chainId: chain.chainId,
+    sender: userOp.sender,
+    nonce: userOp.nonce,
+    ...gas,
+    maxFeePerGas: userOp.maxFeePerGas,
+    maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
+  };
+
+  const refusal = async (reason: string, outcomes: RuleOutcome[]): Promise<SponsorAnswer> => {
+    await deps.log.record({ ...base, sponsored: false, reason, ruleOutcomes: outcomes });
+    return { paymasterAndData: "0x", ...gas, reason };
+  };
+
+  const paymaster = chain.verifyingPaymaster;
+  if (!paymaster) {
+    return refusal(`No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`, []);
+  }
+  const decision = await decide({
+    setup,
+    userOp,
+    smartAccount: request.smartAccount,
+    webhookData: request.webhookData,
+    nowMs,
+  });
+  if (!decision.sponsored) return refusal(decision.reason, decision.outcomes);
+  // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
+  const paymasterId = setup.fundingAddress as Hex;
+
+  const nowSeconds = Math.floor(nowMs / 1000);
+  const terms = {
+    paymasterId,
+    validUntil: nowSeconds + request.expirySeconds,
+    validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
+  };
+  const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
+  const signature = await deps.signer.signHash(hash);
+  const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
+  const userOpHash = getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId);
+  await deps.log.record({
+    ...base,
+    sponsored: true,
+    userOpHash,
+    validUntil: terms.validUntil,
+    validAfter: terms.validAfter,
+    ruleOutcomes: decision.outcomes,
+  });
+  return { paymasterAndData, ...gas };
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from "node:crypto";
+import { BatchedInsert } from "./batchedInsert";
+import type { Queryable } from "./database";
+
+/** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
+export interface SponsorshipRecord {
+  paymasterId: string;
+  chainId: number;
+  sender: string;
+  nonce: bigint;
+  sponsored: boolean;
+  reason?: string;
+  userOpHash?: string;
+  callGasLimit?: bigint;
+  verificationGasLimit?: bigint;
+  preVerificationGas?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  validUntil?: number;
+  validAfter?: number;
+  ruleOutcomes: unknown[];
+}
+
+const INSERT = `
+  INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
+    verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
+    rule_outcomes)
+  SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason, user_op_hash,
+    cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint, valid_after::bigint,
+    outcomes::jsonb
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+    AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
+      valid_until, valid_after, outcomes)`;
+
+const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
+
+function columns(rows: SponsorshipRecord[]): unknown[][] {
+  return [
+    rows.map(() => randomUUID()),
+    rows.map((r) => r.paymasterId),
+    rows.map((r) => String(r.chainId)),
+    rows.map((r) => r.sender),
+    rows.map((r) => r.nonce.toString()),
+    rows.map((r) => String(r.sponsored)),
+    rows.map((r) => r.reason ?? null),
+    rows.map((r) => r.userOpHash ?? null),
+    rows.map((r) => text(r.callGasLimit)),
+    rows.map((r) => text(r.verificationGasLimit)),
+    rows.map((r) => text(r.preVerificationGas)),
+    rows.map((r) => text(r.maxFeePerGas)),
+    rows.map((r) => text(r.maxPriorityFeePerGas)),
+    rows.map((r) => text(r.validUntil)),
+    rows.map((r) => text(r.validAfter)),
+    rows.map((r) => JSON.stringify(r.ruleOutcomes)),
+  ];
+}
+
+/** Records sponsorships in group commits; `record` resolves once the row is durable. */
+export class SponsorshipLog {
+  readonly #insert: BatchedInsert<SponsorshipRecord>;
+
+  constructor(db: Queryable) {
+    this.#insert = new BatchedInsert(db, INSERT, columns);
+  }
+
+  record(record: SponsorshipRecord): Promise<void> {
+    return this.#insert.insert(record);
+  }
+}
+
+export interface StoredSponsorship {
+  sender: string;
+  nonce: string;
+  sponsored: boolean;
+  reason: string | null;
+  user_op_hash: string | null;
+  valid_until: string | number | null;
+  valid_after: string | number | null;
+  call_gas_limit: string | null;
+  rule_outcomes: { rule: string; passed: boolean; reason?: string }[];
+}
+
+export async function listSponsorships(db: Queryable, paymasterId: string): Promise<StoredSponsorship[]> {
+  return db.query<StoredSponsorship>(
+    `SELECT sender, nonce::text AS nonce, sponsored, reason, user_op_hash, valid_until, valid_after,
+       call_gas_limit::text AS call_gas_limit, rule_outcomes
+     FROM sponsorships WHERE paymaster_id = $1 ORDER BY created_at, id`,
+    [paymasterId],
+  );
+}
