@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 export interface Anvil {
   rpcUrl: string;
   chainId: number;
+  pid: number;
   /** Ends the process and resolves once it has exited; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -38,6 +39,16 @@ function anvilBinary(): string {
     // no platform package: use the wrapper below
   }
   return require.resolve("@foundry-rs/anvil/bin.mjs");
+}
+
+export class AnvilStartError extends Error {
+  constructor(
+    message: string,
+    readonly pid: number | undefined,
+  ) {
+    super(message);
+    this.name = "AnvilStartError";
+  }
 }
 
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
@@ -79,15 +90,19 @@ export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     const fail = (reason: string) => {
       if (settled) return;
       settle();
-      void stop();
-      reject(new Error(`anvil did not start: ${reason}\n${binary} ${args.join(" ")}\n--- output ---\n${output}`));
+      const error = new AnvilStartError(
+        `anvil did not start: ${reason}\n${binary} ${args.join(" ")}\n--- output ---\n${output}`,
+        child.pid,
+      );
+      // Reject only once the process is gone, so a failed start leaves nothing behind either.
+      void stop().then(() => reject(error));
     };
     const onOutput = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Listening on ([\d.]+):(\d+)/.exec(output);
       if (!match || settled) return;
       settle();
-      resolve({ rpcUrl: `http://${match[1]}:${match[2]}`, chainId, stop });
+      resolve({ rpcUrl: `http://${match[1]}:${match[2]}`, chainId, pid: child.pid ?? -1, stop });
     };
     const timer = setTimeout(() => fail(`no "Listening on" line within ${timeoutMs} ms`), timeoutMs);
     child.stdout?.on("data", onOutput);
