@@ -11,7 +11,7 @@ import { vectorContext, vectorHash, vectorSignature, vectorSignerKey, vectorUser
 const implementations: SignerImplementation[] = ["native", "viem"];
 const SECP256K1_HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
-test("the native binding loads on this machine (else the service would sign six times slower)", () => {
+test("the native binding loads on this machine (else the service would sign five times slower)", () => {
   assert.equal(isNativeSignerAvailable(), true);
   assert.equal(createSigner(vectorSignerKey).implementation, "native");
   assert.equal(createSigner(vectorSignerKey, { implementation: "viem" }).implementation, "viem");
