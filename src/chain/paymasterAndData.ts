@@ -11,10 +11,10 @@ import {
   getAddress,
   type Hex,
   isAddress,
-  keccak256,
   size,
   slice,
 } from "viem";
+import { keccak256 } from "./keccak";
 import type { UserOperationSignedFields } from "./userOperation";
 
 /** 20 address bytes + four head words + the signature's length word + 65 bytes padded to three words. */

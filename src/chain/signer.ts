@@ -4,19 +4,9 @@
 // viem's pure JavaScript as the fallback where no prebuilt binary exists.
 import { createRequire } from "node:module";
 import { inspect } from "node:util";
-import {
-  type Address,
-  bytesToHex,
-  concat,
-  type Hex,
-  hexToBigInt,
-  hexToBytes,
-  isHex,
-  keccak256,
-  size,
-  stringToBytes,
-} from "viem";
+import { type Address, bytesToHex, concat, type Hex, hexToBigInt, hexToBytes, isHex, size, stringToBytes } from "viem";
 import { privateKeyToAddress, signMessage } from "viem/accounts";
+import { keccak256Bytes } from "./keccak";
 
 export interface Signer {
   readonly address: Address;
@@ -82,7 +72,7 @@ class NativeSigner extends KeySigner {
 
   async signHash(hash: Hex): Promise<Hex> {
     checkHash(hash);
-    const digest = keccak256(concat([EIP191_PREFIX, hexToBytes(hash)]), "bytes");
+    const digest = keccak256Bytes(concat([EIP191_PREFIX, hexToBytes(hash)]));
     const { signature, recid } = this.#secp.ecdsaSign(digest, this.#key);
     const rsv = new Uint8Array(65);
     rsv.set(signature);

@@ -1,4 +1,5 @@
-import { type Address, encodeAbiParameters, type Hex, keccak256 } from "viem";
+import { type Address, encodeAbiParameters, type Hex } from "viem";
+import { keccak256 } from "./keccak";
 import type { UserOperation } from "./userOperation";
 
 const packedParameters = [
