@@ -15,6 +15,7 @@ import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
 import { rpcRoutes } from "./rpc/server";
+import { CHEAP_RULES } from "./sponsorship/decide";
 import { SetupCache } from "./sponsorship/setupCache";
 import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
@@ -66,7 +67,7 @@ export async function buildApp(
   await app.register(rpcRoutes, {
     setups,
     chains: sponsoringChains(ctx.chains),
-    sponsor: { signer: ctx.signer, log: new SponsorshipLog(ctx.db) },
+    sponsor: { signer: ctx.signer, log: new SponsorshipLog(ctx.db), rules: CHEAP_RULES },
   });
   adminRoutes(app, ctx);
   return app;

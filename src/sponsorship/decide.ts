@@ -8,18 +8,33 @@ export type Decision =
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
 
 /**
- * The rules of decisions §3 in order, cheapest first: a refusal by a rule that reads only memory stops the evaluation
- * before anything that costs a database write or a webhook call. Spending limits and webhooks join this list as
- * further rules.
+ * The rules that read only memory, in the order of decisions §3. Rules that cost a database write (spending limits)
+ * or a call out (webhooks) come after them, so a cheap refusal stops the evaluation first.
  */
-export const SPONSORED_MODE_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
+export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
 
-export async function decide(input: RuleInput, rules: readonly Rule[] = SPONSORED_MODE_RULES): Promise<Decision> {
+/** Runs the rules in order; on a refusal, what earlier rules reserved is released, latest first. */
+export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<Decision> {
   const outcomes: RuleOutcome[] = [];
+  const passed: Rule[] = [];
   for (const rule of rules) {
-    const outcome = await rule.evaluate(input);
+    let outcome: RuleOutcome;
+    try {
+      outcome = await rule.evaluate(input);
+    } catch (error) {
+      await releaseAll(passed, input);
+      throw error;
+    }
     outcomes.push(outcome);
-    if (!outcome.passed) return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
+    if (!outcome.passed) {
+      await releaseAll(passed, input);
+      return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
+    }
+    passed.push(rule);
   }
   return { sponsored: true, outcomes };
+}
+
+async function releaseAll(passed: Rule[], input: RuleInput): Promise<void> {
+  for (const rule of passed.reverse()) await rule.release?.(input);
 }

@@ -8,6 +8,8 @@ export interface RuleInput {
   smartAccount: { name: string; version: string };
   webhookData?: Record<string, unknown>;
   nowMs: number;
+  /** When the signature would expire (unix seconds): how long a reservation can still turn into a charge. */
+  validUntil: number;
 }
 
 export interface RuleOutcome {
@@ -21,6 +23,8 @@ export interface RuleOutcome {
 export interface Rule {
   name: string;
   evaluate(input: RuleInput): RuleOutcome | Promise<RuleOutcome>;
+  /** Undoes what a passed evaluation reserved, when a later rule refuses the operation. */
+  release?(input: RuleInput): Promise<void>;
 }
 
 export const pass = (rule: string): RuleOutcome => ({ rule, passed: true });

@@ -6,7 +6,7 @@ import { getUserOpHash } from "../chain/userOpHash";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import { decide } from "./decide";
 import type { PartialUserOperation } from "./partialUserOperation";
-import type { RuleOutcome } from "./rule";
+import type { Rule, RuleOutcome } from "./rule";
 import type { SponsorshipSetup } from "./setup";
 
 /** The operation with every field the paymaster signature covers. */
@@ -33,6 +33,8 @@ export interface SponsorAnswer {
 export interface SponsorDeps {
   signer: Signer;
   log: SponsorshipLog;
+  /** The rules of SPONSORED mode, in evaluation order. */
+  rules: readonly Rule[];
   now?: () => number;
 }
 
@@ -70,23 +72,15 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
   if (!paymaster) {
     return refusal(`No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`, []);
   }
-  const decision = await decide({
-    setup,
-    userOp,
-    smartAccount: request.smartAccount,
-    webhookData: request.webhookData,
-    nowMs,
-  });
+  const nowSeconds = Math.floor(nowMs / 1000);
+  const validUntil = nowSeconds + request.expirySeconds;
+  const decision = await decide(
+    { setup, userOp, smartAccount: request.smartAccount, webhookData: request.webhookData, nowMs, validUntil },
+    deps.rules,
+  );
   if (!decision.sponsored) return refusal(decision.reason, decision.outcomes);
   // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
-  const paymasterId = setup.fundingAddress as Hex;
-
-  const nowSeconds = Math.floor(nowMs / 1000);
-  const terms = {
-    paymasterId,
-    validUntil: nowSeconds + request.expirySeconds,
-    validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
-  };
+  const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
   const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
   const signature = await deps.signer.signHash(hash);
   const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
