@@ -16,6 +16,7 @@ import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
 import { rpcRoutes } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
+import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { SetupCache } from "./sponsorship/setupCache";
 import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
@@ -67,7 +68,12 @@ export async function buildApp(
   await app.register(rpcRoutes, {
     setups,
     chains: sponsoringChains(ctx.chains),
-    sponsor: { signer: ctx.signer, log: new SponsorshipLog(ctx.db), rules: CHEAP_RULES },
+    sponsor: {
+      signer: ctx.signer,
+      log: new SponsorshipLog(ctx.db),
+      // Memory-only rules first, then the ledger's reservation, then calls out to the dApp's webhooks.
+      rules: [...CHEAP_RULES, spendingLimitRule(ctx.db)],
+    },
   });
   adminRoutes(app, ctx);
   return app;

@@ -1,4 +1,4 @@
-import type { Rule, RuleInput, RuleOutcome } from "./rule";
+import type { Rule, RuleInput, RuleOutcome, RuleResult } from "./rule";
 import { contractWhitelist } from "./rules/contractWhitelist";
 import { fundingAndRules } from "./rules/fundingAndRules";
 import { walletDeployment } from "./rules/walletDeployment";
@@ -13,28 +13,27 @@ export type Decision =
  */
 export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
 
-/** Runs the rules in order; on a refusal, what earlier rules reserved is released, latest first. */
+/** Runs the rules in order; on a refusal or a failure, what earlier rules reserved is released, latest first. */
 export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<Decision> {
   const outcomes: RuleOutcome[] = [];
-  const passed: Rule[] = [];
-  for (const rule of rules) {
-    let outcome: RuleOutcome;
-    try {
-      outcome = await rule.evaluate(input);
-    } catch (error) {
-      await releaseAll(passed, input);
-      throw error;
+  const reserved: RuleResult[] = [];
+  try {
+    for (const rule of rules) {
+      const { release, ...outcome } = await rule.evaluate(input);
+      outcomes.push(outcome);
+      if (!outcome.passed) {
+        await releaseAll(reserved);
+        return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
+      }
+      if (release) reserved.push({ ...outcome, release });
     }
-    outcomes.push(outcome);
-    if (!outcome.passed) {
-      await releaseAll(passed, input);
-      return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
-    }
-    passed.push(rule);
+  } catch (error) {
+    await releaseAll(reserved);
+    throw error;
   }
   return { sponsored: true, outcomes };
 }
 
-async function releaseAll(passed: Rule[], input: RuleInput): Promise<void> {
-  for (const rule of passed.reverse()) await rule.release?.(input);
+async function releaseAll(reserved: RuleResult[]): Promise<void> {
+  for (const result of reserved.reverse()) await result.release?.();
 }

@@ -19,12 +19,16 @@ export interface RuleOutcome {
   reason?: string;
 }
 
+/** What a rule answers: its outcome, and for a rule that reserved something, how to give it back. */
+export interface RuleResult extends RuleOutcome {
+  /** Undoes the reservation, when a later rule refuses the operation. */
+  release?: () => Promise<void>;
+}
+
 /** One condition of decisions §3. Rules run in order and the first refusal ends the evaluation. */
 export interface Rule {
   name: string;
-  evaluate(input: RuleInput): RuleOutcome | Promise<RuleOutcome>;
-  /** Undoes what a passed evaluation reserved, when a later rule refuses the operation. */
-  release?(input: RuleInput): Promise<void>;
+  evaluate(input: RuleInput): RuleResult | Promise<RuleResult>;
 }
 
 export const pass = (rule: string): RuleOutcome => ({ rule, passed: true });

@@ -39,3 +39,41 @@ export function parseCycleDurationText(text: string): CycleDuration | undefined 
   const unit = (match[2] as string).toLowerCase().startsWith("h") ? "hour" : "day";
   return { value, unit };
 }
+
+const WEI_PER_ETHER_DIGITS = 18;
+
+/**
+ * An ether amount given as a JSON number, in wei, exactly as written: 0.05 is 5·10^16 wei, not the binary float's
+ * neighbour. Digits beyond the 18th decimal (below one wei) are dropped.
+ */
+export function etherToWei(ether: number): bigint {
+  let text = String(ether);
+  if (/e/i.test(text)) text = ether.toFixed(20);
+  const [whole = "0", fraction = ""] = text.split(".");
+  return BigInt(whole) * 10n ** 18n + BigInt(fraction.padEnd(WEI_PER_ETHER_DIGITS, "0").slice(0, WEI_PER_ETHER_DIGITS));
+}
+
+/** Wei as ether, with every significant digit (formatEther without a float in between). */
+export function weiToEther(wei: bigint): string {
+  const whole = wei / 10n ** 18n;
+  const fraction = (wei % 10n ** 18n).toString().padStart(WEI_PER_ETHER_DIGITS, "0").replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : whole.toString();
+}
+
+/** The most an operation can cost in wei (decisions §3 rule 4): what a NATIVE_ASSET limit reserves. */
+export function worstCaseCostWei(gas: {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+}): bigint {
+  return (gas.callGasLimit + 3n * gas.verificationGasLimit + gas.preVerificationGas) * gas.maxFeePerGas;
+}
+
+/** The threshold in the ledger's unit: operations for COUNT, wei for NATIVE_ASSET. */
+export const thresholdUnits = (limit: SpendingLimit): bigint =>
+  limit.thresholdType === "COUNT" ? BigInt(limit.threshold) : etherToWei(limit.threshold);
+
+/** A usage in the threshold's own unit, for messages and the usage endpoint. */
+export const formatUsage = (limit: SpendingLimit, units: bigint): string =>
+  limit.thresholdType === "COUNT" ? units.toString() : weiToEther(units);

@@ -88,6 +88,31 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE INDEX sponsorships_by_user_op_hash ON sponsorships (user_op_hash) WHERE user_op_hash IS NOT NULL;
     `,
   },
+  {
+    id: 3,
+    sql: `
+      -- What each spending limit has used in a cycle, per sender for SMART_ACCOUNT limits ('' for PAYMASTER).
+      CREATE TABLE limit_usage (
+        policy_id uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
+        cycle_start_ms bigint NOT NULL,
+        scope_key text NOT NULL,
+        used numeric(78, 0) NOT NULL CHECK (used >= 0),
+        PRIMARY KEY (policy_id, cycle_start_ms, scope_key)
+      );
+      -- The part of that usage each signed operation holds, so a repeated (sender, nonce) replaces its own.
+      CREATE TABLE limit_reservations (
+        policy_id uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
+        cycle_start_ms bigint NOT NULL,
+        sender text NOT NULL,
+        nonce numeric(78, 0) NOT NULL,
+        scope_key text NOT NULL,
+        amount numeric(78, 0) NOT NULL,
+        valid_until bigint NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (policy_id, cycle_start_ms, sender, nonce)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */
