@@ -140,6 +140,7 @@ describe("sponsored", () => {
         ["fundingAndRules", true],
         ["walletDeployment", true],
         ["contractWhitelist", true],
+        ["spendingLimits", true],
       ],
     );
   });
