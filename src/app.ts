@@ -11,6 +11,7 @@ import { ApiError, badRequest, messages } from "./errors";
 import { adminRoutes } from "./http/admin";
 import { contractRoutes } from "./http/contracts";
 import { fundingRoutes } from "./http/funding";
+import { limitUsageRoutes } from "./http/limitUsage";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
@@ -61,6 +62,7 @@ export async function buildApp(
       fundingRoutes(api, ctx, PAYMASTER_PATHS);
       contractRoutes(api, ctx);
       policyRoutes(api, ctx);
+      limitUsageRoutes(api, ctx);
       webhookRoutes(api, ctx);
     },
     { prefix: MANAGEMENT_PREFIX },
@@ -71,6 +73,7 @@ export async function buildApp(
     sponsor: {
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db),
+      now: ctx.now,
       // Memory-only rules first, then the ledger's reservation, then calls out to the dApp's webhooks.
       rules: [...CHEAP_RULES, spendingLimitRule(ctx.db)],
     },

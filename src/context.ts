@@ -7,6 +7,8 @@ export interface AppContext {
   db: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   bodyLimitBytes: number;
+  /** The clock of sponsorship decisions (validity windows, limit cycles); tests move it. */
+  now?: () => number;
   /** The verifying signer of sponsored paymasterAndData. */
   signer: Signer;
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
