@@ -19,7 +19,10 @@ export function embeddedEnv(dataDir: string, extra: Record<string, string> = {})
   return env;
 }
 
-/** Starts `src/main.ts` as a real process and waits until its owner lock says where it listens. */
+/**
+ * Starts `src/main.ts` as a real process and waits until it says where it listens: the embedded service writes it
+ * in its data folder's lock; with PostgreSQL, the start is read from its log (LOG_LEVEL must be info or lower).
+ */
 export async function startService(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<RunningService> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: ROOT, env, stdio: "pipe" });
   let stdout = "";
@@ -29,21 +32,22 @@ export async function startService(env: NodeJS.ProcessEnv, timeoutMs = 30_000): 
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   const lockFile = path.join(env.DATA_DIR as string, "owner.lock");
+  const running = (port: number): RunningService => ({
+    process: child,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => stdout,
+    stop: async () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  });
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${stderr}`);
+    const logged = /paymaster service listening on http:\/\/[^:]+:(\d+)/.exec(stdout);
+    if (logged && env.DATABASE_URL) return running(Number(logged[1]));
     try {
       const owner = JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number; port?: number };
-      if (owner.pid === child.pid && owner.port) {
-        return {
-          process: child,
-          baseUrl: `http://127.0.0.1:${owner.port}`,
-          output: () => stdout,
-          stop: async () => {
-            child.kill("SIGTERM");
-            return exited;
-          },
-        };
-      }
+      if (owner.pid === child.pid && owner.port) return running(owner.port);
     } catch {
       // not written yet
     }

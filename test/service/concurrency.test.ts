@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createAccount } from "../../src/storage/accounts";
+import { openDatabase } from "../../src/storage/database";
+import { migrate } from "../../src/storage/migrations";
+import { type RunningService, startService } from "../helpers/service";
+
+// Two service processes sharing one PostgreSQL database: the limits must hold across them.
+const url = process.env.DATABASE_URL;
+const skip = url ? false : "needs DATABASE_URL (PostgreSQL): PGlite serves one process";
+
+const SENDERS = 200;
+const NONCES_PER_SENDER = 5;
+const GLOBAL_LIMIT = 100;
+
+let databaseUrl = "";
+let databaseName = "";
+let services: RunningService[] = [];
+let dataDir = "";
+
+before(async () => {
+  if (!url) return;
+  databaseName = `paymaster_concurrency_${process.pid}_${Date.now()}`;
+  const admin = await openDatabase({ url });
+  await admin.exec(`CREATE DATABASE ${databaseName}`);
+  await admin.close();
+  const target = new URL(url);
+  target.pathname = `/${databaseName}`;
+  databaseUrl = target.toString();
+  dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-concurrency-"));
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    SIGNER_PRIVATE_KEY: generatePrivateKey(),
+    DATA_DIR: dataDir,
+    PORT: "0",
+    // The start line tells the port; request lines are not kept.
+    LOG_LEVEL: "info",
+  };
+  services = await Promise.all([startService(env), startService(env)]);
+});
+
+after(async () => {
+  await Promise.all(services.map((service) => service.stop()));
+  if (!url) return;
+  const admin = await openDatabase({ url });
+  await admin.exec(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+  await admin.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
+  const response = await fetch(`${base}/api/v2/public/sdk/${route}`, {
+    method,
+    headers: { ...headers, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data?: Record<string, string> };
+  assert.equal(response.status, 200, `${method} ${route}: ${JSON.stringify(json)}`);
+  return json.data ?? {};
+}
+
+test("1,000 concurrent requests from 200 senders on two instances: exactly 100 sponsored, none above 1 per sender", {
+  skip,
+}, async () => {
+  const db = await openDatabase({ url: databaseUrl });
+  await migrate(db);
+  const { authToken } = await createAccount(db, "concurrency");
+  const [first, second] = services as [RunningService, RunningService];
+
+  const dapp = await api(
+    first.baseUrl,
+    "POST",
+    "paymasterParameters",
+    { authToken },
+    {
+      name: "busy",
+      type: "HYBRID",
+      chainId: 31337,
+      version: "1.0.0",
+    },
+  );
+  const headers = { authToken, apiKey: dapp.apiKey as string };
+  const { fundingMessage } = await api(first.baseUrl, "GET", `funding-message/${dapp.paymasterId}`, headers);
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  await api(first.baseUrl, "PATCH", "paymasterParameters", headers, {
+    paymasterId: dapp.paymasterId,
+    type: "paymasterFundingId",
+    signature: await wallet.signMessage({ message: fundingMessage as string }),
+    address: wallet.address,
+  });
+  for (const [name, type, threshold] of [
+    ["global", "PAYMASTER", GLOBAL_LIMIT],
+    ["per sender", "SMART_ACCOUNT", 1],
+  ] as const) {
+    await api(second.baseUrl, "POST", "paymaster-policy", headers, {
+      name,
+      policyType: "PAYMASTER_SA_LIMIT",
+      policyData: { type, cycleDuration: { value: 1, unit: "day" }, threshold, thresholdType: "COUNT" },
+    });
+  }
+
+  const requests = [];
+  for (let nonce = 0; nonce < NONCES_PER_SENDER; nonce++) {
+    for (let s = 0; s < SENDERS; s++) {
+      const sender = `0x${(s + 1).toString(16).padStart(40, "0")}`;
+      const service = (s + nonce) % 2 === 0 ? first : second;
+      requests.push(
+        fetch(`${service.baseUrl}/api/v1/31337/${dapp.apiKey}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: requests.length,
+            method: "pm_sponsorUserOperation",
+            params: [
+              {
+                sender,
+                nonce,
+                initCode: "0x",
+                callData: "0x",
+                callGasLimit: 100000,
+                verificationGasLimit: 100000,
+                preVerificationGas: 50000,
+                maxFeePerGas: 1000000000,
+                maxPriorityFeePerGas: 1000000,
+              },
+              { mode: "SPONSORED" },
+            ],
+          }),
+        }).then(async (response) => ({
+          sender,
+          status: response.status,
+          body: (await response.json()) as { result?: { paymasterAndData: string } },
+        })),
+      );
+    }
+  }
+  const answers = await Promise.all(requests);
+  assert.equal(answers.length, SENDERS * NONCES_PER_SENDER);
+  assert.ok(
+    answers.every((a) => a.status === 200),
+    "every request is answered with a result",
+  );
+  const sponsored = answers.filter((a) => a.body.result?.paymasterAndData !== "0x");
+  assert.equal(sponsored.length, GLOBAL_LIMIT, "exactly the global limit is sponsored");
+  const perSender = new Map<string, number>();
+  for (const a of sponsored) perSender.set(a.sender, (perSender.get(a.sender) ?? 0) + 1);
+  assert.ok(
+    [...perSender.values()].every((count) => count === 1),
+    "no sender above its limit of 1",
+  );
+
+  const [usage] = await db.query<{ used: string }>(
+    "SELECT used::text AS used FROM limit_usage u JOIN policies p ON p.id = u.policy_id WHERE p.name = 'global'",
+  );
+  assert.equal(usage?.used, String(GLOBAL_LIMIT));
+  const [recorded] = await db.query<{ count: string }>(
+    "SELECT count(*)::text AS count FROM sponsorships WHERE sponsored",
+  );
+  assert.equal(recorded?.count, String(GLOBAL_LIMIT));
+  await db.close();
+});
