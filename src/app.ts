@@ -20,6 +20,7 @@ import { CHEAP_RULES } from "./sponsorship/decide";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { SetupCache } from "./sponsorship/setupCache";
 import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
+import { LimitLedger } from "./storage/limitLedger";
 import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
@@ -75,7 +76,7 @@ export async function buildApp(
       log: new SponsorshipLog(ctx.db),
       now: ctx.now,
       // Memory-only rules first, then the ledger's reservation, then calls out to the dApp's webhooks.
-      rules: [...CHEAP_RULES, spendingLimitRule(ctx.db)],
+      rules: [...CHEAP_RULES, spendingLimitRule(new LimitLedger(ctx.db))],
     },
   });
   adminRoutes(app, ctx);

@@ -1,4 +1,5 @@
-import type { Queryable } from "./database";
+import { Batcher } from "./batch";
+import type { Database, Queryable } from "./database";
 
 /** One spending limit's share of one operation. */
 export interface Reservation {
@@ -15,71 +16,68 @@ export interface Reservation {
   validUntil: number;
 }
 
-export type ReserveResult =
-  | { reserved: true; used: bigint; previous: bigint | null }
-  | { reserved: false; used: bigint };
+export type ReserveOutcome =
+  /** `previous`: per reservation, the amount it replaced (same sender and nonce in the cycle), or null. */
+  | { ok: true; previous: (bigint | null)[] }
+  /** `index`: the reservation that did not fit; `used`: its limit's usage. */
+  | { ok: false; index: number; used: bigint };
+
+type RawOutcome = { ok: true; previous: (string | null)[] } | { ok: false; index: number; used: string };
+
+const toJson = (r: Reservation) => ({
+  policyId: r.policyId,
+  cycleStartMs: r.cycleStartMs,
+  scopeKey: r.scopeKey,
+  sender: r.sender,
+  nonce: r.nonce.toString(),
+  amount: r.amount.toString(),
+  threshold: r.threshold.toString(),
+  validUntil: r.validUntil,
+});
+
+const fromJson = (outcome: RawOutcome): ReserveOutcome =>
+  outcome.ok
+    ? { ok: true, previous: outcome.previous.map((p) => (p === null ? null : BigInt(p))) }
+    : { ok: false, index: outcome.index, used: BigInt(outcome.used) };
 
 /**
- * Check and reservation in one statement: the usage row is bumped only while it stays within the threshold (the
- * threshold sits in the upsert's WHERE), so any number of concurrent requests on any number of instances sharing the
- * database never take a limit past its threshold. A reservation already held by the same (sender, nonce) in this
- * cycle is replaced: only the difference is added. (Two such repeats racing each other may both add in full: the
- * error is on the safe side, the limit is never exceeded.)
+ * The spending-limit ledger. Check and reservation are one database statement (`reserve_limits`, migration 4) that
+ * locks the usage rows it touches: exact under any concurrency, on any number of instances sharing the database.
+ * Concurrent operations share that statement (group commit), so its cost is paid once per batch, not per request.
+ * A repeated (sender, nonce) in the same cycle replaces its own reservation instead of adding to it.
  */
-const RESERVE = `
-  WITH previous AS (
-    SELECT amount FROM limit_reservations
-    WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric
-  ),
-  counted AS (
-    INSERT INTO limit_usage AS u (policy_id, cycle_start_ms, scope_key, used)
-    VALUES ($1, $2, $3, $6::numeric - COALESCE((SELECT amount FROM previous), 0))
-    ON CONFLICT (policy_id, cycle_start_ms, scope_key)
-    DO UPDATE SET used = u.used + EXCLUDED.used
-    WHERE u.used + EXCLUDED.used <= $7::numeric
-    RETURNING used
-  ),
-  reserved AS (
-    INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-    SELECT $1, $2, $4, $5::numeric, $3, $6::numeric, $8 FROM counted
-    ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
-    DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
-    RETURNING 1
-  )
-  SELECT (SELECT used::text FROM counted) AS used,
-         (SELECT amount::text FROM previous) AS previous,
-         (SELECT count(*) FROM reserved) AS reserved`;
+export class LimitLedger {
+  readonly #batcher: Batcher<Reservation[], ReserveOutcome>;
 
-export async function reserve(db: Queryable, r: Reservation): Promise<ReserveResult> {
-  // A fresh usage row is inserted without the WHERE check, so an amount above the threshold is refused here; with a
-  // previous reservation the new total is still at least the amount, so this refusal is always right.
-  if (r.amount > r.threshold) return { reserved: false, used: await usedIn(db, r) };
-  const [row] = await db.query<{ used: string | null; previous: string | null }>(RESERVE, [
-    r.policyId,
-    r.cycleStartMs,
-    r.scopeKey,
-    r.sender,
-    r.nonce.toString(),
-    r.amount.toString(),
-    r.threshold.toString(),
-    r.validUntil,
-  ]);
-  if (!row || row.used === null) return { reserved: false, used: await usedIn(db, r) };
-  return { reserved: true, used: BigInt(row.used), previous: row.previous === null ? null : BigInt(row.previous) };
+  constructor(private readonly db: Database) {
+    this.#batcher = new Batcher(async (operations) => {
+      const [row] = await db.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
+        JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
+      ]);
+      return (row?.results ?? []).map(fromJson);
+    });
+  }
+
+  /** Reserves all of one operation's limits, or none of them. */
+  reserve(reservations: Reservation[]): Promise<ReserveOutcome> {
+    return this.#batcher.submit(reservations);
+  }
+
+  /** Gives an operation's reservations back, restoring those they replaced. */
+  release(reservations: Reservation[], previous: (bigint | null)[]): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      for (const [i, reservation] of reservations.entries()) await unreserve(tx, reservation, previous[i] ?? null);
+    });
+  }
 }
 
-/** Gives a reservation back: the usage drops by what it added, and a replaced reservation is restored. */
-export async function unreserve(db: Queryable, r: Reservation, previous: bigint | null): Promise<void> {
-  const added = r.amount - (previous ?? 0n);
+async function unreserve(db: Queryable, r: Reservation, previous: bigint | null): Promise<void> {
+  const restore =
+    previous === null
+      ? "DELETE FROM limit_reservations WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric"
+      : "UPDATE limit_reservations SET amount = $7::numeric WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric";
   await db.query(
-    `WITH restored AS (
-       ${
-         previous === null
-           ? "DELETE FROM limit_reservations WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric"
-           : "UPDATE limit_reservations SET amount = $7::numeric WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric"
-       }
-       RETURNING 1
-     )
+    `WITH restored AS (${restore} RETURNING 1)
      UPDATE limit_usage SET used = GREATEST(used - $6::numeric, 0)
      WHERE policy_id = $1 AND cycle_start_ms = $2 AND scope_key = $3 AND EXISTS (SELECT 1 FROM restored)`,
     [
@@ -88,18 +86,10 @@ export async function unreserve(db: Queryable, r: Reservation, previous: bigint 
       r.scopeKey,
       r.sender,
       r.nonce.toString(),
-      added.toString(),
+      (r.amount - (previous ?? 0n)).toString(),
       (previous ?? 0n).toString(),
     ],
   );
-}
-
-async function usedIn(db: Queryable, r: Pick<Reservation, "policyId" | "cycleStartMs" | "scopeKey">): Promise<bigint> {
-  const [row] = await db.query<{ used: string }>(
-    "SELECT used::text AS used FROM limit_usage WHERE policy_id = $1 AND cycle_start_ms = $2 AND scope_key = $3",
-    [r.policyId, r.cycleStartMs, r.scopeKey],
-  );
-  return row ? BigInt(row.used) : 0n;
 }
 
 export interface UsageRow {

@@ -113,6 +113,83 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       );
     `,
   },
+  {
+    id: 4,
+    sql: `
+      -- Reserves spending limits for a batch of operations in one statement. Input: one JSON array per operation,
+      -- holding its reservations {policyId, cycleStartMs, scopeKey, sender, nonce, amount, threshold, validUntil}.
+      -- Output, per operation in order: {ok: true, previous: [amount it replaced or null, ...]} or
+      -- {ok: false, index: the limit that refused, used: that limit's usage}.
+      -- Every usage row of the batch is created if missing and locked in one fixed order before any is read, so
+      -- concurrent batches on any number of instances neither overshoot a threshold nor deadlock. An operation's
+      -- reservations are checked all, then applied all: all or none.
+      CREATE FUNCTION reserve_limits(requests jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+      DECLARE
+        request jsonb;
+        r jsonb;
+        results jsonb := '[]'::jsonb;
+        previous numeric[];
+        prev numeric;
+        current_used numeric;
+        refused integer;
+        refused_used numeric;
+        position integer;
+      BEGIN
+        INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
+        SELECT DISTINCT (e->>'policyId')::uuid, (e->>'cycleStartMs')::bigint, e->>'scopeKey', 0
+        FROM jsonb_array_elements(requests) AS q(req), jsonb_array_elements(q.req) AS e
+        ORDER BY 1, 2, 3
+        ON CONFLICT DO NOTHING;
+        PERFORM 1 FROM limit_usage u
+        WHERE (u.policy_id, u.cycle_start_ms, u.scope_key) IN (
+          SELECT (e->>'policyId')::uuid, (e->>'cycleStartMs')::bigint, e->>'scopeKey'
+          FROM jsonb_array_elements(requests) AS q(req), jsonb_array_elements(q.req) AS e)
+        ORDER BY u.policy_id, u.cycle_start_ms, u.scope_key
+        FOR UPDATE;
+
+        FOR request IN SELECT value FROM jsonb_array_elements(requests) LOOP
+          refused := NULL;
+          previous := ARRAY[]::numeric[];
+          position := 0;
+          FOR r IN SELECT value FROM jsonb_array_elements(request) LOOP
+            SELECT amount INTO prev FROM limit_reservations
+            WHERE policy_id = (r->>'policyId')::uuid AND cycle_start_ms = (r->>'cycleStartMs')::bigint
+              AND sender = r->>'sender' AND nonce = (r->>'nonce')::numeric;
+            SELECT used INTO current_used FROM limit_usage
+            WHERE policy_id = (r->>'policyId')::uuid AND cycle_start_ms = (r->>'cycleStartMs')::bigint
+              AND scope_key = r->>'scopeKey';
+            IF (r->>'amount')::numeric > (r->>'threshold')::numeric
+               OR current_used + (r->>'amount')::numeric - COALESCE(prev, 0) > (r->>'threshold')::numeric THEN
+              refused := position;
+              refused_used := current_used;
+              EXIT;
+            END IF;
+            previous := array_append(previous, prev);
+            position := position + 1;
+          END LOOP;
+          IF refused IS NOT NULL THEN
+            results := results || jsonb_build_array(jsonb_build_object('ok', false, 'index', refused, 'used', refused_used::text));
+            CONTINUE;
+          END IF;
+          position := 0;
+          FOR r IN SELECT value FROM jsonb_array_elements(request) LOOP
+            position := position + 1;
+            UPDATE limit_usage SET used = used + (r->>'amount')::numeric - COALESCE(previous[position], 0)
+            WHERE policy_id = (r->>'policyId')::uuid AND cycle_start_ms = (r->>'cycleStartMs')::bigint
+              AND scope_key = r->>'scopeKey';
+            INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
+            VALUES ((r->>'policyId')::uuid, (r->>'cycleStartMs')::bigint, r->>'sender', (r->>'nonce')::numeric,
+                    r->>'scopeKey', (r->>'amount')::numeric, (r->>'validUntil')::bigint)
+            ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
+            DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until;
+          END LOOP;
+          results := results || jsonb_build_array(jsonb_build_object('ok', true, 'previous', to_jsonb(previous::text[])));
+        END LOOP;
+        RETURN results;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BatchedInsert } from "./batchedInsert";
+import { Batcher } from "./batch";
 import type { Queryable } from "./database";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
@@ -58,14 +58,17 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
 
 /** Records sponsorships in group commits; `record` resolves once the row is durable. */
 export class SponsorshipLog {
-  readonly #insert: BatchedInsert<SponsorshipRecord>;
+  readonly #insert: Batcher<SponsorshipRecord, void>;
 
   constructor(db: Queryable) {
-    this.#insert = new BatchedInsert(db, INSERT, columns);
+    this.#insert = new Batcher(async (records) => {
+      await db.query(INSERT, columns(records));
+      return records.map(() => undefined);
+    });
   }
 
   record(record: SponsorshipRecord): Promise<void> {
-    return this.#insert.insert(record);
+    return this.#insert.submit(record);
   }
 }
 

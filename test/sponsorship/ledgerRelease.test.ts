@@ -3,6 +3,7 @@ import { after, before, test } from "node:test";
 import { decide } from "../../src/sponsorship/decide";
 import { type Rule, refuse } from "../../src/sponsorship/rule";
 import { spendingLimitRule } from "../../src/sponsorship/rules/spendingLimits";
+import { LimitLedger } from "../../src/storage/limitLedger";
 import { loadSponsorshipSetup } from "../../src/storage/sponsorshipSetup";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet } from "../helpers/dappSetup";
@@ -51,7 +52,7 @@ test("a refusal by a later rule gives the reservation back, restoring the one it
     nowMs: Date.now(),
     validUntil: Math.floor(Date.now() / 1000) + 300,
   });
-  const limit = spendingLimitRule(t.db);
+  const limit = spendingLimitRule(new LimitLedger(t.db));
 
   const first = await decide(input(10n), [limit]);
   assert.equal(first.sponsored, true);

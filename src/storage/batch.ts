@@ -1,0 +1,45 @@
+interface Pending<In, Out> {
+  item: In;
+  resolve(result: Out): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: items submitted while a batch is under way go together into the next one. Each caller still waits
+ * for its own result, so nothing is answered before it is durable; but 50 concurrent requests cost two statements,
+ * not 50 (on PGlite, one statement at a time runs on the event loop and costs 100 µs and more).
+ */
+export class Batcher<In, Out> {
+  #pending: Pending<In, Out>[] = [];
+  #running = false;
+
+  /** @param run handles a batch in one statement and returns one result per item, in order */
+  constructor(
+    private readonly run: (items: In[]) => Promise<Out[]>,
+    private readonly maxBatch = 500,
+  ) {}
+
+  submit(item: In): Promise<Out> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ item, resolve, reject });
+      if (!this.#running) {
+        this.#running = true;
+        // Let the other requests of this turn of the event loop join the first batch.
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, this.maxBatch);
+      try {
+        const results = await this.run(batch.map((p) => p.item));
+        batch.forEach((p, i) => p.resolve(results[i] as Out));
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+      }
+    }
+    this.#running = false;
+  }
+}
