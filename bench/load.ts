@@ -8,19 +8,24 @@ export interface LoadResult {
   errors: number;
 }
 
-/** Drives one URL with a fixed POST body from this process, as a separate load generator. */
+/**
+ * Drives one URL with POST bodies from this process, as a separate load generator. `body(n)` makes the n-th body, so
+ * that requests can differ (a new nonce each), as a wallet's do.
+ */
 export async function load(
   url: string,
-  body: string,
+  body: (n: number) => string,
   options: { connections: number; seconds: number },
 ): Promise<LoadResult> {
+  let sent = 0;
   const result = await autocannon({
     url,
     method: "POST",
     headers: { "content-type": "application/json" },
-    body,
+    body: body(sent++),
     connections: options.connections,
     duration: options.seconds,
+    requests: [{ setupRequest: (request) => ({ ...request, body: body(sent++) }) }],
   });
   return {
     requestsPerSecond: Math.round(result.requests.average),
