@@ -1,0 +1,251 @@
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import type { Lookup } from "../../src/webhooks/addressGuard";
+import { type CallOptions, callWebhook, MAX_RESPONSE_BYTES } from "../../src/webhooks/call";
+import { registeredWebhookRequest, webhookRuleRequest } from "../../src/webhooks/requests";
+import {
+  SIGNATURE_HEADER,
+  signWebhook,
+  TIMESTAMP_HEADER,
+  verifyWebhookSignature,
+  webhookSecret,
+} from "../../src/webhooks/signature";
+import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
+
+let server: WebhookServer;
+before(async () => {
+  server = await startWebhookServer();
+});
+after(() => server.close());
+
+const masterKey = Buffer.alloc(32, 7);
+const secret = webhookSecret(masterKey, "7d1b2a3c-0000-4000-8000-000000000001");
+const options = (overrides: Partial<CallOptions> = {}): CallOptions => ({
+  guard: { allowPrivate: true },
+  timeoutMs: 2000,
+  secret,
+  ...overrides,
+});
+const post = (path: string, body = '{"data":{}}') => ({ method: "POST" as const, url: server.url(path), body });
+
+describe("the verdict", () => {
+  for (const [path, expected] of [
+    ["/true", { ok: true }],
+    ["/old-spelling", { ok: true }],
+    ["/false", { ok: false, reason: "arePoliciesVerified false" }],
+    ["/old-spelling-false", { ok: false, reason: "arePoliciesVerified false" }],
+    ["/string-true", { ok: false, reason: "response has no boolean arePoliciesVerified" }],
+    ["/missing", { ok: false, reason: "response has no boolean arePoliciesVerified" }],
+    ["/array", { ok: false, reason: "response is not a JSON object" }],
+    ["/invalid-json", { ok: false, reason: "invalid JSON" }],
+    ["/status-500", { ok: false, reason: "status 500" }],
+    ["/status-404", { ok: false, reason: "status 404" }],
+    ["/oversized", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes` }],
+    ["/oversized-stream", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes` }],
+    ["/hang-up", { ok: false, reason: "connection reset" }],
+  ] as const) {
+    test(`${path} → ${"reason" in expected ? expected.reason : "verified"}`, async () => {
+      assert.deepEqual(await callWebhook(post(path), options()), expected);
+    });
+  }
+
+  test("redirects are not followed: the target is never called", async () => {
+    for (const path of ["/redirect", "/redirect-307"]) {
+      const before = server.callsTo("/true").length;
+      const status = path === "/redirect" ? 302 : 307;
+      assert.deepEqual(await callWebhook(post(path), options()), {
+        ok: false,
+        reason: `redirect not followed (status ${status})`,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(server.callsTo("/true").length, before, "the redirect target was not called");
+    }
+  });
+
+  test("a connection refused is a refusal, not an error", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await callWebhook({ method: "POST", url: `http://127.0.0.1:${port}/`, body: "{}" }, options());
+    assert.deepEqual(result, { ok: false, reason: "connection refused" });
+  });
+});
+
+describe("the timeout bounds the whole call", () => {
+  for (const path of ["/slow", "/slow-body"]) {
+    test(`${path}: refused after the timeout, within 500 ms of it`, async () => {
+      const timeoutMs = 300;
+      const started = performance.now();
+      const result = await callWebhook(post(path), options({ timeoutMs }));
+      const elapsed = performance.now() - started;
+      assert.deepEqual(result, { ok: false, reason: "timed out after 300 ms" });
+      assert.ok(elapsed >= timeoutMs - 5, `not before the timeout (${elapsed.toFixed(1)} ms)`);
+      assert.ok(elapsed < timeoutMs + 500, `took ${elapsed.toFixed(1)} ms`);
+    });
+  }
+
+  test("the default of 2 s, and DNS counts too", async () => {
+    const started = performance.now();
+    const result = await callWebhook(post("/slow"), options());
+    const elapsed = performance.now() - started;
+    assert.deepEqual(result, { ok: false, reason: "timed out after 2000 ms" });
+    assert.ok(elapsed >= 1995 && elapsed < 2500, `took ${elapsed.toFixed(1)} ms`);
+
+    const hangingDns: Lookup = () => new Promise(() => {});
+    const dnsStarted = performance.now();
+    const viaDns = await callWebhook(
+      { method: "POST", url: "http://hooks.example.com/", body: "{}" },
+      options({ timeoutMs: 200, lookup: hangingDns }),
+    );
+    assert.deepEqual(viaDns, { ok: false, reason: "timed out after 200 ms" });
+    assert.ok(performance.now() - dnsStarted < 700);
+  });
+
+  test("fifty misbehaving calls at once all end, none throws", async () => {
+    const paths = ["/slow", "/slow-body", "/status-500", "/invalid-json", "/redirect", "/oversized-stream", "/hang-up"];
+    const started = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        callWebhook(post(paths[i % paths.length] as string), options({ timeoutMs: 300 })),
+      ),
+    );
+    assert.ok(results.every((result) => !result.ok));
+    assert.ok(performance.now() - started < 800);
+  });
+});
+
+describe("the address guard runs before every call", () => {
+  test("a loopback webhook is refused without a request when private addresses are not allowed", async () => {
+    const before = server.calls.length;
+    const result = await callWebhook(post("/true"), options({ guard: { allowPrivate: false } }));
+    assert.deepEqual(result, { ok: false, reason: "is 127.0.0.1, a loopback address" });
+    assert.equal(server.calls.length, before);
+  });
+
+  test("the connection goes to the address that was checked, not to a second DNS answer", async () => {
+    // The system resolver knows no `rebind.test`: the call can only succeed by connecting to the checked address.
+    let lookups = 0;
+    const lookup: Lookup = async () => {
+      lookups++;
+      return [{ address: "127.0.0.1", family: 4 }];
+    };
+    const url = `http://rebind.test:${server.port}/true`;
+    const result = await callWebhook({ method: "POST", url, body: "{}" }, options({ lookup }));
+    assert.deepEqual(result, { ok: true });
+    assert.equal(lookups, 1);
+    assert.equal(server.calls.at(-1)?.headers.host, `rebind.test:${server.port}`);
+
+    const blocked: Lookup = async () => [{ address: "10.0.0.7", family: 4 }];
+    const refused = await callWebhook(
+      { method: "POST", url: "http://rebind.test/true", body: "{}" },
+      options({ guard: { allowPrivate: false }, lookup: blocked }),
+    );
+    assert.deepEqual(refused, { ok: false, reason: "resolves to 10.0.0.7, a private address" });
+  });
+
+  test("a name that does not resolve refuses", async () => {
+    const lookup: Lookup = async () => {
+      throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
+    };
+    const result = await callWebhook({ method: "GET", url: "https://gone.example.com/" }, options({ lookup }));
+    assert.deepEqual(result, { ok: false, reason: "host gone.example.com does not resolve (ENOTFOUND)" });
+  });
+});
+
+describe("request forms (decisions §3 rule 5) and their signature", () => {
+  const webhookData = { userId: "u-1", amount: 5, vip: true, nested: { tier: "gold", tags: ["a"] }, none: null };
+
+  test("registered POST: body {data: webhookData}, JSON, signed over timestamp.body", async () => {
+    const request = registeredWebhookRequest(server.url("/true"), "POST", webhookData);
+    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    const call = server.calls.at(-1);
+    assert.ok(call);
+    assert.equal(call.method, "POST");
+    assert.equal(call.headers["content-type"], "application/json");
+    assert.equal(
+      call.body,
+      '{"data":{"userId":"u-1","amount":5,"vip":true,"nested":{"tier":"gold","tags":["a"]},"none":null}}',
+    );
+    const timestamp = call.headers[TIMESTAMP_HEADER] as string;
+    assert.match(timestamp, /^\d{10}$/);
+    assert.ok(Math.abs(Number(timestamp) - Date.now() / 1000) < 5);
+    assert.equal(call.headers[SIGNATURE_HEADER], signWebhook(secret, Number(timestamp), call.body));
+    assert.equal(verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
+    // Another account's secret, another body or an old timestamp do not verify.
+    const otherSecret = webhookSecret(masterKey, "7d1b2a3c-0000-4000-8000-000000000002");
+    const header = call.headers[SIGNATURE_HEADER] as string;
+    assert.equal(verifyWebhookSignature(otherSecret, header, timestamp, call.body), false);
+    assert.equal(verifyWebhookSignature(secret, header, timestamp, call.body.replace("u-1", "u-2")), false);
+    assert.equal(
+      verifyWebhookSignature(secret, header, timestamp, call.body, { nowSeconds: Number(timestamp) + 301 }),
+      false,
+    );
+  });
+
+  test("registered POST without webhookData sends {data: {}}", async () => {
+    await callWebhook(registeredWebhookRequest(server.url("/true"), "POST", undefined), options());
+    assert.equal(server.calls.at(-1)?.body, '{"data":{}}');
+  });
+
+  test("registered GET: webhookData as query parameters after the URL's own, objects JSON-encoded; signed over the target", async () => {
+    const request = registeredWebhookRequest(server.url("/true?team=7"), "GET", webhookData);
+    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    const call = server.calls.at(-1);
+    assert.ok(call);
+    assert.equal(call.method, "GET");
+    assert.equal(call.body, "");
+    const query = new URL(call.target, "http://x").searchParams;
+    assert.deepEqual(Object.fromEntries(query), {
+      team: "7",
+      userId: "u-1",
+      amount: "5",
+      vip: "true",
+      nested: '{"tier":"gold","tags":["a"]}',
+      none: "null",
+    });
+    const timestamp = call.headers[TIMESTAMP_HEADER] as string;
+    assert.equal(call.headers[SIGNATURE_HEADER], signWebhook(secret, Number(timestamp), call.target));
+    assert.equal(
+      verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.target),
+      true,
+    );
+  });
+
+  test("WEBHOOK rule: POST {data, userOp} with the operation's numbers as decimal strings", async () => {
+    const userOp = {
+      sender: "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4",
+      nonce: ((1n << 255n) + 7n).toString(),
+      initCode: "0x",
+      callData: "0xb61d27f6",
+      callGasLimit: "108848",
+      verificationGasLimit: "57121",
+      preVerificationGas: "75388",
+      maxFeePerGas: "12591684",
+      maxPriorityFeePerGas: "1000000",
+    };
+    const request = webhookRuleRequest(server.url("/true"), { userId: "u-1" }, userOp);
+    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    const call = server.calls.at(-1);
+    assert.ok(call);
+    assert.deepEqual(JSON.parse(call.body), { data: { userId: "u-1" }, userOp });
+    assert.equal(call.body, JSON.stringify({ data: { userId: "u-1" }, userOp }));
+    const timestamp = call.headers[TIMESTAMP_HEADER] as string;
+    assert.equal(verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
+  });
+
+  test("the per-account secret is HMAC-SHA256(master key, accountId) in hex", () => {
+    assert.match(secret, /^[0-9a-f]{64}$/);
+    assert.equal(secret, webhookSecret(masterKey, "7d1b2a3c-0000-4000-8000-000000000001"));
+    assert.notEqual(secret, webhookSecret(Buffer.alloc(32, 8), "7d1b2a3c-0000-4000-8000-000000000001"));
+  });
+});
+
+test("figure: a verified call on loopback", async (t) => {
+  const rounds = 200;
+  const started = performance.now();
+  for (let i = 0; i < rounds; i++) assert.deepEqual(await callWebhook(post("/true"), options()), { ok: true });
+  t.diagnostic(`one webhook call on loopback: ${((performance.now() - started) / rounds).toFixed(2)} ms`);
+});
