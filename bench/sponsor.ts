@@ -187,6 +187,8 @@ async function postgresStorage(): Promise<Storage> {
       ...process.env,
       DATABASE_URL: target.toString(),
       SIGNER_PRIVATE_KEY: generatePrivateKey(),
+      // Instances sharing a database must be given the same webhook signing key too.
+      WEBHOOK_SIGNING_KEY: generatePrivateKey(),
       DATA_DIR: dataDir,
       PORT: "0",
       LOG_LEVEL: "info",

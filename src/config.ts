@@ -36,6 +36,20 @@ export type SignerKeySource =
   | { kind: "env"; privateKey: Secret }
   | { kind: "file"; path: string; createIfMissing: boolean };
 
+/** Where the master key of the per-account webhook secrets comes from; same rules as the signer key. */
+export type WebhookSigningKeySource =
+  | { kind: "env"; key: Secret }
+  | { kind: "file"; path: string; createIfMissing: boolean };
+
+/** Outgoing webhook calls (decisions §3 rule 5). */
+export interface WebhookConfig {
+  timeoutMs: number;
+  /** Whether webhook addresses may be private, loopback or link-local (development), and why, for the start log. */
+  allowPrivate: boolean;
+  allowPrivateReason: string;
+  signingKey: WebhookSigningKeySource;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -46,6 +60,7 @@ export interface Config {
   bodyLimitBytes: number;
   chains: ReadonlyMap<number, ChainConfig>;
   signerKey: SignerKeySource;
+  webhooks: WebhookConfig;
 }
 
 /** A configuration value the service refuses to start with; the message names the variable and the problem. */
@@ -62,16 +77,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
   const dataDir = path.resolve(env.DATA_DIR || "./data");
   const url = databaseUrl(env.DATABASE_URL);
+  const host = env.HOST || "127.0.0.1";
   return {
     port: integerIn(env, "PORT", 3000, 0, 65535),
-    host: env.HOST || "127.0.0.1",
+    host,
     dataDir,
     databaseUrl: url,
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     bodyLimitBytes: integerIn(env, "BODY_LIMIT_BYTES", 512 * 1024, 1024, 16 * 1024 * 1024),
     chains: readChains(chainsFile),
     signerKey: signerKey(env, dataDir, url !== undefined),
+    webhooks: {
+      timeoutMs: integerIn(env, "WEBHOOK_TIMEOUT_MS", 2000, 100, 30_000),
+      ...allowPrivateWebhooks(env, host),
+      signingKey: webhookSigningKey(env, dataDir, url !== undefined),
+    },
   };
+}
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
+
+/** Private webhook addresses are a development convenience: on by default only for a loopback bind outside production. */
+function allowPrivateWebhooks(env: NodeJS.ProcessEnv, host: string) {
+  const decided = (allowPrivate: boolean, allowPrivateReason: string) => ({ allowPrivate, allowPrivateReason });
+  const explicit = oneOf(env, "WEBHOOK_ALLOW_PRIVATE", ["true", "false"], "");
+  if (explicit !== "") return decided(explicit === "true", `WEBHOOK_ALLOW_PRIVATE=${explicit}`);
+  const change = "set WEBHOOK_ALLOW_PRIVATE=true to allow them";
+  if (env.NODE_ENV === "production") return decided(false, `NODE_ENV is production (${change})`);
+  if (!LOOPBACK_HOST.test(host)) return decided(false, `HOST ${host} is not a loopback address (${change})`);
+  return decided(
+    true,
+    `HOST ${host} is loopback and NODE_ENV is not production (WEBHOOK_ALLOW_PRIVATE=false refuses them)`,
+  );
+}
+
+function webhookSigningKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): WebhookSigningKeySource {
+  const fromEnv = env.WEBHOOK_SIGNING_KEY;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    if (!PRIVATE_KEY.test(fromEnv)) throw new ConfigError("WEBHOOK_SIGNING_KEY must be 0x followed by 64 hex digits");
+    return { kind: "env", key: new Secret(fromEnv) };
+  }
+  if (env.WEBHOOK_SIGNING_KEY_FILE) {
+    return { kind: "file", path: path.resolve(env.WEBHOOK_SIGNING_KEY_FILE), createIfMissing: false };
+  }
+  // Instances that share a PostgreSQL must give every account the same secret, so one of them cannot make it up.
+  return { kind: "file", path: path.join(dataDir, "webhook.key"), createIfMissing: !sharedDatabase };
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;

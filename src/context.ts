@@ -1,6 +1,7 @@
 import type { Signer } from "./chain/signer";
 import type { ChainConfig } from "./config";
 import type { Database } from "./storage/database";
+import type { WebhookSettings } from "./webhooks/settings";
 
 /** What the request handlers need from the running service; tests build one around their own database. */
 export interface AppContext {
@@ -11,6 +12,8 @@ export interface AppContext {
   now?: () => number;
   /** The verifying signer of sponsored paymasterAndData. */
   signer: Signer;
+  /** Outgoing webhook calls; absent: public addresses only, 2 s, a signing key of this process. */
+  webhooks?: WebhookSettings;
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
   adminSecret?: string;
 }

@@ -5,12 +5,14 @@ import { ConfigError, loadConfig } from "./config";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
 import { openStorage } from "./storage/open";
+import { loadWebhookSigningKey } from "./webhooks/signingKey";
 
 /** Starts the service: configuration, storage, the HTTP app; stops cleanly on SIGTERM and SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const storage = await openStorage(config, "service");
   const signer = createSigner(loadSignerKey(config.signerKey));
+  const webhookSigningKey = loadWebhookSigningKey(config.webhooks.signingKey);
   const { db } = storage;
   const embedded = storage.folder !== undefined;
 
@@ -26,6 +28,11 @@ async function main(): Promise<void> {
       signer,
       chains: config.chains,
       bodyLimitBytes: config.bodyLimitBytes,
+      webhooks: {
+        allowPrivate: config.webhooks.allowPrivate,
+        timeoutMs: config.webhooks.timeoutMs,
+        signingKey: webhookSigningKey,
+      },
       adminSecret: embedded ? adminSecret(config.dataDir) : undefined,
     },
     {
@@ -43,6 +50,9 @@ async function main(): Promise<void> {
       signer: signer.address,
     },
     `paymaster service listening on ${address}`,
+  );
+  app.log.info(
+    `webhook addresses in private, loopback and link-local ranges are ${config.webhooks.allowPrivate ? "allowed" : "refused"}: ${config.webhooks.allowPrivateReason}`,
   );
 
   let stopping = false;

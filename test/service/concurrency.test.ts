@@ -36,6 +36,8 @@ before(async () => {
     ...process.env,
     DATABASE_URL: databaseUrl,
     SIGNER_PRIVATE_KEY: generatePrivateKey(),
+    // Instances sharing a database must be given the same webhook signing key too.
+    WEBHOOK_SIGNING_KEY: generatePrivateKey(),
     DATA_DIR: dataDir,
     PORT: "0",
     // The start line tells the port; request lines are not kept.
