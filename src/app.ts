@@ -18,9 +18,10 @@ import { webhookRoutes } from "./http/webhooks";
 import { rpcRoutes } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
+import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
-import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { LimitLedger } from "./storage/limitLedger";
+import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
@@ -76,7 +77,11 @@ export async function buildApp(
       log: new SponsorshipLog(ctx.db),
       now: ctx.now,
       // Memory-only rules first, then the ledger's reservation, then calls out to the dApp's webhooks.
-      rules: [...CHEAP_RULES, spendingLimitRule(new LimitLedger(ctx.db))],
+      rules: [
+        ...CHEAP_RULES,
+        spendingLimitRule(new LimitLedger(ctx.db)),
+        webhookRule(ctx.webhooks, () => app.addresses()),
+      ],
     },
   });
   adminRoutes(app, ctx);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { generatePrivateKey } from "viem/accounts";
 import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
 import { createSigner } from "../../src/chain/signer";
-import type { ChainConfig } from "../../src/config";
+import { type ChainConfig, Secret } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
@@ -56,6 +56,8 @@ export async function startTestApp(overrides: Partial<AppContext> = {}): Promise
     chains: TEST_CHAINS,
     bodyLimitBytes: 64 * 1024,
     signer: createSigner(generatePrivateKey()),
+    // Like the embedded default: the tests' webhook servers listen on 127.0.0.1.
+    webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()) },
     ...overrides,
   };
   const app = await buildApp(ctx, process.env.TEST_LOG ? { level: "error" } : false);

@@ -1,0 +1,79 @@
+import type { ListenAddress } from "../../webhooks/addressGuard";
+import { callWebhook } from "../../webhooks/call";
+import { registeredWebhookRequest, type WebhookRequest, webhookRuleRequest } from "../../webhooks/requests";
+import { accountWebhookSecret, guardOf, type WebhookSettings, webhookSettings } from "../../webhooks/settings";
+import type { PartialUserOperation } from "../partialUserOperation";
+import { pass, type Rule, refuse } from "../rule";
+
+const RULE = "webhooks";
+
+/** The operation as a WEBHOOK rule receives it: the fields the paymaster signature covers, numbers in decimal. */
+export function userOpJson(userOp: PartialUserOperation): Record<string, string> {
+  const json: Record<string, string> = {
+    sender: userOp.sender,
+    nonce: userOp.nonce.toString(),
+    initCode: userOp.initCode,
+    callData: userOp.callData,
+  };
+  for (const field of [
+    "callGasLimit",
+    "verificationGasLimit",
+    "preVerificationGas",
+    "maxFeePerGas",
+    "maxPriorityFeePerGas",
+  ] as const) {
+    const value = userOp[field];
+    if (value !== undefined) json[field] = value.toString();
+  }
+  return json;
+}
+
+/**
+ * Names a webhook in a refusal by its origin only: the reason goes back to the wallet, and paths and queries of
+ * webhook URLs often carry the dApp's own tokens.
+ */
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "an invalid URL";
+  }
+}
+
+/**
+ * Rule 5: every active registered webhook and every active WEBHOOK rule must answer `arePoliciesVerified: true`. All
+ * are called at once, each within the timeout; every refusal is named in the reason. No webhook, no call. Requests
+ * are signed with the paymaster's account's secret; `selfAddresses` are where this service listens (never called).
+ */
+export function webhookRule(context: WebhookSettings | undefined, selfAddresses: () => readonly ListenAddress[]): Rule {
+  const settings = webhookSettings(context);
+  const guard = guardOf(settings, selfAddresses);
+  return {
+    name: RULE,
+    async evaluate({ setup, userOp, webhookData }) {
+      const targets: { label: string; request: WebhookRequest }[] = [
+        ...setup.webhooks.map((webhook) => ({
+          label: `Webhook ${webhook.id} (${origin(webhook.url)})`,
+          request: registeredWebhookRequest(webhook.url, webhook.requestType, webhookData),
+        })),
+        ...setup.policies
+          .filter((policy) => policy.policyType === "WEBHOOK")
+          .map((policy) => {
+            const url = String(policy.policyData.url);
+            return {
+              label: `Webhook rule "${policy.name}" (${origin(url)})`,
+              request: webhookRuleRequest(url, webhookData, userOpJson(userOp)),
+            };
+          }),
+      ];
+      if (targets.length === 0) return pass(RULE);
+      const secret = accountWebhookSecret(settings, setup.accountId);
+      const options = { guard, timeoutMs: settings.timeoutMs, secret, lookup: settings.lookup };
+      const results = await Promise.all(targets.map((target) => callWebhook(target.request, options)));
+      const refusals = results.flatMap((result, index) =>
+        result.ok ? [] : [`${targets[index]?.label} refused: ${result.reason}`],
+      );
+      return refusals.length === 0 ? pass(RULE) : refuse(RULE, refusals.join("; "));
+    },
+  };
+}
