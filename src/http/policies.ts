@@ -26,6 +26,7 @@ import {
 import { requireDapp } from "./auth";
 import { success } from "./envelope";
 import { type Body, isUuid, jsonObject, oneOf, optionalString, requiredHttpUrl, requiredString } from "./validate";
+import { requireCallableUrl } from "./webhookUrl";
 
 const dappAuth = { missingMessage: messages.authTokenAndApiKeyRequired };
 /** Cycles longer than this are surely a mistake, and would overflow the millisecond arithmetic long before. */
@@ -139,6 +140,7 @@ export function policyRoutes(app: FastifyInstance, ctx: AppContext): void {
     const policyType = requiredEnum(body, "policyType", POLICY_TYPES, "policyType");
     if (body.policyData === undefined) throw badRequest("policyData is required");
     const data = policyData(policyType, jsonObject(body.policyData, "policyData"));
+    if (policyType === "WEBHOOK") await requireCallableUrl(app, ctx, data.url as string, "policyData.url");
     const now = Date.now();
     const policy = await insertPolicy(ctx.db, {
       paymasterId: paymaster.id,

@@ -9,9 +9,11 @@ import {
   setWebhookActive,
   type Webhook,
 } from "../storage/webhooks";
-import { requireDapp } from "./auth";
+import { accountWebhookSecret, webhookSettings } from "../webhooks/settings";
+import { requireAccount, requireDapp } from "./auth";
 import { success } from "./envelope";
 import { isUuid, jsonObject, oneOf, requiredHttpUrl, requiredString } from "./validate";
+import { requireCallableUrl } from "./webhookUrl";
 
 const webhookView = (webhook: Webhook) => ({
   webhookId: webhook.id,
@@ -37,6 +39,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     const body = jsonObject(request.body);
     const url = requiredHttpUrl(body, "webhookUrl");
     const requestType = oneOf(requiredString(body, "requestType"), ["GET", "POST"] as const, "requestType");
+    await requireCallableUrl(app, ctx, url, "webhookUrl");
     const webhook = await insertWebhook(ctx.db, { paymasterId: paymaster.id, url, requestType });
     return success("Webhook created", webhookView(webhook));
   });
@@ -62,6 +65,15 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
       throw notFound(messages.webhookNotFound);
     }
     return success("Webhook updated");
+  });
+
+  // An extension: the account's key of the signature every webhook request carries (x-paymaster-signature).
+  app.get("/webhook-secret", async (request, reply) => {
+    const account = await requireAccount(ctx.db, request, messages.authTokenRequired);
+    reply.header("cache-control", "no-store");
+    return success("Webhook secret fetched", {
+      webhookSecret: accountWebhookSecret(webhookSettings(ctx.webhooks), account.id),
+    });
   });
 
   app.delete("/webhook", async (request) => {
