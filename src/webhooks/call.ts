@@ -97,6 +97,8 @@ function send(
         port: defaultPort(url),
         path: target,
         headers,
+        // Credentials in the URL (https://user:pass@host/) are sent as basic authentication.
+        auth: url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
         agent: false,
         lookup: pinnedLookup(addresses),
         signal,

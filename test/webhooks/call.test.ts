@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Lookup } from "../../src/webhooks/addressGuard";
 import { type CallOptions, callWebhook, MAX_RESPONSE_BYTES } from "../../src/webhooks/call";
@@ -72,6 +77,40 @@ describe("the verdict", () => {
     const result = await callWebhook({ method: "POST", url: `http://127.0.0.1:${port}/`, body: "{}" }, options());
     assert.deepEqual(result, { ok: false, reason: "connection refused" });
   });
+});
+
+/** A self-signed certificate for `hooks.test`, when openssl is at hand. */
+function selfSigned(): { key: Buffer; cert: Buffer } | undefined {
+  const dir = mkdtempSync(path.join(tmpdir(), "paymaster-tls-"));
+  try {
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=hooks.test"],
+        ...["-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem")],
+      ],
+      { stdio: "ignore" },
+    );
+  } catch {
+    return undefined;
+  }
+  return { key: readFileSync(path.join(dir, "key.pem")), cert: readFileSync(path.join(dir, "cert.pem")) };
+}
+
+test("https: certificates are verified (a self-signed one refuses)", async (t) => {
+  const tls = selfSigned();
+  if (!tls) return t.skip("openssl is not available");
+  const secure = createHttpsServer(tls, (_request, response) => response.end('{"arePoliciesVerified":true}'));
+  await new Promise<void>((resolve) => secure.listen(0, "127.0.0.1", resolve));
+  const port = (secure.address() as AddressInfo).port;
+  const lookup: Lookup = async () => [{ address: "127.0.0.1", family: 4 }];
+  const result = await callWebhook(
+    { method: "POST", url: `https://hooks.test:${port}/`, body: "{}" },
+    options({ lookup }),
+  );
+  secure.closeAllConnections();
+  await new Promise((resolve) => secure.close(resolve));
+  assert.deepEqual(result, { ok: false, reason: "TLS failed (DEPTH_ZERO_SELF_SIGNED_CERT)" });
 });
 
 describe("the timeout bounds the whole call", () => {
@@ -183,6 +222,13 @@ describe("request forms (decisions §3 rule 5) and their signature", () => {
       verifyWebhookSignature(secret, header, timestamp, call.body, { nowSeconds: Number(timestamp) + 301 }),
       false,
     );
+  });
+
+  test("credentials in the URL are sent as basic authentication", async () => {
+    const url = server.url("/true").replace("http://", "http://hook%40user:p%3Ass@");
+    assert.deepEqual(await callWebhook({ method: "POST", url, body: "{}" }, options()), { ok: true });
+    const expected = `Basic ${Buffer.from("hook@user:p:ss").toString("base64")}`;
+    assert.equal(server.calls.at(-1)?.headers.authorization, expected);
   });
 
   test("registered POST without webhookData sends {data: {}}", async () => {
