@@ -35,7 +35,7 @@ export class Batcher<In, Out> {
       const batch = this.#pending.splice(0, this.maxBatch);
       try {
         const results = await this.run(batch.map((p) => p.item));
-        batch.forEach((p, i) => p.resolve(results[i] as Out));
+        for (const [i, p] of batch.entries()) p.resolve(results[i] as Out);
       } catch (error) {
         for (const p of batch) p.reject(error);
       }

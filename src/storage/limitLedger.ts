@@ -87,7 +87,8 @@ async function unreserve(db: Queryable, r: Reservation, previous: bigint | null)
       r.sender,
       r.nonce.toString(),
       (r.amount - (previous ?? 0n)).toString(),
-      (previous ?? 0n).toString(),
+      // $7 appears only in the statement that restores a replaced reservation.
+      ...(previous === null ? [] : [previous.toString()]),
     ],
   );
 }

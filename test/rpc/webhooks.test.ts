@@ -245,9 +245,7 @@ describe("evaluation order and the record", () => {
     ]);
   });
 
-  // todo: the ledger's release of a fresh reservation sends 7 parameters to a 6-parameter statement (limitLedger.ts
-  // `unreserve`, previous === null) and the RPC answers -32603; remove the todo once that is fixed.
-  test("a webhook refusal gives back what the spending limit reserved", { todo: "ledger release bug" }, async () => {
+  test("a webhook refusal gives back what the spending limit reserved", async () => {
     const dapp = await freshDapp();
     await addPolicy(t, dapp, "PAYMASTER_SA_LIMIT", {
       type: "PAYMASTER",

@@ -54,6 +54,11 @@ test("a refusal by a later rule gives the reservation back, restoring the one it
   });
   const limit = spendingLimitRule(new LimitLedger(t.db));
 
+  // A fresh reservation, vetoed: nothing stays reserved.
+  const fresh = await decide(input(10n), [limit, veto]);
+  assert.equal(fresh.sponsored, false);
+  assert.deepEqual(await ledger(), { used: ["0"], held: [] });
+
   const first = await decide(input(10n), [limit]);
   assert.equal(first.sponsored, true);
   assert.deepEqual(await ledger(), { used: ["1000000"], held: ["1000000"] });
