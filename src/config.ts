@@ -6,9 +6,13 @@ import { inspect } from "node:util";
 export interface ChainConfig {
   chainId: number;
   name: string;
+  /** JSON-RPC of a node: needed for gas estimation, deposit checks and settlement; without it the chain only signs. */
   rpcUrl?: string;
+  /** ERC-4337 bundler JSON-RPC, used for gas estimation when set. */
+  bundlerUrl?: string;
   entryPoint?: string;
   verifyingPaymaster?: string;
+  tokenPaymaster?: string;
 }
 
 /** A value that must never reach a log or a response: it prints as [secret] however it is serialised. */
@@ -192,24 +196,28 @@ function parseChain(entry: unknown, where: string): ChainConfig {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw new ConfigError(`${where}: must be an object`);
   }
-  const { chainId, name, rpcUrl, entryPoint, verifyingPaymaster } = entry as Record<string, unknown>;
+  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster } = entry as Record<
+    string,
+    unknown
+  >;
   if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId <= 0) {
     throw new ConfigError(`${where}: chainId must be a positive integer`);
   }
   if (typeof name !== "string" || name === "") throw new ConfigError(`${where}: name must be a non-empty string`);
   const chain: ChainConfig = { chainId, name };
-  if (rpcUrl !== undefined) {
-    if (typeof rpcUrl !== "string" || !/^https?:\/\//.test(rpcUrl)) {
-      throw new ConfigError(`${where}: rpcUrl must be an http(s) URL`);
+  for (const [field, value] of Object.entries({ rpcUrl, bundlerUrl })) {
+    if (value === undefined) continue;
+    if (typeof value !== "string" || !/^https?:\/\//.test(value)) {
+      throw new ConfigError(`${where}: ${field} must be an http(s) URL`);
     }
-    chain.rpcUrl = rpcUrl;
+    chain[field as "rpcUrl" | "bundlerUrl"] = value;
   }
-  for (const [field, value] of Object.entries({ entryPoint, verifyingPaymaster })) {
+  for (const [field, value] of Object.entries({ entryPoint, verifyingPaymaster, tokenPaymaster })) {
     if (value === undefined) continue;
     if (typeof value !== "string" || !ADDRESS.test(value)) {
       throw new ConfigError(`${where}: ${field} must be a 20-byte hex address`);
     }
-    chain[field as "entryPoint" | "verifyingPaymaster"] = value;
+    chain[field as "entryPoint" | "verifyingPaymaster" | "tokenPaymaster"] = value;
   }
   return chain;
 }

@@ -10,6 +10,9 @@ export interface SponsoringChain {
   entryPoint: Address;
   /** Undefined where no verifying paymaster is deployed: requests are then refused with a reason. */
   verifyingPaymaster?: Address;
+  /** A node's JSON-RPC; without it the chain signs but cannot estimate gas, check deposits or settle. */
+  rpcUrl?: string;
+  bundlerUrl?: string;
 }
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -29,6 +32,8 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       name: chain.name,
       entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_V06_ADDRESS,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
+      ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl } : {}),
+      ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
     });
   }
   return resolved;
