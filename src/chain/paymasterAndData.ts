@@ -15,7 +15,7 @@ import {
   slice,
 } from "viem";
 import { keccak256 } from "./keccak";
-import type { UserOperationSignedFields } from "./userOperation";
+import { signedFieldParameters, signedFieldValues, type UserOperationSignedFields } from "./userOperation";
 
 /** 20 address bytes + four head words + the signature's length word + 65 bytes padded to three words. */
 export const VERIFYING_PAYMASTER_AND_DATA_LENGTH = 276;
@@ -31,15 +31,7 @@ const dataParameters = [
 ] as const;
 
 const hashParameters = [
-  { name: "sender", type: "address" },
-  { name: "nonce", type: "uint256" },
-  { name: "initCodeHash", type: "bytes32" },
-  { name: "callDataHash", type: "bytes32" },
-  { name: "callGasLimit", type: "uint256" },
-  { name: "verificationGasLimit", type: "uint256" },
-  { name: "preVerificationGas", type: "uint256" },
-  { name: "maxFeePerGas", type: "uint256" },
-  { name: "maxPriorityFeePerGas", type: "uint256" },
+  ...signedFieldParameters,
   { name: "chainId", type: "uint256" },
   { name: "paymaster", type: "address" },
   { name: "paymasterId", type: "address" },
@@ -83,15 +75,7 @@ export function getVerifyingPaymasterHash(userOp: UserOperationSignedFields, con
   checkWindow(context);
   return keccak256(
     encodeAbiParameters(hashParameters, [
-      userOp.sender,
-      userOp.nonce,
-      keccak256(userOp.initCode),
-      keccak256(userOp.callData),
-      userOp.callGasLimit,
-      userOp.verificationGasLimit,
-      userOp.preVerificationGas,
-      userOp.maxFeePerGas,
-      userOp.maxPriorityFeePerGas,
+      ...signedFieldValues(userOp),
       BigInt(context.chainId),
       context.paymaster,
       context.paymasterId,

@@ -1,32 +1,13 @@
 import { type Address, encodeAbiParameters, type Hex } from "viem";
 import { keccak256 } from "./keccak";
-import type { UserOperation } from "./userOperation";
+import { signedFieldParameters, signedFieldValues, type UserOperation } from "./userOperation";
 
-const packedParameters = [
-  { type: "address" },
-  { type: "uint256" },
-  { type: "bytes32" },
-  { type: "bytes32" },
-  { type: "uint256" },
-  { type: "uint256" },
-  { type: "uint256" },
-  { type: "uint256" },
-  { type: "uint256" },
-  { type: "bytes32" },
-] as const;
+const packedParameters = [...signedFieldParameters, { name: "paymasterAndDataHash", type: "bytes32" }] as const;
 
 /** EntryPoint v0.6's getUserOpHash: the id under which the operation's events appear on chain. */
 export function getUserOpHash(userOp: Omit<UserOperation, "signature">, entryPoint: Address, chainId: number): Hex {
   const packed = encodeAbiParameters(packedParameters, [
-    userOp.sender,
-    userOp.nonce,
-    keccak256(userOp.initCode),
-    keccak256(userOp.callData),
-    userOp.callGasLimit,
-    userOp.verificationGasLimit,
-    userOp.preVerificationGas,
-    userOp.maxFeePerGas,
-    userOp.maxPriorityFeePerGas,
+    ...signedFieldValues(userOp),
     keccak256(userOp.paymasterAndData),
   ]);
   return keccak256(
