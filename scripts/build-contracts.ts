@@ -1,5 +1,6 @@
-// Compiles every contracts/*.sol with the npm solc (pinned in package-lock) and writes one artifact per contract we own
-// to contracts/artifacts/<Name>.json. The artifacts are committed: the service and the tests never need a compiler, and
+// Compiles every contracts/*.sol, and contracts/local/*.sol (what only the embedded local chain deploys: a test token,
+// a fixed-price oracle), with the npm solc (pinned in package-lock) and writes one artifact per contract we own to
+// contracts/artifacts/<Name>.json. The artifacts are committed: the service and the tests never need a compiler, and
 // the CREATE2 address of the paymaster follows from the committed bytecode alone.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -9,6 +10,8 @@ import solc from "solc";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const contractsDir = join(root, "contracts");
 const artifactsDir = join(contractsDir, "artifacts");
+/** Folders whose .sol files are compiled, relative to contracts/; contracts/test and others are not. */
+const sourceDirs = ["", "local"];
 
 // Every setting here changes the bytecode, hence the paymaster's deterministic address; change them deliberately.
 const settings = {
@@ -62,9 +65,15 @@ export interface BuildResult {
 
 /** Compiles without writing anything, so test/chain can check the committed artifacts are what the sources give. */
 export function compileContracts(): BuildResult {
-  const files = readdirSync(contractsDir).filter((name) => name.endsWith(".sol"));
-  if (files.length === 0) throw new Error(`no .sol files in ${contractsDir}`);
   // Source unit names are repository-relative so that they, and so the bytecode, do not depend on the checkout path.
+  const files = sourceDirs.flatMap((dir) =>
+    existsSync(join(contractsDir, dir))
+      ? readdirSync(join(contractsDir, dir))
+          .filter((name) => name.endsWith(".sol"))
+          .map((name) => (dir === "" ? name : `${dir}/${name}`))
+      : [],
+  );
+  if (files.length === 0) throw new Error(`no .sol files in ${contractsDir}`);
   const sources = Object.fromEntries(
     files.map((name) => [`contracts/${name}`, { content: readFileSync(join(contractsDir, name), "utf8") }]),
   );
@@ -78,6 +87,10 @@ export function compileContracts(): BuildResult {
     if (!(sourceName in sources)) continue; // a library we imported, not ours
     for (const [contractName, contract] of Object.entries(compiled)) {
       if (contract.evm.bytecode.object === "") continue; // interface or abstract: nothing to deploy
+      // Artifacts are named by contract alone, so two files must not define the same name.
+      if (contracts.some((built) => built.contractName === contractName)) {
+        throw new Error(`two contracts named ${contractName}: artifacts are keyed by contract name`);
+      }
       contracts.push({
         contractName,
         abi: contract.abi,
