@@ -1,0 +1,226 @@
+// Gas limits for an operation the client sent without them (`calculateGasLimits: true`), estimated as the operation
+// will run: with our 276-byte paymasterAndData (a stub of the final length) and an account signature of the final
+// length. The chain's bundler estimates when one is configured, else the service simulates through the chain's node
+// (gasEstimationSimulation.ts). Either way the result covers what the stub cannot exercise: our paymaster's work on a
+// valid signature, its postOp, and the calldata of our bytes in preVerificationGas.
+import { type Address, encodeAbiParameters, type Hex, hexToBytes, parseAbiParameters } from "viem";
+import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
+import { estimateWithBundler } from "./gasEstimationBundler";
+import { EstimationUnavailableError } from "./gasEstimationErrors";
+import { type Fees, suggestFees } from "./gasEstimationFees";
+import { simulateOperationGas } from "./gasEstimationSimulation";
+import { stubAccountSignature, stubPaymasterAndData, withWorstCaseSignatures } from "./gasEstimationStub";
+import type { SponsorshipTerms } from "./paymasterAndData";
+import type { SponsoringChain } from "./sponsoringChains";
+import type { UserOperation, UserOperationSignedFields } from "./userOperation";
+
+/** The whole estimate, every upstream call included, answers within this time (each call has its own bound too). */
+export const GAS_ESTIMATION_TIMEOUT_MS = 10_000;
+
+/**
+ * Gas our paymaster spends on a valid signature that the dummy signature skips: reserving the worst case from the
+ * dApp's balance (a cold read, a write, the context). Measured on anvil at 6,379 (test/chain/gasEstimation.test.ts
+ * checks the figure still holds).
+ */
+export const PAYMASTER_SIGNED_PATH_GAS = 7_000n;
+
+/**
+ * EntryPoint v0.6 runs postOp with verificationGasLimit as its gas limit; ours and the EntryPoint's frame around it
+ * take about 5,000 gas. Twice that, and above the 10,000 that bundlers require.
+ */
+export const MIN_VERIFICATION_GAS_LIMIT = 20_000n;
+
+/** Margins over what the node's simulation measured: +10 % and +10,000 gas on each of the two limits. */
+export const MARGIN_PERCENT = 10n;
+export const MARGIN_GAS = 10_000n;
+
+/**
+ * preVerificationGas pays the bundler for what the EntryPoint cannot meter: the transaction's base cost and calldata,
+ * and the per-operation work of handleOps. The reference bundler's constants (eth-infinitism, EntryPoint v0.6): a whole
+ * transaction's 21,000 per operation (as if it travelled alone), 18,300 per operation, 4 per word of the packed
+ * operation, and calldata at 4 per zero byte and 16 per non-zero byte.
+ */
+export const PRE_VERIFICATION_OVERHEAD = {
+  fixed: 21_000n,
+  perUserOp: 18_300n,
+  perUserOpWord: 4n,
+  zeroByte: 4n,
+  nonZeroByte: 16n,
+} as const;
+
+/** Stands for preVerificationGas inside the operation the formula prices: five non-zero bytes, more than any value. */
+const PRE_VERIFICATION_GAS_PLACEHOLDER = 0xff_ffff_ffffn;
+
+const userOperationTuple = parseAbiParameters(
+  "(address sender, uint256 nonce, bytes initCode, bytes callData, uint256 callGasLimit, uint256 verificationGasLimit, uint256 preVerificationGas, uint256 maxFeePerGas, uint256 maxPriorityFeePerGas, bytes paymasterAndData, bytes signature)",
+);
+
+/** The formula over the operation as handleOps' calldata carries it (a tuple in the ops array). */
+export function preVerificationGasFormula(op: UserOperation): bigint {
+  const packed = hexToBytes(encodeAbiParameters(userOperationTuple, [op]));
+  let calldata = 0n;
+  for (const byte of packed) {
+    calldata += byte === 0 ? PRE_VERIFICATION_OVERHEAD.zeroByte : PRE_VERIFICATION_OVERHEAD.nonZeroByte;
+  }
+  const words = BigInt(Math.ceil(packed.length / 32));
+  return (
+    calldata +
+    PRE_VERIFICATION_OVERHEAD.fixed +
+    PRE_VERIFICATION_OVERHEAD.perUserOp +
+    PRE_VERIFICATION_OVERHEAD.perUserOpWord * words
+  );
+}
+
+/**
+ * The formula's constants fall short for a bundle of one operation: on anvil, handleOps with one first operation
+ * (initCode and a call) spent 2,186 gas more outside the EntryPoint's metering than the formula gave (50,510 against
+ * 48,324): the refund of the prefund, the UserOperationEvent and the beneficiary's payment come after the metering
+ * ends. Bundlers add a margin of their own for this (Alto: 10 %), and so does the service.
+ */
+export const PRE_VERIFICATION_MARGIN_PERCENT = 10n;
+
+/**
+ * preVerificationGas of an operation whose signatures are not made yet: each of their bytes priced as non-zero, plus
+ * PRE_VERIFICATION_MARGIN_PERCENT. Unlike the two limits this is paid in full, so its margin stays small.
+ */
+export function preVerificationGasFor(op: UserOperation): bigint {
+  const formula = preVerificationGasFormula(
+    withWorstCaseSignatures({ ...op, preVerificationGas: PRE_VERIFICATION_GAS_PLACEHOLDER }),
+  );
+  return formula + (formula * PRE_VERIFICATION_MARGIN_PERCENT + 99n) / 100n;
+}
+
+export function withMargin(gas: bigint): bigint {
+  return gas + (gas * MARGIN_PERCENT + 99n) / 100n + MARGIN_GAS;
+}
+
+/** The operation as the client sent it: any gas or fee field may be missing. */
+export type OperationToEstimate = Pick<UserOperation, "sender" | "nonce" | "initCode" | "callData"> &
+  Partial<Omit<UserOperationSignedFields, "sender" | "nonce" | "initCode" | "callData">>;
+
+export interface EstimateRequest {
+  chain: SponsoringChain;
+  userOp: OperationToEstimate;
+  /** The client's account signature; `0x` when it sent none (a dummy of the final length stands in). */
+  signature: Hex;
+  /** The terms the stub carries: the dApp's funding wallet and a validity window like the one that will be signed. */
+  terms: SponsorshipTerms;
+}
+
+export interface GasEstimate extends Fees {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  /** Which estimated the limits. */
+  source: "bundler" | "node";
+}
+
+/** Whether the chain can estimate at all: it needs a bundler or a node, and our paymaster for the stub. */
+export function canEstimateGas(chain: SponsoringChain): chain is SponsoringChain & { verifyingPaymaster: Address } {
+  return chain.verifyingPaymaster !== undefined && (chain.rpcUrl !== undefined || chain.bundlerUrl !== undefined);
+}
+
+/**
+ * The three limits and the fees the operation will be signed with. Limits the client sent are lower bounds: an
+ * estimate never lowers them. Fees the client sent are kept as they are; missing ones are suggested by the chain.
+ *
+ * Throws OperationRevertedError when the operation fails in simulation (the message says why), and
+ * EstimationUnavailableError when the node or the bundler cannot be used, within GAS_ESTIMATION_TIMEOUT_MS.
+ */
+export function estimateUserOperationGas(
+  request: EstimateRequest,
+  timeoutMs = GAS_ESTIMATION_TIMEOUT_MS,
+): Promise<GasEstimate> {
+  return withDeadline(estimate(request), timeoutMs);
+}
+
+async function estimate({ chain, userOp, signature, terms }: EstimateRequest): Promise<GasEstimate> {
+  if (!canEstimateGas(chain)) {
+    throw new EstimationUnavailableError(
+      `chain ${chain.chainId} has no bundler, node or verifying paymaster to estimate with`,
+    );
+  }
+  const paymaster = chain.verifyingPaymaster;
+  const feesGiven = userOp.maxFeePerGas !== undefined && userOp.maxPriorityFeePerGas !== undefined;
+  const fees = feesGiven ? undefined : suggestFees(chain, CHAIN_RPC_TIMEOUT_MS);
+  const op = (chosen: Fees): UserOperation => ({
+    sender: userOp.sender,
+    nonce: userOp.nonce,
+    initCode: userOp.initCode,
+    callData: userOp.callData,
+    callGasLimit: userOp.callGasLimit ?? 0n,
+    verificationGasLimit: userOp.verificationGasLimit ?? 0n,
+    preVerificationGas: userOp.preVerificationGas ?? 0n,
+    ...chosen,
+    paymasterAndData: stubPaymasterAndData({ ...terms, paymaster }),
+    signature: stubAccountSignature(signature),
+  });
+
+  let stub: UserOperation;
+  let limits: { callGasLimit: bigint; verificationGasLimit: bigint; preVerificationGas: bigint };
+  if (chain.bundlerUrl) {
+    // The bundler is sent the fees the operation will carry, so they are chosen first.
+    stub = op(completeFees(userOp, await fees));
+    const fromBundler = await estimateWithBundler(chain.bundlerUrl, chain.entryPoint, stub);
+    limits = {
+      callGasLimit: fromBundler.callGasLimit,
+      // The bundler simulated our paymaster with the dummy signature, which skips the reservation.
+      verificationGasLimit: fromBundler.verificationGasLimit + PAYMASTER_SIGNED_PATH_GAS,
+      preVerificationGas: fromBundler.preVerificationGas,
+    };
+  } else {
+    const client = chainClient(chain);
+    if (!client) throw new EstimationUnavailableError(`chain ${chain.chainId} has no RPC`);
+    // The simulation prices gas at 1 wei whatever the fees, so it need not wait for them.
+    const placeholder = op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
+    const [measured, chosenFees] = await Promise.all([
+      simulateOperationGas(client, chain.entryPoint, paymaster, placeholder),
+      fees,
+    ]);
+    stub = op(completeFees(userOp, chosenFees));
+    limits = {
+      callGasLimit: withMargin(measured.executionGas),
+      verificationGasLimit: withMargin(measured.verificationGas + PAYMASTER_SIGNED_PATH_GAS),
+      preVerificationGas: 0n,
+    };
+  }
+
+  const callGasLimit = maxOf(limits.callGasLimit, userOp.callGasLimit);
+  const verificationGasLimit = maxOf(
+    maxOf(limits.verificationGasLimit, MIN_VERIFICATION_GAS_LIMIT),
+    userOp.verificationGasLimit,
+  );
+  // Our formula over the final shape, whatever the bundler said: it must cover our 276 bytes.
+  const formula = preVerificationGasFor({ ...stub, callGasLimit, verificationGasLimit });
+  const preVerificationGas = maxOf(maxOf(formula, limits.preVerificationGas), userOp.preVerificationGas);
+  return {
+    callGasLimit,
+    verificationGasLimit,
+    preVerificationGas,
+    maxFeePerGas: stub.maxFeePerGas,
+    maxPriorityFeePerGas: stub.maxPriorityFeePerGas,
+    source: chain.bundlerUrl ? "bundler" : "node",
+  };
+}
+
+/** The client's fees where it sent them, the suggestion for the rest; the tip never above the fee cap. */
+function completeFees(userOp: OperationToEstimate, suggested: Fees | undefined): Fees {
+  const maxFeePerGas = userOp.maxFeePerGas ?? suggested?.maxFeePerGas ?? 0n;
+  const tip = userOp.maxPriorityFeePerGas ?? suggested?.maxPriorityFeePerGas ?? 0n;
+  return { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip };
+}
+
+function maxOf(a: bigint, b: bigint | undefined): bigint {
+  return b !== undefined && b > a ? b : a;
+}
+
+function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new EstimationUnavailableError(`gas estimation did not finish within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
