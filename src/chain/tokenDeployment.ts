@@ -1,0 +1,238 @@
+// ERC20 mode on a local chain (anvil): the TokenPaymaster, a test fee token and a fixed-price aggregator, each at its
+// deterministic CREATE2 address (computed from the committed artifacts alone, like deployments.ts), deployed by
+// deployLocalTokenStack. Every step skips what is already done, so a restarted service or a second test can call it
+// again.
+import {
+  type Address,
+  concat,
+  encodeAbiParameters,
+  getContractAddress,
+  type Hex,
+  isAddressEqual,
+  parseEther,
+} from "viem";
+import { ANVIL_FIRST_ACCOUNT, CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
+import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+import { type ChainClients, type DeployOutcome, deployCreate2, deployEntryPoint } from "./localDeployment";
+import { fixedPriceAggregatorArtifact, testTokenArtifact, tokenPaymasterArtifact } from "./tokenArtifacts";
+
+function create2(name: string, initCode: Hex): Create2Deployment {
+  return {
+    name,
+    initCode,
+    address: getContractAddress({
+      opcode: "CREATE2",
+      from: CREATE2_DEPLOYER_ADDRESS,
+      salt: CREATE2_SALT,
+      bytecode: initCode,
+    }),
+  };
+}
+
+export interface TokenPaymasterArgs {
+  entryPoint: Address;
+  owner: Address;
+  /** Only the first signer: the address must not depend on the service's key, which the owner sets afterwards. */
+  verifyingSigner: Address;
+}
+
+export function tokenPaymasterDeployment(args: TokenPaymasterArgs): Create2Deployment {
+  return create2(
+    "TokenPaymaster",
+    concat([
+      tokenPaymasterArtifact.bytecode,
+      encodeAbiParameters(
+        [{ type: "address" }, { type: "address" }, { type: "address" }],
+        [args.entryPoint, args.owner, args.verifyingSigner],
+      ),
+    ]),
+  );
+}
+
+/** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
+export const localTokenPaymasterDeployment = tokenPaymasterDeployment({
+  entryPoint: ENTRY_POINT_V06_ADDRESS,
+  owner: ANVIL_FIRST_ACCOUNT,
+  verifyingSigner: ANVIL_FIRST_ACCOUNT,
+});
+
+/** The local fee token: six decimals like USDC, so the demo shows a token whose unit is not 1e18. */
+export const LOCAL_TEST_TOKEN = { name: "Test USD", symbol: "TUSD", decimals: 6 } as const;
+
+export const localTestTokenDeployment = create2(
+  "TestToken",
+  concat([
+    testTokenArtifact.bytecode,
+    encodeAbiParameters(
+      [{ type: "string" }, { type: "string" }, { type: "uint8" }],
+      [LOCAL_TEST_TOKEN.name, LOCAL_TEST_TOKEN.symbol, LOCAL_TEST_TOKEN.decimals],
+    ),
+  ]),
+);
+
+/** The local price: 1 ETH = 3,000 TUSD, with Chainlink's eight decimals for fiat-like pairs. */
+export const LOCAL_PRICE = { description: "ETH / TUSD", decimals: 8, answer: 3_000n * 10n ** 8n } as const;
+
+export const localPriceAggregatorDeployment = create2(
+  "FixedPriceAggregator",
+  concat([
+    fixedPriceAggregatorArtifact.bytecode,
+    encodeAbiParameters(
+      [{ type: "address" }, { type: "uint8" }, { type: "string" }, { type: "int256" }],
+      [ANVIL_FIRST_ACCOUNT, LOCAL_PRICE.decimals, LOCAL_PRICE.description, LOCAL_PRICE.answer],
+    ),
+  ]),
+);
+
+/** These move whenever the contracts' bytecode changes (not their comments: the build embeds no metadata hash). */
+export const LOCAL_TOKEN_PAYMASTER_ADDRESS: Address = localTokenPaymasterDeployment.address;
+export const LOCAL_TEST_TOKEN_ADDRESS: Address = localTestTokenDeployment.address;
+export const LOCAL_PRICE_AGGREGATOR_ADDRESS: Address = localPriceAggregatorDeployment.address;
+
+/** What the local token paymaster's EntryPoint deposit is topped up to: it pays every token-paid operation's gas. */
+export const LOCAL_TOKEN_PAYMASTER_DEPOSIT = parseEther("10");
+
+export interface LocalTokenStack {
+  entryPoint: DeployOutcome;
+  tokenPaymaster: DeployOutcome;
+  testToken: DeployOutcome;
+  priceAggregator: DeployOutcome;
+  /** Wei added to the token paymaster's EntryPoint deposit (0 when it already held LOCAL_TOKEN_PAYMASTER_DEPOSIT). */
+  depositAdded: bigint;
+  /** True when the aggregator's answer was re-dated because it was getting stale. */
+  priceRefreshed: boolean;
+}
+
+/**
+ * Deploys the EntryPoint if missing, then the token paymaster, the test token and the aggregator; tops the paymaster's
+ * deposit up to LOCAL_TOKEN_PAYMASTER_DEPOSIT and re-dates a stale local price. The wallet client must be anvil's first
+ * account, the owner of the paymaster and the aggregator. The paymaster is not staked: local bundlers run unsafe.
+ */
+export async function deployLocalTokenStack(clients: ChainClients): Promise<LocalTokenStack> {
+  const entryPoint = await deployEntryPoint(clients);
+  const tokenPaymaster = await deployCreate2(clients, localTokenPaymasterDeployment);
+  const testToken = await deployCreate2(clients, localTestTokenDeployment);
+  const priceAggregator = await deployCreate2(clients, localPriceAggregatorDeployment);
+  const depositAdded = await topUpTokenPaymasterDeposit(clients, LOCAL_TOKEN_PAYMASTER_DEPOSIT);
+  const { refreshed } = await refreshLocalPrice(clients);
+  return { entryPoint, tokenPaymaster, testToken, priceAggregator, depositAdded, priceRefreshed: refreshed };
+}
+
+async function confirm(clients: ChainClients, hash: Hex, what: string): Promise<void> {
+  const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
+}
+
+async function requireOwner(clients: ChainClients, contract: Address, owner: Address, what: string): Promise<void> {
+  if (!isAddressEqual(owner, clients.walletClient.account.address)) {
+    throw new Error(`only the owner ${owner} of ${contract} can ${what}, not ${clients.walletClient.account.address}`);
+  }
+}
+
+/** Deposits the difference when the paymaster's EntryPoint deposit is below `minimum`; returns the wei added. */
+export async function topUpTokenPaymasterDeposit(
+  clients: ChainClients,
+  minimum: bigint,
+  paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,
+): Promise<bigint> {
+  const contract = { address: paymaster, abi: tokenPaymasterArtifact.abi } as const;
+  const current = await clients.publicClient.readContract({ ...contract, functionName: "getDeposit" });
+  if (current >= minimum) return 0n;
+  const missing = minimum - current;
+  const { walletClient } = clients;
+  const hash = await walletClient.writeContract({
+    ...contract,
+    functionName: "deposit",
+    value: missing,
+    account: walletClient.account,
+    chain: walletClient.chain,
+  });
+  await confirm(clients, hash, "funding the token paymaster's EntryPoint deposit");
+  return missing;
+}
+
+/**
+ * Re-dates the local aggregator's answer (same price) once half of the paymaster's maxPriceAge has passed, so a
+ * long-running local chain keeps accepting oracle-priced operations. Nothing is sent while the price is fresh.
+ */
+export async function refreshLocalPrice(
+  clients: ChainClients,
+  aggregator: Address = LOCAL_PRICE_AGGREGATOR_ADDRESS,
+  paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,
+): Promise<{ refreshed: boolean; transactionHash?: Hex }> {
+  const { publicClient, walletClient } = clients;
+  const feed = { address: aggregator, abi: fixedPriceAggregatorArtifact.abi } as const;
+  const [, answer, , updatedAt] = await publicClient.readContract({ ...feed, functionName: "latestRoundData" });
+  const maxPriceAge = await publicClient.readContract({
+    address: paymaster,
+    abi: tokenPaymasterArtifact.abi,
+    functionName: "maxPriceAge",
+  });
+  const { timestamp } = await publicClient.getBlock();
+  if (answer > 0n && updatedAt + BigInt(maxPriceAge) / 2n > timestamp) return { refreshed: false };
+  await requireOwner(
+    clients,
+    aggregator,
+    await publicClient.readContract({ ...feed, functionName: "owner" }),
+    "refresh its price",
+  );
+  const hash = await walletClient.writeContract({
+    ...feed,
+    functionName: "setAnswer",
+    args: [answer > 0n ? answer : LOCAL_PRICE.answer],
+    account: walletClient.account,
+    chain: walletClient.chain,
+  });
+  await confirm(clients, hash, "refreshing the local price");
+  return { refreshed: true, transactionHash: hash };
+}
+
+/**
+ * Makes `newSigner` (the service's own key) the token paymaster's verifying signer; nothing is sent when it already is.
+ * The wallet client must be the owner, which on a local chain is anvil's first account.
+ */
+export async function rotateTokenPaymasterSigner(
+  clients: ChainClients,
+  newSigner: Address,
+  paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,
+): Promise<{ changed: boolean; transactionHash?: Hex }> {
+  const { publicClient, walletClient } = clients;
+  const contract = { address: paymaster, abi: tokenPaymasterArtifact.abi } as const;
+  const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
+  if (isAddressEqual(current, newSigner)) return { changed: false };
+  await requireOwner(
+    clients,
+    paymaster,
+    await publicClient.readContract({ ...contract, functionName: "owner" }),
+    "rotate its signer",
+  );
+  const hash = await walletClient.writeContract({
+    ...contract,
+    functionName: "setVerifyingSigner",
+    args: [newSigner],
+    account: walletClient.account,
+    chain: walletClient.chain,
+  });
+  await confirm(clients, hash, "rotating the token paymaster's signer");
+  return { changed: true, transactionHash: hash };
+}
+
+/** Mints local test tokens to `to` (anyone may mint them: they exist on local chains only). */
+export async function mintTestTokens(
+  clients: ChainClients,
+  to: Address,
+  amount: bigint,
+  token: Address = LOCAL_TEST_TOKEN_ADDRESS,
+): Promise<Hex> {
+  const { walletClient } = clients;
+  const hash = await walletClient.writeContract({
+    address: token,
+    abi: testTokenArtifact.abi,
+    functionName: "mint",
+    args: [to, amount],
+    account: walletClient.account,
+    chain: walletClient.chain,
+  });
+  await confirm(clients, hash, "minting test tokens");
+  return hash;
+}
