@@ -428,9 +428,13 @@ contract TokenPaymaster is IPaymaster, Ownable {
         }
     }
 
-    /// The EntryPoint's own rule (UserOperationLib.gasPrice), so the overhead is priced as the EntryPoint prices gas.
+    /**
+     * The EntryPoint's own rule (UserOperationLib.gasPrice), so the overhead is priced as the EntryPoint prices gas. A
+     * tip at or above maxFeePerGas gives maxFeePerGas either way; returning early there keeps the addition below from
+     * overflowing, since postOp must not revert on any operation that validated.
+     */
     function _gasPrice(uint256 maxFeePerGas, uint256 maxPriorityFeePerGas) private view returns (uint256) {
-        if (maxFeePerGas == maxPriorityFeePerGas) return maxFeePerGas; // legacy chains without BASEFEE
+        if (maxPriorityFeePerGas >= maxFeePerGas) return maxFeePerGas; // also legacy chains without BASEFEE
         uint256 price = maxPriorityFeePerGas + block.basefee;
         return price < maxFeePerGas ? price : maxFeePerGas;
     }
