@@ -39,14 +39,14 @@ interface IPriceAggregator {
  * converted at the rate with the markup. postOp charges the actual cost plus the overhead at the operation's gas price,
  * converted the same way and never above that maximum, with transferFrom(sender -> this contract).
  *
- * Who pays when the charge fails: the owner. The EntryPoint takes the gas from this contract's deposit before postOp
- * runs, whatever postOp does. If the pull fails after the user's call succeeded, postOp reverts once, so the
+ * Who pays when the charge fails: the owner. The EntryPoint has taken the prefund from this contract's deposit before
+ * postOp runs and keeps the operation's actual gas cost whatever postOp does. If the pull fails after the user's call succeeded, postOp reverts once, so the
  * EntryPoint undoes the call (which may be what moved the tokens or revoked the allowance) and calls postOp again in
  * postOpReverted mode, where the pull is retried against the state validation checked. If that fails too (or the call
  * itself had reverted), postOp records TokenChargeFailed and returns: it never reverts a second time, since that would
- * fail the whole bundle (AA50) at the bundler's cost. The deposit has then paid at most that one operation's gas, which
- * is bounded by the gas limits and fees the service signed (maxCost + POST_OP_OVERHEAD_GAS * maxFeePerGas), and the
- * event tells the service whose signatures to stop.
+ * fail the whole bundle (AA50) at the bundler's cost. The deposit has then paid one operation's gas, at most its
+ * maxCost, which the gas limits and fees the service signed fix, and the event tells the service whose operations to
+ * stop signing.
  *
  * Why IPaymaster and not BasePaymaster (as VerifyingPaymaster): one pattern for both paymasters, with the owner-only
  * deposit and stake functions written out here.
