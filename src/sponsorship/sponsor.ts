@@ -61,6 +61,8 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
     ...gas,
     maxFeePerGas: userOp.maxFeePerGas,
     maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
+    ...(setup.fundingAddress ? { fundingAddress: setup.fundingAddress } : {}),
+    ...(chain.verifyingPaymaster ? { paymasterAddress: chain.verifyingPaymaster } : {}),
   };
 
   const refusal = async (reason: string, outcomes: RuleOutcome[]): Promise<SponsorAnswer> => {

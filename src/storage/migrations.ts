@@ -190,6 +190,36 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       $fn$;
     `,
   },
+  {
+    id: 5,
+    sql: `
+      -- Whose deposit a sponsorship spends and in which contract: the on-chain paymasterId (the funding wallet at the
+      -- time of signing) and the chain's verifying paymaster, both lowercase.
+      ALTER TABLE sponsorships
+        ADD COLUMN funding_address text,
+        ADD COLUMN paymaster_address text,
+        -- Settlement, from the EntryPoint's UserOperationEvent of the operation.
+        ADD COLUMN actual_cost numeric(78, 0),
+        ADD COLUMN actual_gas_used numeric(78, 0),
+        ADD COLUMN success boolean,
+        ADD COLUMN tx_hash text,
+        ADD COLUMN block_number bigint,
+        ADD COLUMN settled_at timestamptz,
+        -- Never paid: expired unmined, or another operation with the same sender and nonce was mined instead.
+        ADD COLUMN released_at timestamptz;
+      -- The sponsorships that may still be charged to a deposit: what the deposit rule sums and settlement scans.
+      CREATE INDEX sponsorships_outstanding ON sponsorships (chain_id, funding_address, paymaster_address, valid_until)
+        WHERE sponsored AND settled_at IS NULL AND released_at IS NULL;
+      -- How far settlement has read each chain. genesis_hash tells a chain restarted from block 0 (a local node)
+      -- from the one the cursor was written for.
+      CREATE TABLE chain_cursors (
+        chain_id bigint PRIMARY KEY,
+        last_block bigint NOT NULL,
+        genesis_hash text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

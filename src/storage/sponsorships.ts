@@ -19,19 +19,23 @@ export interface SponsorshipRecord {
   validUntil?: number;
   validAfter?: number;
   ruleOutcomes: unknown[];
+  /** The on-chain paymasterId whose deposit pays (the funding wallet when the answer was given), lowercase. */
+  fundingAddress?: string;
+  /** The chain's verifying paymaster contract the signature is for, lowercase. */
+  paymasterAddress?: string;
 }
 
 const INSERT = `
   INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
     verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
-    rule_outcomes)
+    rule_outcomes, funding_address, paymaster_address)
   SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason, user_op_hash,
     cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint, valid_after::bigint,
-    outcomes::jsonb
+    outcomes::jsonb, funding_address, paymaster_address
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
     AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
-      valid_until, valid_after, outcomes)`;
+      valid_until, valid_after, outcomes, funding_address, paymaster_address)`;
 
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
@@ -53,6 +57,8 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
     rows.map((r) => text(r.validUntil)),
     rows.map((r) => text(r.validAfter)),
     rows.map((r) => JSON.stringify(r.ruleOutcomes)),
+    rows.map((r) => r.fundingAddress?.toLowerCase() ?? null),
+    rows.map((r) => r.paymasterAddress?.toLowerCase() ?? null),
   ];
 }
 
