@@ -1,0 +1,279 @@
+// The main SDK flow through a real bundler: a SimpleAccount operation with no gas fields goes to the service's
+// pm_sponsorUserOperation over HTTP with calculateGasLimits: true, the owner signs what comes back, and the Alto bundler
+// (a child process against anvil, unsafe mode) accepts it with eth_sendUserOperation and mines it with success.
+// Once with the chain's bundlerUrl configured (the bundler estimates), once without fees in the request (the service
+// chooses them and returns them), and once without a bundler configured (the service simulates through the node).
+//
+// With a bundler configured, operations go through Alto's v2 API, the one Pimlico's hosted bundlers serve, which also
+// checks preVerificationGas and fees against its own rules. The service's own estimate goes through v1: Alto v2 asks
+// about 55,500 preVerificationGas of the operation below, since it prices paymasterAndData and the signature at twice
+// their length (it counts hex characters as bytes), where the service's formula gives about 53,200 and handleOps
+// spends about 50,500 outside the EntryPoint's metering. A chain whose clients use such a bundler should name it.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { type Address, concat, encodeFunctionData, type Hex, parseEther, toHex } from "viem";
+import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
+import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/chain/deployments";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
+import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
+import { deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
+import { createSigner } from "../../src/chain/signer";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
+import type { UserOperation } from "../../src/chain/userOperation";
+import { getUserOpHash } from "../../src/chain/userOpHash";
+import type { ChainConfig } from "../../src/config";
+import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
+import { type Alto, startAlto } from "../helpers/alto";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { addPolicy, linkFundingWallet, whitelist } from "../helpers/dappSetup";
+
+const CHAIN_ID = 31337;
+const INFINITISM = { name: "INFINITISM", version: "1.0.0" };
+const factory = simpleAccountFactoryDeployment.address;
+const serviceSigner = createSigner(generatePrivateKey());
+const fundingWallet = privateKeyToAccount(anvilKeys.fundingWallet);
+const RECEIPT_TIMEOUT_MS = 30_000;
+
+interface Service {
+  app: TestApp;
+  baseUrl: string;
+  dapp: Dapp;
+}
+
+let chain: LocalChain | undefined;
+let alto: Alto | undefined;
+const services: Service[] = [];
+let withBundler: Service;
+let withoutBundler: Service;
+
+before(async () => {
+  chain = await startLocalChain({ chainId: CHAIN_ID });
+  const stack = await deployLocalStack(chain.clients(anvilKeys.owner));
+  assert.equal(stack.verifyingPaymaster.address, LOCAL_VERIFYING_PAYMASTER_ADDRESS);
+  await rotateVerifyingSigner(chain.clients(anvilKeys.owner), serviceSigner.address);
+  const hash = await chain.wallet(anvilKeys.fundingWallet).writeContract({
+    address: LOCAL_VERIFYING_PAYMASTER_ADDRESS,
+    abi: verifyingPaymasterArtifact.abi,
+    functionName: "depositFor",
+    args: [fundingWallet.address],
+    value: parseEther("1"),
+  });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+
+  alto = await startAlto({
+    rpcUrl: chain.anvil.rpcUrl,
+    executorKey: anvilKeys.bundler,
+    utilityKey: anvilKeys.stranger,
+  });
+  withBundler = await startService({ rpcUrl: chain.anvil.rpcUrl, bundlerUrl: altoUrl("v2") });
+  withoutBundler = await startService({ rpcUrl: chain.anvil.rpcUrl });
+});
+
+after(async () => {
+  try {
+    for (const service of services) await service.app.close();
+  } finally {
+    await alto?.stop();
+    await chain?.anvil.stop();
+  }
+});
+
+/** A service with chain 31337 configured as given, listening on a real port, and a dApp set up on it. */
+async function startService(chainConfig: Pick<ChainConfig, "rpcUrl" | "bundlerUrl">): Promise<Service> {
+  const app = await startTestApp({
+    signer: serviceSigner,
+    chains: new Map([[CHAIN_ID, { chainId: CHAIN_ID, name: "local", ...chainConfig }]]),
+  });
+  const service: Service = { app, baseUrl: "", dapp: await app.dapp() };
+  services.push(service);
+  service.baseUrl = await app.app.listen({ port: 0, host: "127.0.0.1" });
+  // Both services' dApps name the same funding wallet, so the one deposit above pays for both.
+  await linkFundingWallet(app, service.dapp, anvilKeys.fundingWallet);
+  await addPolicy(app, service.dapp, "WALLET_DEPLOYMENT", {});
+  await whitelist(app, service.dapp, factory, simpleAccountFactoryArtifact.abi, ["createAccount"]);
+  return service;
+}
+
+function altoUrl(version: "v1" | "v2"): string {
+  assert.ok(alto, "Alto did not start");
+  return `${alto.url}/${version}/rpc`;
+}
+
+function requireChain(): LocalChain {
+  assert.ok(chain, "anvil did not start");
+  return chain;
+}
+
+/** The first operation of a new SimpleAccount, as the SDK sends it: no gas limits, no paymasterAndData. */
+async function firstOperation(owner: LocalAccount, call: Hex) {
+  const env = requireChain();
+  const sender = await env.publicClient.readContract({
+    address: factory,
+    abi: simpleAccountFactoryAbi,
+    functionName: "getAddress",
+    args: [owner.address, 0n],
+  });
+  return {
+    sender,
+    nonce: 0n,
+    initCode: concat([
+      factory,
+      encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner.address, 0n] }),
+    ]),
+    callData: encodeFunctionData({ abi: simpleAccountAbi, functionName: "execute", args: [factory, 0n, call] }),
+  };
+}
+
+interface SponsorResult {
+  mode: string;
+  paymasterAndData: Hex;
+  callGasLimit: number;
+  verificationGasLimit: number;
+  preVerificationGas: string;
+  maxFeePerGas?: Hex;
+  maxPriorityFeePerGas?: Hex;
+  reason?: string;
+}
+
+async function sponsorOverHttp(service: Service, userOp: Record<string, unknown>) {
+  const started = performance.now();
+  const response = await fetch(`${service.baseUrl}/api/v1/${CHAIN_ID}/${service.dapp.apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "pm_sponsorUserOperation",
+      params: [
+        { ...userOp, signature: "0x" },
+        { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: INFINITISM } },
+      ],
+    }),
+  });
+  const body = (await response.json()) as { result?: SponsorResult; error?: unknown };
+  assert.equal(response.status, 200, JSON.stringify(body));
+  assert.ok(body.result, JSON.stringify(body));
+  assert.equal(body.result.reason, undefined, `refused: ${body.result.reason}`);
+  return { result: body.result, ms: Math.round(performance.now() - started) };
+}
+
+async function bundlerCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  assert.equal(body.error, undefined, `${method}: ${JSON.stringify(body.error)}`);
+  return body.result as T;
+}
+
+interface UserOperationReceipt {
+  success: boolean;
+  actualGasUsed: Hex;
+  receipt: { gasUsed: Hex; status: Hex };
+}
+
+/** eth_sendUserOperation to Alto, then eth_getUserOperationReceipt until it is mined. */
+async function sendAndWait(url: string, op: UserOperation): Promise<UserOperationReceipt> {
+  const userOpHash = await bundlerCall<Hex>(url, "eth_sendUserOperation", [
+    toRpcUserOperation(op),
+    ENTRY_POINT_V06_ADDRESS,
+  ]);
+  assert.equal(userOpHash, getUserOpHash(op, ENTRY_POINT_V06_ADDRESS, CHAIN_ID));
+  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+  for (;;) {
+    const receipt = await bundlerCall<UserOperationReceipt | null>(url, "eth_getUserOperationReceipt", [userOpHash]);
+    if (receipt) return receipt;
+    assert.ok(Date.now() < deadline, `not mined within ${RECEIPT_TIMEOUT_MS} ms\n${alto?.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function hasCode(address: Address): Promise<boolean> {
+  const code = await requireChain().publicClient.getCode({ address });
+  return code !== undefined && code !== "0x";
+}
+
+/**
+ * The whole flow for one new account whose call creates another account (a whitelisted method): sponsor without gas
+ * fields, sign, send to Alto, wait for the receipt, check that both accounts exist.
+ */
+async function runFlow(service: Service, fees: "sent" | "omitted", bundlerUrl: string) {
+  const env = requireChain();
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
+  const created = await env.publicClient.readContract({
+    address: factory,
+    abi: simpleAccountFactoryAbi,
+    functionName: "getAddress",
+    args: [otherOwner, 0n],
+  });
+  const call = encodeFunctionData({
+    abi: simpleAccountFactoryAbi,
+    functionName: "createAccount",
+    args: [otherOwner, 0n],
+  });
+  const partial = await firstOperation(owner, call);
+  const clientFees = fees === "sent" ? await env.publicClient.estimateFeesPerGas() : undefined;
+  const { result, ms } = await sponsorOverHttp(service, {
+    sender: partial.sender,
+    nonce: toHex(partial.nonce),
+    initCode: partial.initCode,
+    callData: partial.callData,
+    ...(clientFees
+      ? { maxFeePerGas: toHex(clientFees.maxFeePerGas), maxPriorityFeePerGas: toHex(clientFees.maxPriorityFeePerGas) }
+      : {}),
+  });
+  if (clientFees) {
+    assert.equal(result.maxFeePerGas, undefined, "the client's fees are not echoed");
+  } else {
+    assert.match(result.maxFeePerGas ?? "", /^0x[0-9a-f]+$/, "the fees the service chose are returned");
+    assert.match(result.maxPriorityFeePerGas ?? "", /^0x[0-9a-f]+$/);
+  }
+  const unsigned: UserOperation = {
+    ...partial,
+    callGasLimit: BigInt(result.callGasLimit),
+    verificationGasLimit: BigInt(result.verificationGasLimit),
+    preVerificationGas: BigInt(result.preVerificationGas),
+    maxFeePerGas: clientFees?.maxFeePerGas ?? BigInt(result.maxFeePerGas as Hex),
+    maxPriorityFeePerGas: clientFees?.maxPriorityFeePerGas ?? BigInt(result.maxPriorityFeePerGas as Hex),
+    paymasterAndData: result.paymasterAndData,
+    signature: "0x",
+  };
+  const userOpHash = getUserOpHash(unsigned, ENTRY_POINT_V06_ADDRESS, CHAIN_ID);
+  const op = { ...unsigned, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+  assert.equal(
+    await env.publicClient.readContract({
+      address: ENTRY_POINT_V06_ADDRESS,
+      abi: entryPointAbi,
+      functionName: "getUserOpHash",
+      args: [op],
+    }),
+    userOpHash,
+  );
+
+  const receipt = await sendAndWait(bundlerUrl, op);
+  assert.equal(receipt.success, true, JSON.stringify(receipt));
+  assert.equal(receipt.receipt.status, "0x1");
+  assert.equal(await hasCode(partial.sender), true, "the account was not deployed");
+  assert.equal(await hasCode(created), true, "the whitelisted call did not run");
+  return (
+    `sponsored in ${ms} ms: callGasLimit ${result.callGasLimit}, verificationGasLimit ${result.verificationGasLimit}, ` +
+    `preVerificationGas ${result.preVerificationGas}; used ${BigInt(receipt.actualGasUsed)} gas ` +
+    `(bundle transaction ${BigInt(receipt.receipt.gasUsed)})`
+  );
+}
+
+test("with the chain's bundler: an operation sent without gas fields is estimated, signed, accepted and mined", async (t) => {
+  t.diagnostic(await runFlow(withBundler, "sent", altoUrl("v2")));
+});
+
+test("with the chain's bundler and no fees in the request: the bundler's fees are signed and returned", async (t) => {
+  t.diagnostic(await runFlow(withBundler, "omitted", altoUrl("v2")));
+});
+
+test("without a bundler configured: the service's own estimate through the node is accepted and mined by Alto", async (t) => {
+  t.diagnostic(await runFlow(withoutBundler, "omitted", altoUrl("v1")));
+});

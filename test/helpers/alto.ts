@@ -1,0 +1,118 @@
+// The Alto bundler (@pimlico/alto) as a child process against a local anvil, for end-to-end tests through a real
+// bundler. One per test file, on a free port; `stop()` always ends it, and so does the test process's exit.
+//
+//   const alto = await startAlto({ rpcUrl: anvil.rpcUrl, executorKey, utilityKey });
+//   after(() => alto.stop());
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import path from "node:path";
+import type { Hex } from "viem";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
+
+export interface Alto {
+  url: string;
+  pid: number;
+  /** What Alto printed, for a failing test's message. */
+  output(): string;
+  /** Ends the process and resolves once it has exited; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface AltoOptions {
+  rpcUrl: string;
+  /** Sends the bundles; needs ether on the chain. */
+  executorKey: Hex;
+  /** Alto's utility account (refills executors); another funded key. */
+  utilityKey: Hex;
+  startTimeoutMs?: number;
+}
+
+const STOP_GRACE_MS = 3_000;
+const OUTPUT_LIMIT = 64 * 1024;
+
+/** Alto's command-line entry, run with this Node: no wrapper process in between, so killing it kills Alto. */
+function altoCli(): string {
+  const main = createRequire(import.meta.url).resolve("@pimlico/alto");
+  return path.join(path.dirname(main), "cli", "alto.js");
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!address || typeof address !== "object") throw new Error("no free port");
+  return address.port;
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      signal: AbortSignal.timeout(1_000),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function startAlto(options: AltoOptions): Promise<Alto> {
+  const port = await freePort();
+  const args = [
+    altoCli(),
+    "--entrypoints",
+    ENTRY_POINT_V06_ADDRESS,
+    "--rpc-url",
+    options.rpcUrl,
+    "--executor-private-keys",
+    options.executorKey,
+    "--utility-private-key",
+    options.utilityKey,
+    // Unsafe mode: no ERC-7562 storage rules, so our paymaster needs no stake on a local chain.
+    "--safe-mode",
+    "false",
+    "--port",
+    String(port),
+    // anvil mines at once: poll its blocks often instead of once a second.
+    "--block-time",
+    "200",
+    "--log-level",
+    "warn",
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    if (output.length < OUTPUT_LIMIT) output += chunk.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+
+  // Last resort for a test process that exits without running its `after` hooks; an exit handler may only do sync work.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  void exited.then(() => process.off("exit", killOnExit));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  while (!(await answers(url))) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`Alto did not start (exit ${child.exitCode}, signal ${child.signalCode}):\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, pid: child.pid ?? -1, output: () => output, stop };
+}
