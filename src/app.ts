@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
+import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, messages } from "./errors";
@@ -17,10 +18,12 @@ import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
 import { rpcRoutes } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
+import { depositRule } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
+import { OutstandingCharges } from "./storage/outstandingCharges";
 import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 
@@ -69,17 +72,25 @@ export async function buildApp(
     },
     { prefix: MANAGEMENT_PREFIX },
   );
+  const chains = sponsoringChains(ctx.chains);
   await app.register(rpcRoutes, {
     setups,
-    chains: sponsoringChains(ctx.chains),
+    chains,
     sponsor: {
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db),
       now: ctx.now,
-      // Memory-only rules first, then the ledger's reservation, then calls out to the dApp's webhooks.
+      // Memory-only rules first, then the ledger's reservation, then the deposit (a balance read cached for 2 s and one
+      // batched query: after the limits, which refuse more often and need no RPC; before the webhooks, which each cost a
+      // call out), then calls out to the dApp's webhooks.
       rules: [
         ...CHEAP_RULES,
         spendingLimitRule(new LimitLedger(ctx.db)),
+        depositRule({
+          chains,
+          balances: new DepositBalances({ now: ctx.now }),
+          outstanding: new OutstandingCharges(ctx.db),
+        }),
         webhookRule(ctx.webhooks, () => app.addresses()),
       ],
     },

@@ -4,7 +4,7 @@ import { fundingAndRules } from "./rules/fundingAndRules";
 import { walletDeployment } from "./rules/walletDeployment";
 
 export type Decision =
-  | { sponsored: true; outcomes: RuleOutcome[] }
+  | { sponsored: true; outcomes: RuleOutcome[]; afterRecord: (recorded: boolean) => void }
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
 
 /**
@@ -17,21 +17,29 @@ export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, 
 export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<Decision> {
   const outcomes: RuleOutcome[] = [];
   const reserved: RuleResult[] = [];
+  const afterRecord: ((recorded: boolean) => void)[] = [];
   try {
     for (const rule of rules) {
-      const { release, ...outcome } = await rule.evaluate(input);
+      const { release, afterRecord: after, ...outcome } = await rule.evaluate(input);
       outcomes.push(outcome);
       if (!outcome.passed) {
         await releaseAll(reserved);
         return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
       }
       if (release) reserved.push({ ...outcome, release });
+      if (after) afterRecord.push(after);
     }
   } catch (error) {
     await releaseAll(reserved);
     throw error;
   }
-  return { sponsored: true, outcomes };
+  return {
+    sponsored: true,
+    outcomes,
+    afterRecord: (recorded) => {
+      for (const after of afterRecord) after(recorded);
+    },
+  };
 }
 
 async function releaseAll(reserved: RuleResult[]): Promise<void> {

@@ -23,6 +23,11 @@ export interface RuleOutcome {
 export interface RuleResult extends RuleOutcome {
   /** Undoes the reservation, when a later rule refuses the operation. */
   release?: () => Promise<void>;
+  /**
+   * For a sponsored operation: called once its answer is recorded (true), or when signing or recording failed
+   * (false), so that what the rule holds in memory until the record exists can be let go.
+   */
+  afterRecord?: (recorded: boolean) => void;
 }
 
 /** One condition of decisions §3. Rules run in order and the first refusal ends the evaluation. */

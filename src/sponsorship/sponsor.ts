@@ -83,17 +83,23 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
   if (!decision.sponsored) return refusal(decision.reason, decision.outcomes);
   // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
   const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
-  const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
-  const signature = await deps.signer.signHash(hash);
-  const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
-  const userOpHash = getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId);
-  await deps.log.record({
-    ...base,
-    sponsored: true,
-    userOpHash,
-    validUntil: terms.validUntil,
-    validAfter: terms.validAfter,
-    ruleOutcomes: decision.outcomes,
-  });
-  return { paymasterAndData, ...gas };
+  let recorded = false;
+  try {
+    const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
+    const signature = await deps.signer.signHash(hash);
+    const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
+    const userOpHash = getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId);
+    await deps.log.record({
+      ...base,
+      sponsored: true,
+      userOpHash,
+      validUntil: terms.validUntil,
+      validAfter: terms.validAfter,
+      ruleOutcomes: decision.outcomes,
+    });
+    recorded = true;
+    return { paymasterAndData, ...gas };
+  } finally {
+    decision.afterRecord(recorded);
+  }
 }

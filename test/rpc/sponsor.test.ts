@@ -141,6 +141,7 @@ describe("sponsored", () => {
         ["walletDeployment", true],
         ["contractWhitelist", true],
         ["spendingLimits", true],
+        ["deposit", true],
         ["webhooks", true],
       ],
     );

@@ -1,0 +1,167 @@
+import type { Address } from "viem";
+import {
+  type DepositBalances,
+  EXPIRY_MARGIN_SECONDS,
+  maxChargeWei,
+  POST_OP_OVERHEAD_GAS,
+} from "../../chain/paymasterDeposit";
+import type { SponsoringChain } from "../../chain/sponsoringChains";
+import type { OutstandingCharges } from "../../storage/outstandingCharges";
+import { pass, type Rule, refuse } from "../rule";
+import { weiToEther } from "../spendingLimit";
+import type { SignableUserOperation } from "../sponsor";
+
+const RULE = "deposit";
+
+export const NO_RPC_REASON = "no RPC configured: deposit not checked";
+
+export interface DepositRuleDeps {
+  chains: ReadonlyMap<number, SponsoringChain>;
+  balances: DepositBalances;
+  outstanding: OutstandingCharges;
+  /** Sponsorships of this process between their check and their record; one per app. */
+  inFlight?: InFlightCharges;
+}
+
+/**
+ * The deposit check of the issue's part 4: the dApp's balance in the verifying paymaster, less what its outstanding
+ * sponsorships can still cost, must cover this operation's worst case (what the contract reserves in validation).
+ *
+ * Outstanding = the recorded sponsorships (one batched query) + those of this process that passed this rule and are not
+ * recorded yet (`InFlightCharges`), so concurrent requests of one instance cannot both spend the same balance. Other
+ * instances' in-flight requests are not seen; the contract reserves each operation's worst case in validation, so an
+ * operation signed past the deposit that way fails validation on chain and costs the deposit nothing.
+ *
+ * A chain without an RPC signs without the check and says so in the rule's outcome; an RPC that fails refuses, since a
+ * signature must never be given past an unknown deposit.
+ */
+export function depositRule(deps: DepositRuleDeps): Rule {
+  const inFlight = deps.inFlight ?? new InFlightCharges();
+  return {
+    name: RULE,
+    async evaluate(input) {
+      const chain = deps.chains.get(input.setup.chainId);
+      // Without a verifying paymaster nothing is signed (the sponsorship refuses before the rules run).
+      if (!chain?.verifyingPaymaster) return pass(RULE);
+      if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
+      const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
+      const userOp = input.userOp as SignableUserOperation;
+      const needed = maxChargeWei(userOp);
+      const key = `${chain.chainId}:${chain.verifyingPaymaster.toLowerCase()}:${wallet}`;
+
+      const snapshot = inFlight.beginRead();
+      let recorded: bigint;
+      let read: Awaited<ReturnType<DepositBalances["get"]>>;
+      try {
+        [read, recorded] = await Promise.all([
+          deps.balances.get(chain, wallet),
+          deps.outstanding.of({
+            chainId: chain.chainId,
+            paymasterAddress: chain.verifyingPaymaster.toLowerCase(),
+            fundingAddress: wallet,
+            notBefore: Math.floor(input.nowMs / 1000) - EXPIRY_MARGIN_SECONDS,
+            sender: userOp.sender,
+            nonce: userOp.nonce,
+            overheadGas: POST_OP_OVERHEAD_GAS,
+          }),
+        ]);
+      } finally {
+        inFlight.endRead(snapshot);
+      }
+      if (!read.ok) {
+        return refuse(
+          RULE,
+          `Deposit not checked: reading it through the RPC of chain ${chain.chainId} (${chain.name}) failed: ` +
+            `${read.error}; no operation is sponsored past a deposit that cannot be read`,
+        );
+      }
+      const held = recorded + inFlight.heldSince(key, snapshot);
+      if (read.balance - held < needed) {
+        return refuse(
+          RULE,
+          `Deposit too small: the paymaster's deposit for ${wallet} is ${weiToEther(read.balance)} ETH, ` +
+            `${weiToEther(held)} ETH is held by unexpired sponsorships, ` +
+            `this operation needs up to ${weiToEther(needed)} ETH`,
+        );
+      }
+      const hold = inFlight.hold(key, needed);
+      return {
+        ...pass(RULE),
+        release: async () => hold.drop(),
+        afterRecord: (isRecorded) => (isRecorded ? hold.recorded() : hold.drop()),
+      };
+    },
+  };
+}
+
+export interface Hold {
+  /** The sponsorship's record is durable: from now on the outstanding query counts it. */
+  recorded(): void;
+  /** Nothing was signed (or nothing was given out): forget it. */
+  drop(): void;
+}
+
+/**
+ * The charges of this process's sponsorships between the deposit check and their record, per deposit.
+ *
+ * The difficulty is the hand-over: a sponsorship recorded while another request's outstanding query runs may be missing
+ * from that query's snapshot after it has left the in-flight sum. So each read notes a version before its query, and
+ * a charge recorded after that version still counts for it (`heldSince`). Counting a charge twice is possible for that
+ * instant (it errs towards refusing); missing one is not.
+ */
+export class InFlightCharges {
+  readonly #held = new Map<string, bigint>();
+  /** Charges recorded while a read was under way, with the version their record made. */
+  #recorded: { version: number; key: string; amount: bigint }[] = [];
+  #version = 0;
+  /** Reads under way, by the version each started at. */
+  readonly #reads = new Map<number, number>();
+
+  beginRead(): number {
+    const version = this.#version;
+    this.#reads.set(version, (this.#reads.get(version) ?? 0) + 1);
+    return version;
+  }
+
+  endRead(version: number): void {
+    const left = (this.#reads.get(version) ?? 1) - 1;
+    if (left > 0) this.#reads.set(version, left);
+    else this.#reads.delete(version);
+    // Charges recorded at or before the oldest read under way are in every later query's snapshot.
+    const oldest = this.#reads.size === 0 ? this.#version : Math.min(...this.#reads.keys());
+    if (this.#recorded.length > 0) this.#recorded = this.#recorded.filter((r) => r.version > oldest);
+  }
+
+  /** In flight now, plus recorded after the read that started at `version`. */
+  heldSince(key: string, version: number): bigint {
+    let sum = this.#held.get(key) ?? 0n;
+    for (const r of this.#recorded) if (r.version > version && r.key === key) sum += r.amount;
+    return sum;
+  }
+
+  hold(key: string, amount: bigint): Hold {
+    this.#held.set(key, (this.#held.get(key) ?? 0n) + amount);
+    let open = true;
+    const drop = () => {
+      if (!open) return;
+      open = false;
+      const left = (this.#held.get(key) ?? 0n) - amount;
+      if (left > 0n) this.#held.set(key, left);
+      else this.#held.delete(key);
+    };
+    return {
+      drop,
+      recorded: () => {
+        if (!open) return;
+        drop();
+        if (this.#reads.size > 0) this.#recorded.push({ version: ++this.#version, key, amount });
+        else this.#version++;
+      },
+    };
+  }
+
+  /** For tests: how much is held for a deposit right now. */
+  heldNow(key: string): bigint {
+    return this.#held.get(key) ?? 0n;
+  }
+}
