@@ -1,0 +1,271 @@
+import { type Address, getAbiItem, type PublicClient } from "viem";
+import type { AppContext } from "../context";
+import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
+import type { Database } from "../storage/database";
+import {
+  type ChainCursor,
+  type OperationEvent,
+  openCursor,
+  type ReleaseOutcome,
+  readCursor,
+  releaseExpired,
+  settleRange,
+} from "../storage/settlement";
+import { chainClient } from "./chainClient";
+import { entryPointAbi } from "./entryPoint";
+import { describeChainError, EXPIRY_MARGIN_SECONDS } from "./paymasterDeposit";
+import { type SponsoringChain, sponsoringChains } from "./sponsoringChains";
+
+const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
+
+export const SETTLEMENT_INTERVAL_MS = 2_000;
+/** Blocks per eth_getLogs call: within what public providers accept. */
+export const SETTLEMENT_BLOCK_RANGE = 2_000;
+
+export interface SettlementLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface SettlementOptions {
+  /** Pause between passes. */
+  intervalMs?: number;
+  /** False: no timer; passes run only through `settleOnce()` (tests). */
+  poll?: boolean;
+  maxBlockRange?: number;
+  log?: SettlementLog;
+}
+
+/** What one pass did on one chain. */
+export interface SettlementPass {
+  chainId: number;
+  /** The blocks read in this pass, if any. */
+  fromBlock?: bigint;
+  toBlock?: bigint;
+  settled: number;
+  superseded: number;
+  reservations: number;
+  /** Undefined when the pass did not reach the chain's head, so nothing expired could be released safely. */
+  released?: ReleaseOutcome;
+}
+
+type WatchedChain = SponsoringChain & { rpcUrl: string; verifyingPaymaster: Address };
+
+/**
+ * Settlement of one chain (the issue's part 5). Each pass reads the EntryPoint's UserOperationEvent logs of our
+ * verifying paymaster from the block after the cursor to the head, in ranges, and settles each range together with the
+ * cursor (storage/settlement.ts), so a restart resumes from the last block processed. Once at the head it releases
+ * what expired unmined: only then is it known that no block up to that moment ran those operations.
+ */
+export class ChainSettlement {
+  readonly #db: Database;
+  readonly #client: PublicClient;
+  readonly #now: () => number;
+  readonly #log?: SettlementLog;
+  #range: number;
+  #genesis?: string;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    db: Database,
+    readonly chain: WatchedChain,
+    client: PublicClient,
+    options: { now?: () => number; maxBlockRange?: number; log?: SettlementLog } = {},
+  ) {
+    this.#db = db;
+    this.#client = client;
+    this.#now = options.now ?? Date.now;
+    this.#range = options.maxBlockRange ?? SETTLEMENT_BLOCK_RANGE;
+    this.#log = options.log;
+  }
+
+  /** One pass; passes of one chain never overlap (a call during a pass runs after it). */
+  settleOnce(): Promise<SettlementPass> {
+    const pass = this.#queue.then(() => this.#pass());
+    this.#queue = pass.catch(() => {});
+    return pass;
+  }
+
+  async #pass(): Promise<SettlementPass> {
+    const { chainId } = this.chain;
+    const result: SettlementPass = { chainId, settled: 0, superseded: 0, reservations: 0 };
+    // Read before the head: whatever expired before this moment and was not in a block up to the head never will be.
+    const startedAtMs = this.#now();
+    const head = await this.#client.getBlockNumber({ cacheTime: 0 });
+    let cursor = await this.#cursor(head);
+    while (cursor.lastBlock < head) {
+      const fromBlock = cursor.lastBlock + 1n;
+      const toBlock = minBig(head, fromBlock + BigInt(this.#range) - 1n);
+      const events = await this.#events(fromBlock, toBlock);
+      const outcome = await settleRange(this.#db, {
+        chainId,
+        fromBlock,
+        toBlock,
+        events,
+        atMs: this.#now(),
+        validAfterSkewSeconds: CLOCK_SKEW_SECONDS,
+      });
+      if (!outcome.applied) {
+        // Another instance moved the cursor meanwhile: carry on from where it is.
+        cursor = (await readCursor(this.#db, chainId)) ?? cursor;
+        continue;
+      }
+      result.fromBlock ??= fromBlock;
+      result.toBlock = toBlock;
+      result.settled += outcome.settled;
+      result.superseded += outcome.superseded;
+      result.reservations += outcome.reservations;
+      cursor = { ...cursor, lastBlock: toBlock };
+    }
+    result.released = await releaseExpired(this.#db, {
+      chainId,
+      cutoff: Math.floor(startedAtMs / 1000) - EXPIRY_MARGIN_SECONDS,
+      atMs: this.#now(),
+    });
+    const released = result.released.sponsorships + result.released.reservations;
+    if (result.settled + result.superseded + released > 0) {
+      this.#log?.info(
+        `settlement on chain ${chainId}: blocks ${result.fromBlock ?? "-"}..${result.toBlock ?? "-"}, ` +
+          `${result.settled} settled, ${result.superseded} superseded, ` +
+          `${result.released.sponsorships} expired sponsorships and ${result.released.reservations} limit reservations released`,
+      );
+    }
+    return result;
+  }
+
+  /**
+   * The stored cursor; the first pass (and any pass that finds the head behind it) checks block 0's hash, so a chain
+   * restarted under the same id (a local node) is read from its start again instead of from the old chain's height.
+   */
+  async #cursor(head: bigint): Promise<ChainCursor> {
+    const stored = this.#genesis === undefined ? undefined : await readCursor(this.#db, this.chain.chainId);
+    if (stored && stored.genesisHash === this.#genesis && head >= stored.lastBlock) return stored;
+    const genesis = (await this.#client.getBlock({ blockNumber: 0n })).hash;
+    this.#genesis = genesis;
+    // A first start reads back one range: sponsorships before it are released on expiry in any case.
+    const startAfter = head >= BigInt(this.#range) ? head - BigInt(this.#range) : -1n;
+    const { cursor, reset } = await openCursor(this.#db, this.chain.chainId, genesis, startAfter);
+    if (reset) {
+      this.#log?.warn(
+        `settlement on chain ${this.chain.chainId}: block 0 differs from the one the cursor was written for ` +
+          `(a new chain under the same id); reading from block ${startAfter + 1n}`,
+      );
+    }
+    return cursor;
+  }
+
+  async #events(fromBlock: bigint, toBlock: bigint): Promise<OperationEvent[]> {
+    const logs = await this.#client
+      .getLogs({
+        address: this.chain.entryPoint,
+        event: userOperationEvent,
+        args: { paymaster: this.chain.verifyingPaymaster },
+        fromBlock,
+        toBlock,
+        strict: true,
+      })
+      .catch((error: unknown) => {
+        // Providers cap the range or the result size of eth_getLogs: the next pass asks for less.
+        this.#range = Math.max(1, Math.floor(this.#range / 2));
+        throw error;
+      });
+    return logs.map((log) => ({
+      userOpHash: log.args.userOpHash,
+      sender: log.args.sender,
+      nonce: log.args.nonce,
+      success: log.args.success,
+      actualGasCost: log.args.actualGasCost,
+      actualGasUsed: log.args.actualGasUsed,
+      txHash: log.transactionHash,
+      blockNumber: log.blockNumber,
+    }));
+  }
+}
+
+export interface Settlement {
+  readonly chains: readonly ChainSettlement[];
+  /** One pass on every watched chain, now (tests; the timer keeps running if it was started). */
+  settleOnce(): Promise<SettlementPass[]>;
+  /** Ends the timers and waits for a pass under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts settlement on every chain with both an RPC and a verifying paymaster; chains without an RPC sign without it
+ * (their spending-limit reservations keep their worst case and are never released, since nothing tells whether they
+ * ran).
+ */
+export function startSettlement(
+  ctx: Pick<AppContext, "db" | "chains" | "now">,
+  options: SettlementOptions = {},
+): Settlement {
+  const intervalMs = options.intervalMs ?? SETTLEMENT_INTERVAL_MS;
+  const watched: ChainSettlement[] = [];
+  for (const chain of sponsoringChains(ctx.chains).values()) {
+    const client = chainClient(chain);
+    if (!client || !chain.rpcUrl || !chain.verifyingPaymaster) continue;
+    watched.push(
+      new ChainSettlement(ctx.db, chain as WatchedChain, client, {
+        now: ctx.now,
+        maxBlockRange: options.maxBlockRange,
+        log: options.log,
+      }),
+    );
+  }
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const running = new Set<Promise<unknown>>();
+
+  const loop = (settlement: ChainSettlement) => {
+    let lastWarning = { message: "", atMs: 0 };
+    const tick = async () => {
+      if (stopped) return;
+      const pass = settlement.settleOnce().then(
+        () => {
+          if (lastWarning.message) options.log?.info(`settlement on chain ${settlement.chain.chainId} works again`);
+          lastWarning = { message: "", atMs: 0 };
+        },
+        (error: unknown) => {
+          // The RPC URL is left out (it often carries an API key); a failure that repeats is logged once a minute.
+          const message = `settlement on chain ${settlement.chain.chainId} failed: ${describeChainError(error, settlement.chain)}`;
+          const now = Date.now();
+          if (message !== lastWarning.message || now - lastWarning.atMs >= 60_000) {
+            options.log?.warn(message);
+            lastWarning = { message, atMs: now };
+          }
+        },
+      );
+      running.add(pass);
+      await pass;
+      running.delete(pass);
+      if (stopped) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        void tick();
+      }, intervalMs);
+      timer.unref();
+      timers.add(timer);
+    };
+    void tick();
+  };
+
+  if (options.poll !== false) {
+    for (const settlement of watched) loop(settlement);
+    if (watched.length > 0) {
+      options.log?.info(`settlement watches chains ${watched.map((s) => s.chain.chainId).join(", ")}`);
+    }
+  }
+
+  return {
+    chains: watched,
+    settleOnce: () => Promise.all(watched.map((settlement) => settlement.settleOnce())),
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.all(running);
+    },
+  };
+}
+
+const minBig = (a: bigint, b: bigint) => (a < b ? a : b);

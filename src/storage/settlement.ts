@@ -1,0 +1,280 @@
+import type { Database, Queryable } from "./database";
+
+/** How far settlement has read a chain. */
+export interface ChainCursor {
+  lastBlock: bigint;
+  /** Block 0's hash when the cursor was written: another hash means another chain under the same id (a new node). */
+  genesisHash: string;
+}
+
+export async function readCursor(db: Queryable, chainId: number): Promise<ChainCursor | undefined> {
+  const [row] = await db.query<{ last_block: string; genesis_hash: string }>(
+    "SELECT last_block::text AS last_block, genesis_hash FROM chain_cursors WHERE chain_id = $1",
+    [chainId],
+  );
+  return row ? { lastBlock: BigInt(row.last_block), genesisHash: row.genesis_hash } : undefined;
+}
+
+/**
+ * The cursor of a chain, created at `startAfter` if there is none, and moved back to it if the chain's genesis changed
+ * (a local node started afresh: the blocks the cursor counted no longer exist). Several instances may race here: the
+ * statements are idempotent.
+ */
+export async function openCursor(
+  db: Queryable,
+  chainId: number,
+  genesisHash: string,
+  startAfter: bigint,
+): Promise<{ cursor: ChainCursor; reset: boolean }> {
+  await db.query(
+    "INSERT INTO chain_cursors (chain_id, last_block, genesis_hash) VALUES ($1, $2, $3) ON CONFLICT (chain_id) DO NOTHING",
+    [chainId, startAfter.toString(), genesisHash],
+  );
+  const reset = await db.query(
+    `UPDATE chain_cursors SET last_block = $2, genesis_hash = $3, updated_at = now()
+     WHERE chain_id = $1 AND genesis_hash <> $3 RETURNING 1`,
+    [chainId, startAfter.toString(), genesisHash],
+  );
+  const cursor = await readCursor(db, chainId);
+  if (!cursor) throw new Error(`chain ${chainId}: the settlement cursor vanished`);
+  return { cursor, reset: reset.length > 0 };
+}
+
+/** One UserOperationEvent of our paymaster. */
+export interface OperationEvent {
+  userOpHash: string;
+  sender: string;
+  nonce: bigint;
+  success: boolean;
+  actualGasCost: bigint;
+  actualGasUsed: bigint;
+  txHash: string;
+  blockNumber: bigint;
+}
+
+export interface RangeOutcome {
+  /** False when the cursor was no longer where this range starts (another instance got there first): nothing done. */
+  applied: boolean;
+  /** Sponsorship rows settled. */
+  settled: number;
+  /** Other signatures of the same sender and nonce, released: they can never run. */
+  superseded: number;
+  /** Spending-limit reservations moved from their worst case to the actual cost. */
+  reservations: number;
+}
+
+export interface SettleRangeOptions {
+  chainId: number;
+  fromBlock: bigint;
+  toBlock: bigint;
+  events: OperationEvent[];
+  /** The service clock (ms) for settled_at. */
+  atMs: number;
+  /**
+   * Seconds between a sponsorship's signing time and its validAfter (CLOCK_SKEW_SECONDS): the signing time tells which
+   * spending-limit cycle its reservation is in.
+   */
+  validAfterSkewSeconds: number;
+}
+
+/**
+ * Settles the events of blocks fromBlock..toBlock and moves the cursor to toBlock, in one transaction: after a crash
+ * either both happened or neither, so a restart resumes exactly. A range processed twice changes nothing the second
+ * time (only unsettled rows are settled).
+ *
+ * Per event: the sponsorship rows with its userOpHash get the actual cost, gas, success and transaction; other
+ * unsettled signatures of the same sender and nonce on the chain are released; and each spending-limit reservation
+ * the operation holds (its paymaster's policies, its sender and nonce, in the cycle it was signed in) is replaced by
+ * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, COUNT keeps its 1. The reservation row goes
+ * away, so a later signature of the same nonce (which can never run) reserves afresh and is released on expiry.
+ */
+export async function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
+  const { chainId, events } = options;
+  const at = new Date(options.atMs).toISOString();
+  return db.transaction(async (tx) => {
+    const [cursor] = await tx.query<{ last_block: string }>(
+      "SELECT last_block::text AS last_block FROM chain_cursors WHERE chain_id = $1 FOR UPDATE",
+      [chainId],
+    );
+    if (!cursor || BigInt(cursor.last_block) !== options.fromBlock - 1n) {
+      return { applied: false, settled: 0, superseded: 0, reservations: 0 };
+    }
+    let settled: SettledRow[] = [];
+    let superseded = 0;
+    let reservations = 0;
+    if (events.length > 0) {
+      settled = await tx.query<SettledRow>(
+        `UPDATE sponsorships s SET actual_cost = e.cost::numeric, actual_gas_used = e.gas::numeric,
+           success = e.success::boolean, tx_hash = e.tx, block_number = e.block::bigint, settled_at = $7::timestamptz
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+           AS e(hash, cost, gas, success, tx, block)
+         WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
+         RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
+           e.cost AS actual_cost`,
+        [
+          events.map((e) => e.userOpHash.toLowerCase()),
+          events.map((e) => e.actualGasCost.toString()),
+          events.map((e) => e.actualGasUsed.toString()),
+          events.map((e) => String(e.success)),
+          events.map((e) => e.txHash.toLowerCase()),
+          events.map((e) => e.blockNumber.toString()),
+          at,
+          chainId,
+        ],
+      );
+      const released = await tx.query(
+        `UPDATE sponsorships s SET released_at = $3::timestamptz
+         FROM unnest($1::text[], $2::numeric[]) AS e(sender, nonce)
+         WHERE s.chain_id = $4 AND s.sender = e.sender AND s.nonce = e.nonce
+           AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL
+         RETURNING 1`,
+        [events.map((e) => e.sender.toLowerCase()), events.map((e) => e.nonce.toString()), at, chainId],
+      );
+      superseded = released.length;
+      reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds);
+    }
+    await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
+      chainId,
+      options.toBlock.toString(),
+    ]);
+    return { applied: true, settled: settled.length, superseded, reservations };
+  });
+}
+
+interface SettledRow {
+  paymaster_id: string;
+  sender: string;
+  nonce: string;
+  valid_after: string | null;
+  actual_cost: string;
+}
+
+/** The reservations settled operations hold: per policy of their paymaster, the latest cycle begun by signing time. */
+const SETTLED_RESERVATIONS = `
+  WITH s AS (
+    SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::numeric[], $4::bigint[], $5::numeric[])
+      AS s(paymaster_id, sender, nonce, signed_by_ms, actual)
+  )
+  SELECT DISTINCT ON (r.policy_id, r.sender, r.nonce)
+    r.policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce, r.scope_key,
+    (CASE WHEN p.policy_data->>'thresholdType' = 'NATIVE_ASSET' THEN s.actual ELSE 1 END)::text AS final
+  FROM s
+  JOIN policies p ON p.paymaster_id = s.paymaster_id
+  JOIN limit_reservations r ON r.policy_id = p.id AND r.sender = s.sender AND r.nonce = s.nonce
+    AND r.cycle_start_ms <= s.signed_by_ms
+  ORDER BY r.policy_id, r.sender, r.nonce, r.cycle_start_ms DESC`;
+
+async function settleReservations(tx: Queryable, settled: SettledRow[], skewSeconds: number): Promise<number> {
+  // Rows of one operation (the same signature recorded twice) settle its reservations once.
+  const operations = new Map<string, SettledRow>();
+  for (const row of settled) operations.set(`${row.paymaster_id}:${row.sender}:${row.nonce}`, row);
+  const rows = [...operations.values()].filter((row) => row.valid_after !== null);
+  if (rows.length === 0) return 0;
+  const targets = await tx.query<Target>(SETTLED_RESERVATIONS, [
+    rows.map((r) => r.paymaster_id),
+    rows.map((r) => r.sender.toLowerCase()),
+    rows.map((r) => r.nonce),
+    // validAfter is the signing second less the skew; any millisecond of that second.
+    rows.map((r) => String((BigInt(r.valid_after as string) + BigInt(skewSeconds) + 1n) * 1000n - 1n)),
+    rows.map((r) => r.actual_cost),
+  ]);
+  return finishReservations(tx, targets);
+}
+
+interface Target {
+  policy_id: string;
+  cycle_start_ms: string;
+  sender: string;
+  nonce: string;
+  scope_key: string;
+  /** What the reservation finally counts in its limit's usage: the actual cost, 1 for COUNT, 0 when released. */
+  final: string;
+}
+
+/**
+ * Replaces reservations by their final amount in their limit's usage and deletes them. The usage rows are locked
+ * first, in the order reserve_limits locks them, so the two never wait on each other in a cycle; the amount subtracted
+ * is the one the delete returns, so a concurrent change of the reservation or a second run cannot count twice.
+ */
+async function finishReservations(tx: Queryable, targets: Target[]): Promise<number> {
+  if (targets.length === 0) return 0;
+  await tx.query(
+    `SELECT 1 FROM limit_usage u
+     WHERE (u.policy_id, u.cycle_start_ms, u.scope_key) IN (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[]))
+     ORDER BY u.policy_id, u.cycle_start_ms, u.scope_key
+     FOR UPDATE`,
+    [targets.map((t) => t.policy_id), targets.map((t) => t.cycle_start_ms), targets.map((t) => t.scope_key)],
+  );
+  const removed = await tx.query(
+    `WITH t AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[], $5::numeric[])
+         AS t(policy_id, cycle_start_ms, sender, nonce, final)
+     ), removed AS (
+       DELETE FROM limit_reservations r USING t
+       WHERE r.policy_id = t.policy_id AND r.cycle_start_ms = t.cycle_start_ms AND r.sender = t.sender
+         AND r.nonce = t.nonce
+       RETURNING r.policy_id, r.cycle_start_ms, r.scope_key, t.final - r.amount AS delta
+     ), delta AS (
+       SELECT policy_id, cycle_start_ms, scope_key, SUM(delta) AS delta, COUNT(*) AS n
+       FROM removed GROUP BY policy_id, cycle_start_ms, scope_key
+     ), updated AS (
+       UPDATE limit_usage u SET used = GREATEST(u.used + delta.delta, 0)
+       FROM delta
+       WHERE u.policy_id = delta.policy_id AND u.cycle_start_ms = delta.cycle_start_ms AND u.scope_key = delta.scope_key
+       RETURNING 1
+     )
+     SELECT COALESCE(SUM(n), 0)::int AS n FROM delta`,
+    [
+      targets.map((t) => t.policy_id),
+      targets.map((t) => t.cycle_start_ms),
+      targets.map((t) => t.sender),
+      targets.map((t) => t.nonce),
+      targets.map((t) => t.final),
+    ],
+  );
+  return Number((removed[0] as { n: number } | undefined)?.n ?? 0);
+}
+
+export interface ReleaseOutcome {
+  sponsorships: number;
+  reservations: number;
+}
+
+/**
+ * Releases what expired without being mined on a chain that settlement has read up to `cutoff` (unix seconds, margin
+ * already taken off): sponsorships with validUntil before it that are not settled are marked released, and the
+ * spending-limit reservations of that chain's paymasters that expired are given back whole (NATIVE_ASSET by their
+ * amount, COUNT by 1) — unless a later signature of the same sender and nonce, still valid, may yet run.
+ */
+export async function releaseExpired(
+  db: Database,
+  options: { chainId: number; cutoff: number; atMs: number },
+): Promise<ReleaseOutcome> {
+  const { chainId, cutoff } = options;
+  return db.transaction(async (tx) => {
+    const targets = await tx.query<Target>(
+      `SELECT r.policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce, r.scope_key,
+         '0' AS final
+       FROM limit_reservations r
+       JOIN policies p ON p.id = r.policy_id
+       JOIN paymasters pm ON pm.id = p.paymaster_id
+       WHERE pm.chain_id = $1 AND r.valid_until < $2
+         AND NOT EXISTS (
+           SELECT 1 FROM sponsorships s
+           WHERE s.chain_id = $1 AND s.paymaster_id = p.paymaster_id AND s.sender = r.sender AND s.nonce = r.nonce
+             AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until >= $2)
+       ORDER BY r.policy_id, r.cycle_start_ms, r.sender, r.nonce
+       LIMIT 5000`,
+      [chainId, cutoff],
+    );
+    const reservations = await finishReservations(tx, targets);
+    const released = await tx.query(
+      `UPDATE sponsorships SET released_at = $3::timestamptz
+       WHERE chain_id = $1 AND sponsored AND settled_at IS NULL AND released_at IS NULL AND valid_until < $2
+       RETURNING 1`,
+      [chainId, cutoff, new Date(options.atMs).toISOString()],
+    );
+    return { sponsorships: released.length, reservations };
+  });
+}
