@@ -1,4 +1,5 @@
 import { buildApp } from "./app";
+import { startSettlement } from "./chain/settlement";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
 import { ConfigError, loadConfig } from "./config";
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     },
   );
   const address = await app.listen({ port: config.port, host: config.host });
+  const settlement = startSettlement({ db, chains: config.chains }, { log: app.log });
   const port = app.server.address();
   storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
   app.log.info(
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info(`${signal} received, shutting down`);
+    await settlement.stop();
     await app.close();
     await storage.close();
     process.exit(0);
