@@ -5,7 +5,8 @@
 //      included; preVerificationGas is 0), and `paid` − preOpGas the gas of execution.
 //   B  the operation with empty callData, then the EntryPoint (simulateHandleOp's target hook) calls the sender with the
 //      real callData after validation, so a counterfactual account is deployed first: targetSuccess and targetResult
-//      say whether the call reverts, and why. A alone cannot: the EntryPoint swallows the call's revert.
+//      say whether the call reverts, and why. A alone cannot: the EntryPoint swallows the call's revert. (An account
+//      whose validation reads callData may refuse B's empty callData; then only A counts.)
 //
 // A state override gives our paymaster a large EntryPoint deposit in these calls only, so the estimate never depends on
 // how much the dApps have deposited (that is the deposit rule's business), and the simulation pays no real ether.
@@ -137,9 +138,9 @@ export async function simulateOperationGas(
   ]);
   if (measured.kind === "failed")
     throw new OperationRevertedError(`the operation fails validation: ${measured.reason}`);
-  if (callCheck?.kind === "failed")
-    throw new OperationRevertedError(`the operation fails validation: ${callCheck.reason}`);
-  if (callCheck && !callCheck.targetSuccess) {
+  // B's validation can fail where A's passed: an account may validate callData itself (session keys), and B's is
+  // empty. B then says nothing about the call, and A's measurement stands alone.
+  if (callCheck?.kind === "execution" && !callCheck.targetSuccess) {
     throw new OperationRevertedError(`the operation's call reverts: ${describeRevertData(callCheck.targetResult)}`);
   }
   const executionGas = measured.paid - measured.preOpGas;
