@@ -32,10 +32,9 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   if (mode.entryPoint && mode.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
     throw invalidParams(`params[1]: EntryPoint ${mode.entryPoint} is not supported; use ${ctx.chain.entryPoint}`);
   }
-  // The account signature is read only to size the estimate's stand-in; parseUserOperation has checked params[0].
-  const signature = bytes((params[0] as Fields).signature, "params[0].signature");
   const { userOp: signable, feesChosen } = mode.calculateGasLimits
-    ? await withEstimatedGas(userOp, signature, mode, ctx)
+    ? // The account signature is read only to size the estimate's stand-in; parseUserOperation checked params[0].
+      await withEstimatedGas(userOp, bytes((params[0] as Fields).signature, "params[0].signature"), mode, ctx)
     : { userOp: asGiven(userOp), feesChosen: false };
   const answer = await sponsor(ctx.deps, {
     setup: ctx.setup,
