@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { encodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "../chain/paymasterAndData";
+import { maxChargeWei } from "../chain/paymasterDeposit";
 import type { Signer } from "../chain/signer";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import { getUserOpHash } from "../chain/userOpHash";
@@ -96,6 +97,8 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
       validUntil: terms.validUntil,
       validAfter: terms.validAfter,
       ruleOutcomes: decision.outcomes,
+      // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
+      ...(chain.rpcUrl ? { maxCharge: maxChargeWei(userOp) } : {}),
     });
     recorded = true;
     return { paymasterAndData, ...gas };

@@ -220,6 +220,31 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       );
     `,
   },
+  {
+    id: 6,
+    sql: `
+      -- What a sponsorship can cost its deposit at most (what the contract reserves in validation), on chains whose
+      -- deposit is checked.
+      ALTER TABLE sponsorships ADD COLUMN max_charge numeric(78, 0);
+      -- The sum of max_charge of each deposit's sponsorships that are neither settled nor released, by the minute
+      -- their validity ends (validUntil rounded up). The deposit check reads a handful of these rows instead of summing
+      -- every outstanding sponsorship; the record adds to it, settlement and expiry take away.
+      CREATE TABLE deposit_holds (
+        chain_id bigint NOT NULL,
+        paymaster_address text NOT NULL,
+        funding_address text NOT NULL,
+        valid_until_minute bigint NOT NULL,
+        held numeric(78, 0) NOT NULL CHECK (held >= 0),
+        PRIMARY KEY (chain_id, paymaster_address, funding_address, valid_until_minute)
+      );
+      -- Settlement's look-ups among unsettled sponsorships: expired ones per chain, other signatures of a mined nonce.
+      DROP INDEX sponsorships_outstanding;
+      CREATE INDEX sponsorships_unsettled_by_expiry ON sponsorships (chain_id, valid_until)
+        WHERE sponsored AND settled_at IS NULL AND released_at IS NULL;
+      CREATE INDEX sponsorships_unsettled_by_nonce ON sponsorships (chain_id, sender, nonce)
+        WHERE sponsored AND settled_at IS NULL AND released_at IS NULL;
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

@@ -110,7 +110,7 @@ export async function settleRange(db: Database, options: SettleRangeOptions): Pr
            AS e(hash, cost, gas, success, tx, block)
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
-           e.cost AS actual_cost`,
+           e.cost AS actual_cost, ${HOLD_COLUMNS}, s.released_at IS NOT NULL AS was_released`,
         [
           events.map((e) => e.userOpHash.toLowerCase()),
           events.map((e) => e.actualGasCost.toString()),
@@ -122,15 +122,17 @@ export async function settleRange(db: Database, options: SettleRangeOptions): Pr
           chainId,
         ],
       );
-      const released = await tx.query(
+      const released = await tx.query<HoldRow>(
         `UPDATE sponsorships s SET released_at = $3::timestamptz
          FROM unnest($1::text[], $2::numeric[]) AS e(sender, nonce)
          WHERE s.chain_id = $4 AND s.sender = e.sender AND s.nonce = e.nonce
            AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL
-         RETURNING 1`,
+         RETURNING ${HOLD_COLUMNS}`,
         [events.map((e) => e.sender.toLowerCase()), events.map((e) => e.nonce.toString()), at, chainId],
       );
       superseded = released.length;
+      // A row released earlier (mined after its expiry was assumed) no longer holds anything.
+      await takeFromHolds(tx, [...settled.filter((row) => !row.was_released), ...released]);
       reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds);
     }
     await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
@@ -141,12 +143,67 @@ export async function settleRange(db: Database, options: SettleRangeOptions): Pr
   });
 }
 
-interface SettledRow {
+interface SettledRow extends HoldRow {
   paymaster_id: string;
   sender: string;
   nonce: string;
   valid_after: string | null;
   actual_cost: string;
+  was_released: boolean;
+}
+
+/** What a sponsorship holds against its deposit in deposit_holds (migration 6). */
+interface HoldRow {
+  chain_id: string;
+  paymaster_address: string | null;
+  funding_address: string | null;
+  valid_until: string | null;
+  max_charge: string | null;
+}
+
+const HOLD_COLUMNS =
+  "s.chain_id::text AS chain_id, s.paymaster_address, s.funding_address, s.valid_until::text AS valid_until, " +
+  "s.max_charge::text AS max_charge";
+
+/**
+ * Takes what settled or released sponsorships held off their deposits' holds, summed per row of deposit_holds, which
+ * are locked first in key order (as the record's upsert adds to them), so that the two never deadlock.
+ */
+async function takeFromHolds(tx: Queryable, rows: HoldRow[]): Promise<void> {
+  const sums = new Map<string, { key: [string, string, string, string]; amount: bigint }>();
+  for (const row of rows) {
+    if (!row.paymaster_address || !row.funding_address || row.valid_until === null || row.max_charge === null) continue;
+    const minute = ((BigInt(row.valid_until) + 59n) / 60n) * 60n;
+    const key: [string, string, string, string] = [
+      row.chain_id,
+      row.paymaster_address,
+      row.funding_address,
+      minute.toString(),
+    ];
+    const id = key.join(":");
+    const sum = sums.get(id);
+    if (sum) sum.amount += BigInt(row.max_charge);
+    else sums.set(id, { key, amount: BigInt(row.max_charge) });
+  }
+  if (sums.size === 0) return;
+  const entries = [...sums.values()];
+  const params = [0, 1, 2, 3].map((i) => entries.map((e) => e.key[i]));
+  await tx.query(
+    `SELECT 1 FROM deposit_holds
+     WHERE (chain_id, paymaster_address, funding_address, valid_until_minute) IN (
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]))
+     ORDER BY chain_id, paymaster_address, funding_address, valid_until_minute
+     FOR UPDATE`,
+    params,
+  );
+  await tx.query(
+    `UPDATE deposit_holds h SET held = GREATEST(h.held - d.amount, 0)
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::numeric[])
+       AS d(chain_id, paymaster_address, funding_address, valid_until_minute, amount)
+     WHERE h.chain_id = d.chain_id AND h.paymaster_address = d.paymaster_address
+       AND h.funding_address = d.funding_address AND h.valid_until_minute = d.valid_until_minute`,
+    [...params, entries.map((e) => e.amount.toString())],
+  );
 }
 
 /** The reservations settled operations hold: per policy of their paymaster, the latest cycle begun by signing time. */
@@ -269,12 +326,15 @@ export async function releaseExpired(
       [chainId, cutoff],
     );
     const reservations = await finishReservations(tx, targets);
-    const released = await tx.query(
-      `UPDATE sponsorships SET released_at = $3::timestamptz
-       WHERE chain_id = $1 AND sponsored AND settled_at IS NULL AND released_at IS NULL AND valid_until < $2
-       RETURNING 1`,
+    const released = await tx.query<HoldRow>(
+      `UPDATE sponsorships s SET released_at = $3::timestamptz
+       WHERE s.chain_id = $1 AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until < $2
+       RETURNING ${HOLD_COLUMNS}`,
       [chainId, cutoff, new Date(options.atMs).toISOString()],
     );
+    await takeFromHolds(tx, released);
+    // Every sponsorship of these minutes is released by now: their rows can only hold zero.
+    await tx.query("DELETE FROM deposit_holds WHERE chain_id = $1 AND valid_until_minute < $2", [chainId, cutoff]);
     return { sponsorships: released.length, reservations };
   });
 }

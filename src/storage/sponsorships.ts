@@ -23,19 +23,41 @@ export interface SponsorshipRecord {
   fundingAddress?: string;
   /** The chain's verifying paymaster contract the signature is for, lowercase. */
   paymasterAddress?: string;
+  /**
+   * For a sponsored operation on a chain whose deposit is checked: the most it can cost the deposit. It is held
+   * against the deposit (deposit_holds) until the operation is settled or released.
+   */
+  maxCharge?: bigint;
 }
 
+/**
+ * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
+ * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike).
+ */
 const INSERT = `
-  INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
-    verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
-    rule_outcomes, funding_address, paymaster_address)
-  SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason, user_op_hash,
-    cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint, valid_after::bigint,
-    outcomes::jsonb, funding_address, paymaster_address
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
-    AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
-      valid_until, valid_after, outcomes, funding_address, paymaster_address)`;
+  WITH inserted AS (
+    INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
+      verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
+      rule_outcomes, funding_address, paymaster_address, max_charge)
+    SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason,
+      user_op_hash, cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint,
+      valid_after::bigint, outcomes::jsonb, funding_address, paymaster_address, max_charge::numeric
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+      $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
+      $18::text[], $19::text[])
+      AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
+        valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge)
+    RETURNING chain_id, paymaster_address, funding_address, valid_until, max_charge, sponsored
+  )
+  INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
+  SELECT chain_id, paymaster_address, funding_address, (valid_until + 59) / 60 * 60, SUM(max_charge)
+  FROM inserted
+  WHERE sponsored AND max_charge IS NOT NULL AND paymaster_address IS NOT NULL AND funding_address IS NOT NULL
+    AND valid_until IS NOT NULL
+  GROUP BY 1, 2, 3, 4
+  ORDER BY 1, 2, 3, 4
+  ON CONFLICT (chain_id, paymaster_address, funding_address, valid_until_minute)
+  DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
@@ -59,6 +81,7 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
     rows.map((r) => JSON.stringify(r.ruleOutcomes)),
     rows.map((r) => r.fundingAddress?.toLowerCase() ?? null),
     rows.map((r) => r.paymasterAddress?.toLowerCase() ?? null),
+    rows.map((r) => text(r.maxCharge)),
   ];
 }
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { parseEventLogs } from "viem";
 import type { LocalAccount } from "viem/accounts";
 import { entryPointAbi } from "../../src/chain/entryPoint";
-import { EXPIRY_MARGIN_SECONDS, POST_OP_OVERHEAD_GAS } from "../../src/chain/paymasterDeposit";
+import { EXPIRY_MARGIN_SECONDS, maxChargeWei } from "../../src/chain/paymasterDeposit";
 import { type Settlement, startSettlement } from "../../src/chain/settlement";
 import type { UserOperation } from "../../src/chain/userOperation";
 import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
@@ -115,6 +115,15 @@ async function usage(): Promise<{ spend: bigint; count: bigint; reservations: nu
   return { spend: await used(policies.spend), count: await used(policies.count), reservations: held?.n ?? 0 };
 }
 
+/** What the deposit check counts as held against the funding wallet's deposit. */
+const outstanding = () =>
+  new OutstandingCharges(app.t.db).of({
+    chainId: 31337,
+    paymasterAddress: app.env.paymaster.toLowerCase(),
+    fundingAddress: fundingAddress(),
+    notBefore: 0,
+  });
+
 const headBlock = () => app.env.publicClient.getBlockNumber({ cacheTime: 0 });
 
 /** Actual costs of the operations settled so far, in order. */
@@ -125,6 +134,7 @@ describe("settlement", () => {
   test("a mined operation is settled to its actual cost: the record, the NATIVE_ASSET usage, the deposit", async (t) => {
     const op = await sponsored();
     const [recorded] = await rows(op.sender);
+    assert.equal(await outstanding(), maxChargeWei(op));
     assert.equal(recorded?.funding_address, fundingAddress());
     assert.equal(recorded?.paymaster_address, app.env.paymaster.toLowerCase());
     assert.deepEqual(await usage(), { spend: worstCaseCostWei(op), count: 1n, reservations: 2 });
@@ -151,16 +161,7 @@ describe("settlement", () => {
     t.diagnostic(`worst case ${worstCaseCostWei(op)} wei, actual ${event.actualGasCost} wei`);
 
     // Nothing of it is outstanding against the deposit any more.
-    const outstanding = await new OutstandingCharges(app.t.db).of({
-      chainId: 31337,
-      paymasterAddress: app.env.paymaster.toLowerCase(),
-      fundingAddress: fundingAddress(),
-      notBefore: 0,
-      sender: "0x0000000000000000000000000000000000000000",
-      nonce: 0n,
-      overheadGas: POST_OP_OVERHEAD_GAS,
-    });
-    assert.equal(outstanding, 0n);
+    assert.equal(await outstanding(), 0n);
     assert.equal((await readCursor(app.t.db, 31337))?.lastBlock, receipt.blockNumber);
   });
 
@@ -181,8 +182,9 @@ describe("settlement", () => {
     const first = await sponsored({}, fresh);
     const second = await sponsored({ expiryDuration: 600 }, fresh);
     assert.notEqual(first.paymasterAndData, second.paymasterAndData);
-    // Re-signing replaced the reservation of the same sender and nonce: counted once.
+    // Re-signing replaced the reservation of the same sender and nonce: counted once. The deposit holds both.
     assert.deepEqual(await usage(), { spend: total() + worstCaseCostWei(first), count: 2n, reservations: 2 });
+    assert.equal(await outstanding(), 2n * maxChargeWei(first));
 
     const { event } = await run(second);
     const [pass] = await settlement.settleOnce();
@@ -194,6 +196,7 @@ describe("settlement", () => {
     assert.equal(secondRow?.actual_cost, event.actualGasCost.toString());
     costs.push(event.actualGasCost);
     assert.deepEqual(await usage(), { spend: total(), count: 2n, reservations: 0 });
+    assert.equal(await outstanding(), 0n);
   });
 
   test("a new watcher on the same database resumes after the last block processed and settles nothing twice", async () => {
@@ -233,6 +236,13 @@ describe("settlement", () => {
     [pass] = await settlement.settleOnce();
     assert.deepEqual(pass?.released, { sponsorships: 1, reservations: 2 });
     assert.deepEqual(await usage(), before, "the operation was never paid: its amount and its count are given back");
+    assert.equal(await outstanding(), 0n);
+    const [holds] = await app.t.db.query<{ held: number; past: number }>(
+      `SELECT count(*) FILTER (WHERE held > 0)::int AS held, count(*) FILTER (WHERE valid_until_minute < $1)::int AS past
+       FROM deposit_holds`,
+      [Math.floor((Date.now() + 361_000) / 1000) - EXPIRY_MARGIN_SECONDS - 5],
+    );
+    assert.deepEqual(holds, { held: 0, past: 0 }, "nothing is held, and the rows of minutes past are deleted");
     const [row] = await rows(op.sender);
     assert.ok(row?.released_at instanceof Date);
     assert.equal(row?.settled_at, null);

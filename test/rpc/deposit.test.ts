@@ -82,29 +82,30 @@ describe("deposit on a chain with an RPC", () => {
     assert.equal(size(sponsored.paymasterAndData), 276);
   });
 
-  test("unexpired sponsorships hold their worst case; one operation's signatures count once; expired ones not at all", async () => {
+  test("every unexpired signature holds its worst case, for every dApp sharing the wallet; expired ones hold nothing", async () => {
     const key = anvilKeys.otherFundingWallet;
     const dapp = await chainDapp(app.t, key);
     // Another dApp with the same funding wallet spends the same balance.
     const sibling = await chainDapp(app.t, key);
     const [op1, op2, op3] = (await operations(3)) as [UserOperation, UserOperation, UserOperation];
     const needed = reservedFor(op1, POST_OP_OVERHEAD_GAS);
-    await deposit(app, (needed * 5n) / 2n, key);
+    const balance = (needed * 7n) / 2n;
+    await deposit(app, balance, key);
 
     assert.equal((await requestSponsorship(app.t, dapp, op1)).reason, undefined);
-    // The same operation again (a wallet asks twice): only one of its signatures can ever run.
+    // The same operation again (a wallet asking twice) holds as much again until one of the two is mined.
     assert.equal((await requestSponsorship(app.t, dapp, op1, { expiryDuration: 600 })).reason, undefined);
     assert.equal((await requestSponsorship(app.t, sibling, op2)).reason, undefined);
     const refused = await requestSponsorship(app.t, dapp, op3);
-    assert.equal(refused.reason, tooSmall(address(key), (needed * 5n) / 2n, 2n * needed, needed));
+    assert.equal(refused.reason, tooSmall(address(key), balance, 3n * needed, needed));
     assert.equal(
       (await requestSponsorship(app.t, sibling, op3)).reason,
       refused.reason,
       "the sibling dApp sees the same deposit",
     );
 
-    // Past the longest validUntil (600 s) and the margin, nothing is held any more.
-    app.advance((600 + EXPIRY_MARGIN_SECONDS + 1) * 1000);
+    // Past the longest validUntil (600 s, counted to the end of its minute) and the margin, nothing is held any more.
+    app.advance((600 + 60 + EXPIRY_MARGIN_SECONDS + 1) * 1000);
     assert.equal((await requestSponsorship(app.t, dapp, op3)).reason, undefined);
   });
 

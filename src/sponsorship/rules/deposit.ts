@@ -1,10 +1,5 @@
 import type { Address } from "viem";
-import {
-  type DepositBalances,
-  EXPIRY_MARGIN_SECONDS,
-  maxChargeWei,
-  POST_OP_OVERHEAD_GAS,
-} from "../../chain/paymasterDeposit";
+import { type DepositBalances, EXPIRY_MARGIN_SECONDS, maxChargeWei } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
 import { pass, type Rule, refuse } from "../rule";
@@ -27,8 +22,11 @@ export interface DepositRuleDeps {
  * The deposit check of the issue's part 4: the dApp's balance in the verifying paymaster, less what its outstanding
  * sponsorships can still cost, must cover this operation's worst case (what the contract reserves in validation).
  *
- * Outstanding = the recorded sponsorships (one batched query) + those of this process that passed this rule and are not
- * recorded yet (`InFlightCharges`), so concurrent requests of one instance cannot both spend the same balance. Other
+ * Outstanding = the recorded sponsorships (one batched query of deposit_holds, which the record adds to and
+ * settlement takes from) + those of this process that passed this rule and are not recorded yet (`InFlightCharges`), so
+ * concurrent requests of one instance cannot both spend the same balance. Each signature counts, even several of one
+ * operation (a wallet that asks twice): until one of them is mined, which releases the others, the check errs towards
+ * refusing. Other
  * instances' in-flight requests are not seen; the contract reserves each operation's worst case in validation, so an
  * operation signed past the deposit that way fails validation on chain and costs the deposit nothing.
  *
@@ -60,9 +58,6 @@ export function depositRule(deps: DepositRuleDeps): Rule {
             paymasterAddress: chain.verifyingPaymaster.toLowerCase(),
             fundingAddress: wallet,
             notBefore: Math.floor(input.nowMs / 1000) - EXPIRY_MARGIN_SECONDS,
-            sender: userOp.sender,
-            nonce: userOp.nonce,
-            overheadGas: POST_OP_OVERHEAD_GAS,
           }),
         ]);
       } finally {
