@@ -65,6 +65,7 @@ export class ChainSettlement {
   #range: number;
   #genesis?: string;
   #queue: Promise<unknown> = Promise.resolve();
+  #halted = false;
 
   constructor(
     db: Database,
@@ -77,6 +78,11 @@ export class ChainSettlement {
     this.#now = options.now ?? Date.now;
     this.#range = options.maxBlockRange ?? SETTLEMENT_BLOCK_RANGE;
     this.#log = options.log;
+  }
+
+  /** Ends the pass under way after its current range (each range is committed whole or not at all). */
+  halt(): void {
+    this.#halted = true;
   }
 
   /** One pass; passes of one chain never overlap (a call during a pass runs after it). */
@@ -94,6 +100,7 @@ export class ChainSettlement {
     const head = await this.#client.getBlockNumber({ cacheTime: 0 });
     let cursor = await this.#cursor(head);
     while (cursor.lastBlock < head) {
+      if (this.#halted) return result;
       const fromBlock = cursor.lastBlock + 1n;
       const toBlock = minBig(head, fromBlock + BigInt(this.#range) - 1n);
       const events = await this.#events(fromBlock, toBlock);
@@ -261,6 +268,7 @@ export function startSettlement(
     settleOnce: () => Promise.all(watched.map((settlement) => settlement.settleOnce())),
     async stop() {
       stopped = true;
+      for (const settlement of watched) settlement.halt();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       await Promise.all(running);
