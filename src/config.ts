@@ -65,6 +65,11 @@ export interface Config {
   chains: ReadonlyMap<number, ChainConfig>;
   signerKey: SignerKeySource;
   webhooks: WebhookConfig;
+  /**
+   * `auto`: when chain 31337 is listed without an rpcUrl, the service starts anvil as its local development chain
+   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL (production).
+   */
+  localChain: "auto" | "off";
 }
 
 /** A configuration value the service refuses to start with; the message names the variable and the problem. */
@@ -96,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...allowPrivateWebhooks(env, host),
       signingKey: webhookSigningKey(env, dataDir, url !== undefined),
     },
+    localChain: oneOf(env, "LOCAL_CHAIN", ["auto", "off"], url === undefined ? "auto" : "off") as "auto" | "off",
   };
 }
 
