@@ -1,4 +1,11 @@
 import { buildApp } from "./app";
+import {
+  describeLocalChain,
+  LocalChainError,
+  startLocalChain,
+  wantsLocalChain,
+  withLocalChain,
+} from "./chain/localChain";
 import { startSettlement } from "./chain/settlement";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
@@ -23,11 +30,17 @@ async function main(): Promise<void> {
     console.log(`Created the development account. Its authToken, shown only this once:\n${account.authToken}`);
   }
 
+  // The embedded default's development chain: anvil, kept in the data folder, when 31337 has no RPC (LOCAL_CHAIN=auto).
+  const localChain = wantsLocalChain(config)
+    ? await startLocalChain({ dataDir: config.dataDir, signer: signer.address, warn: (m) => console.error(m) })
+    : undefined;
+  const chains = localChain ? withLocalChain(config.chains, localChain) : config.chains;
+
   const app = await buildApp(
     {
       db,
       signer,
-      chains: config.chains,
+      chains,
       bodyLimitBytes: config.bodyLimitBytes,
       webhooks: {
         allowPrivate: config.webhooks.allowPrivate,
@@ -42,17 +55,18 @@ async function main(): Promise<void> {
     },
   );
   const address = await app.listen({ port: config.port, host: config.host });
-  const settlement = startSettlement({ db, chains: config.chains }, { log: app.log });
+  const settlement = startSettlement({ db, chains }, { log: app.log });
   const port = app.server.address();
   storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
   app.log.info(
     {
       database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL",
-      chains: [...config.chains.keys()],
+      chains: [...chains.keys()],
       signer: signer.address,
     },
     `paymaster service listening on ${address}`,
   );
+  if (localChain) app.log.info({ startMs: localChain.timings }, describeLocalChain(localChain));
   app.log.info(
     `webhook addresses in private, loopback and link-local ranges are ${config.webhooks.allowPrivate ? "allowed" : "refused"}: ${config.webhooks.allowPrivateReason}`,
   );
@@ -64,6 +78,7 @@ async function main(): Promise<void> {
     app.log.info(`${signal} received, shutting down`);
     await settlement.stop();
     await app.close();
+    await localChain?.stop();
     await storage.close();
     process.exit(0);
   };
@@ -72,7 +87,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  if (error instanceof ConfigError || error instanceof DataFolderBusyError) {
+  if (error instanceof ConfigError || error instanceof DataFolderBusyError || error instanceof LocalChainError) {
     console.error(`Cannot start: ${error.message}`);
   } else {
     console.error("Cannot start:", error);

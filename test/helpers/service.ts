@@ -12,9 +12,20 @@ export interface RunningService {
   stop(): Promise<number | null>;
 }
 
-/** Environment for a child that must use the embedded database, whatever the test run itself uses. */
+/**
+ * Environment for a child that must use the embedded database, whatever the test run itself uses. Without a local chain
+ * unless `extra` asks for one (LOCAL_CHAIN: "auto"): 31337 then signs without a node, as these tests and the benchmark
+ * expect.
+ */
 export function embeddedEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: "0",
+    LOG_LEVEL: "warn",
+    LOCAL_CHAIN: "off",
+    ...extra,
+  };
   delete env.DATABASE_URL;
   return env;
 }
