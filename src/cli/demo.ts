@@ -1,0 +1,334 @@
+// `npm run demo`: the whole sponsored flow against the running service and its local chain, each step printed. It finds
+// both through the data folder (DATA_DIR, ./data by default): the service's address in owner.lock, the local chain's in
+// local-chain.json. Each run makes a new account, dApp and smart account; the funding wallet is anvil's account #2
+// every time, so its deposit in the paymaster grows by 1 ETH a run less what the operations cost.
+import {
+  type Address,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  encodeFunctionData,
+  formatEther,
+  type Hex,
+  http,
+  parseEther,
+  parseEventLogs,
+  size,
+} from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { MANAGEMENT_PREFIX } from "../app";
+import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../chain/artifacts";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../chain/entryPoint";
+import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../chain/localChain";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../chain/simpleAccount";
+import type { UserOperation } from "../chain/userOperation";
+import { ConfigError, loadConfig } from "../config";
+import { ADMIN_SECRET_HEADER } from "../http/admin";
+import { folderOwner, readAdminSecret } from "../storage/dataFolder";
+
+const DEPOSIT = parseEther("1");
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
+/** The identity the SDKs send; the service needs one (decisions §2). */
+const SMART_ACCOUNT_INFO = { name: "INFINITISM", version: "1.0.0" };
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Something the demo cannot go on without; its message says what to do. */
+class DemoError extends Error {}
+
+interface Service {
+  baseUrl: string;
+  adminSecret: string;
+}
+
+/** The running service of the data folder and its local chain, or a DemoError saying which one is missing. */
+function findService(): { service: Service; chain: LocalChainInfo } {
+  const config = loadConfig();
+  if (config.databaseUrl) {
+    throw new DemoError(
+      "npm run demo works with the embedded default: unset DATABASE_URL (with PostgreSQL the service runs no local chain " +
+        "unless LOCAL_CHAIN=auto, and the demo cannot find it)",
+    );
+  }
+  const owner = folderOwner(config.dataDir);
+  const secret = readAdminSecret(config.dataDir);
+  if (owner?.role !== "service" || owner.port === undefined || owner.host === undefined || !secret) {
+    throw new DemoError(`no service is running on the data folder ${config.dataDir}: start it with npm start first`);
+  }
+  const chain = readLocalChainInfo(config.dataDir);
+  if (!chain || chain.servicePid !== owner.pid) {
+    throw new DemoError(
+      `the service (process ${owner.pid}) runs without a local chain: it starts one only with LOCAL_CHAIN=auto (the ` +
+        "default without DATABASE_URL) and chain 31337 listed without an rpcUrl in the chains file",
+    );
+  }
+  const host = WILDCARD_HOSTS.has(owner.host) ? "127.0.0.1" : owner.host.includes(":") ? `[${owner.host}]` : owner.host;
+  return { service: { baseUrl: `http://${host}:${owner.port}`, adminSecret: secret }, chain };
+}
+
+async function request<T>(url: string, init: RequestInit, what: string): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (error) {
+    throw new DemoError(`${what}: the service at ${new URL(url).origin} does not answer (${(error as Error).message})`);
+  }
+  const body = (await response.json()) as T & { message?: string };
+  if (!response.ok) throw new DemoError(`${what}: HTTP ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+function step(n: number, text: string): void {
+  console.log(`${n}. ${text}`);
+}
+
+function detail(text: string): void {
+  console.log(`   ${text}`);
+}
+
+const eth = (wei: bigint) => `${formatEther(wei)} ETH`;
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const { service, chain: local } = findService();
+  const chain = defineChain({
+    id: local.chainId,
+    name: "Local development chain (anvil)",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [local.rpcUrl] } },
+  });
+  const transport = http(local.rpcUrl, { timeout: REQUEST_TIMEOUT_MS });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
+  const wallet = (key: Hex) =>
+    createWalletClient({ account: privateKeyToAccount(key), chain, transport, pollingInterval: 50 });
+  const fundingWallet = wallet(ANVIL_DEFAULT_KEYS.fundingWallet);
+  const bundler = wallet(ANVIL_DEFAULT_KEYS.bundler);
+  const paymaster = { address: local.verifyingPaymaster, abi: verifyingPaymasterArtifact.abi } as const;
+  const factory = local.simpleAccountFactory;
+  const deposit = () =>
+    publicClient.readContract({ ...paymaster, functionName: "getBalance", args: [fundingWallet.account.address] });
+
+  console.log(`Paymaster demo: service ${service.baseUrl}, local chain ${local.rpcUrl} (chain ${local.chainId})`);
+
+  const account = await request<{ data: { id: string; authToken: string } }>(
+    `${service.baseUrl}/internal/accounts`,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json", [ADMIN_SECRET_HEADER]: service.adminSecret },
+      body: JSON.stringify({ name: `demo ${new Date().toISOString()}` }),
+    },
+    "creating the account",
+  );
+  const token = account.data.authToken;
+  step(1, `Account created through the running service (id ${account.data.id}); its authToken is ${token}`);
+
+  const management = async <T>(method: string, route: string, apiKey: string | undefined, body?: unknown) => {
+    const headers: Record<string, string> = { authToken: token };
+    if (apiKey) headers.apiKey = apiKey;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const reply = await request<{ data: T }>(
+      `${service.baseUrl}${MANAGEMENT_PREFIX}/${route}`,
+      { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+      `${method} ${route}`,
+    );
+    return reply.data;
+  };
+
+  const dapp = await management<{ apiKey: string; paymasterId: string }>("POST", "paymasterParameters", undefined, {
+    name: "demo-dapp",
+    type: "HYBRID",
+    chainId: local.chainId,
+    version: "1.0.0",
+  });
+  step(
+    2,
+    `Paymaster "demo-dapp" created on chain ${local.chainId}: paymasterId ${dapp.paymasterId}, apiKey ${dapp.apiKey}`,
+  );
+
+  const { fundingMessage } = await management<{ fundingMessage: string }>(
+    "GET",
+    `funding-message/${dapp.paymasterId}`,
+    dapp.apiKey,
+  );
+  const signature = await fundingWallet.account.signMessage({ message: fundingMessage });
+  await management("PATCH", "paymasterParameters", dapp.apiKey, {
+    paymasterId: dapp.paymasterId,
+    type: "paymasterFundingId",
+    signature,
+    address: fundingWallet.account.address,
+  });
+  step(3, `Funding wallet ${fundingWallet.account.address} (anvil account #2) linked with its EIP-191 signature of:`);
+  for (const line of fundingMessage.split("\n")) detail(`| ${line}`);
+
+  const beforeDeposit = await deposit();
+  const depositHash = await fundingWallet.writeContract({
+    ...paymaster,
+    functionName: "depositFor",
+    args: [fundingWallet.account.address],
+    value: DEPOSIT,
+  });
+  const depositReceipt = await publicClient.waitForTransactionReceipt({ hash: depositHash });
+  if (depositReceipt.status !== "success") throw new DemoError(`depositFor reverted: ${depositHash}`);
+  const depositBefore = await deposit();
+  step(4, `depositFor: ${eth(DEPOSIT)} from the funding wallet into the paymaster ${paymaster.address}`);
+  detail(`tx ${depositHash}; the funding wallet's deposit: ${eth(beforeDeposit)} -> ${eth(depositBefore)}`);
+
+  await management("POST", "smart-contract", dapp.apiKey, {
+    name: "SimpleAccountFactory",
+    address: factory,
+    abi: JSON.stringify(simpleAccountFactoryArtifact.abi),
+    whitelistedMethods: ["createAccount"],
+  });
+  step(5, `Whitelisted SimpleAccountFactory ${factory}, method createAccount only`);
+
+  await management("POST", "paymaster-policy", dapp.apiKey, {
+    name: "deployments",
+    policyType: "WALLET_DEPLOYMENT",
+    policyData: {},
+  });
+  step(6, "WALLET_DEPLOYMENT policy added: operations that deploy their account are sponsored");
+
+  // A new smart account whose first operation deploys it (initCode) and calls the whitelisted method: it has the
+  // factory create a second account, for another owner, which is there to see afterwards.
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
+  const [sender, created] = await Promise.all(
+    [owner.address, otherOwner].map((who) =>
+      publicClient.readContract({
+        address: factory,
+        abi: simpleAccountFactoryAbi,
+        functionName: "getAddress",
+        args: [who, 0n],
+      }),
+    ),
+  );
+  const initCode = concat([
+    factory,
+    encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner.address, 0n] }),
+  ]);
+  const callData = encodeFunctionData({
+    abi: simpleAccountAbi,
+    functionName: "execute",
+    args: [
+      factory,
+      0n,
+      encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [otherOwner, 0n] }),
+    ],
+  });
+  const sponsored = await sponsor(service.baseUrl, local.chainId, dapp.apiKey, {
+    sender: sender as Address,
+    nonce: "0x0",
+    initCode,
+    callData,
+    paymasterAndData: "0x",
+    signature: "0x",
+  });
+  step(7, "pm_sponsorUserOperation over HTTP, without gas fields (calculateGasLimits: true): sponsored");
+  detail(`smart account ${sender} (owner ${owner.address}), not deployed yet`);
+  detail(
+    `callGasLimit ${sponsored.callGasLimit}, verificationGasLimit ${sponsored.verificationGasLimit}, ` +
+      `preVerificationGas ${sponsored.preVerificationGas}, maxFeePerGas ${sponsored.maxFeePerGas}, ` +
+      `maxPriorityFeePerGas ${sponsored.maxPriorityFeePerGas}`,
+  );
+  detail(`paymasterAndData (${size(sponsored.paymasterAndData)} bytes) ${sponsored.paymasterAndData}`);
+
+  const unsigned: UserOperation = {
+    sender: sender as Address,
+    nonce: 0n,
+    initCode,
+    callData,
+    callGasLimit: BigInt(sponsored.callGasLimit),
+    verificationGasLimit: BigInt(sponsored.verificationGasLimit),
+    preVerificationGas: BigInt(sponsored.preVerificationGas),
+    maxFeePerGas: BigInt(sponsored.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(sponsored.maxPriorityFeePerGas),
+    paymasterAndData: sponsored.paymasterAndData,
+    signature: "0x",
+  };
+  const userOpHash = await publicClient.readContract({
+    address: ENTRY_POINT_V06_ADDRESS,
+    abi: entryPointAbi,
+    functionName: "getUserOpHash",
+    args: [unsigned],
+  });
+  const op = { ...unsigned, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+  step(8, `Signed by the smart account's owner: userOpHash ${userOpHash}`);
+
+  const hash = await bundler.writeContract({
+    address: ENTRY_POINT_V06_ADDRESS,
+    abi: entryPointAbi,
+    functionName: "handleOps",
+    args: [[op], bundler.account.address],
+  });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  step(9, `handleOps sent by ${bundler.account.address} (anvil account #1, as a bundler)`);
+  detail(`transaction ${hash}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`);
+  if (receipt.status !== "success") throw new DemoError(`handleOps reverted: ${hash}`);
+  const [event] = parseEventLogs({ abi: entryPointAbi, eventName: "UserOperationEvent", logs: receipt.logs });
+  if (!event) throw new DemoError(`no UserOperationEvent in ${hash}`);
+  const depositAfter = await deposit();
+  const deployed = async (address: Address) => ((await publicClient.getCode({ address })) ?? "0x") !== "0x";
+  detail(
+    `UserOperationEvent success: ${event.args.success}, paymaster ${event.args.paymaster}, actualGasCost ` +
+      `${eth(event.args.actualGasCost)}, actualGasUsed ${event.args.actualGasUsed}`,
+  );
+  detail(`smart account ${sender} deployed: ${await deployed(sender as Address)}`);
+  detail(
+    `account created by the sponsored call (owner ${otherOwner}) ${created} deployed: ${await deployed(created as Address)}`,
+  );
+  detail(
+    `deposit of the funding wallet: before the operation ${eth(depositBefore)}, after ${eth(depositAfter)} ` +
+      `(down ${eth(depositBefore - depositAfter)})`,
+  );
+  if (!event.args.success)
+    throw new DemoError("the operation ran but its call reverted (UserOperationEvent success false)");
+  console.log(
+    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: a sponsored operation mined on the local chain.`,
+  );
+}
+
+interface SponsorResult {
+  paymasterAndData: Hex;
+  callGasLimit: number;
+  verificationGasLimit: number;
+  preVerificationGas: string;
+  maxFeePerGas: Hex;
+  maxPriorityFeePerGas: Hex;
+  reason?: string;
+}
+
+/** The wallet's side of the JSON-RPC endpoint: the service estimates the gas, chooses the fees and signs. */
+async function sponsor(
+  baseUrl: string,
+  chainId: number,
+  apiKey: string,
+  userOp: Record<string, string>,
+): Promise<SponsorResult> {
+  const reply = await fetch(`${baseUrl}/api/v1/${chainId}/${apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "pm_sponsorUserOperation",
+      params: [
+        userOp,
+        { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: SMART_ACCOUNT_INFO } },
+      ],
+    }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = (await reply.json()) as { result?: SponsorResult; error?: { code: number; message: string } };
+  if (!body.result) throw new DemoError(`pm_sponsorUserOperation failed: ${JSON.stringify(body.error ?? body)}`);
+  if (body.result.reason || size(body.result.paymasterAndData) === 0) {
+    throw new DemoError(`pm_sponsorUserOperation did not sponsor: ${body.result.reason ?? "no reason given"}`);
+  }
+  if (body.result.maxFeePerGas === undefined) throw new DemoError("pm_sponsorUserOperation chose no fees");
+  return body.result;
+}
+
+main().catch((error) => {
+  const known = error instanceof DemoError || error instanceof ConfigError;
+  console.error(known ? `Demo stopped: ${error.message}` : `Demo failed: ${(error as Error).stack ?? error}`);
+  process.exit(1);
+});
