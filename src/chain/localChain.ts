@@ -162,7 +162,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
         "old chain then no longer matches it)."
       : "";
     throw new LocalChainError(
-      `${startFailure(timeoutMs)}: ${error instanceof AnvilStartError ? error.message : String(error)}${hint}`,
+      `${START_FAILURE}: ${error instanceof AnvilStartError ? error.message : String(error)}${hint}`,
     );
   }
   const anvilMs = performance.now() - started;
@@ -180,7 +180,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     await saveState(anvil.rpcUrl, stateFile);
   } catch (error) {
     await anvil.stop();
-    throw new LocalChainError(`${startFailure(timeoutMs)}: ${(error as Error).message}`);
+    throw new LocalChainError(`${START_FAILURE}: ${(error as Error).message}`);
   }
   const deployMs = performance.now() - started - anvilMs;
 
@@ -241,9 +241,7 @@ export function describeLocalChain(chain: LocalChain): string {
   );
 }
 
-function startFailure(timeoutMs: number): string {
-  return `the local chain (anvil) did not start within ${timeoutMs} ms (set LOCAL_CHAIN=off to start without it)`;
-}
+const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=off to start without it)";
 
 async function deployAndRotate(
   clients: ChainClients,

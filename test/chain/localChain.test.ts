@@ -1,0 +1,136 @@
+// The local chain's start in-process: when it is wanted, what it deploys, and how a start fails (bounded, clear, with no
+// anvil left behind). The service around it is tested in test/service/localChain.test.ts.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { createPublicClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import {
+  ANVIL_STATE_FILE,
+  LOCAL_CHAIN_FILE,
+  LocalChainError,
+  readLocalChainInfo,
+  startLocalChain,
+  wantsLocalChain,
+  withLocalChain,
+} from "../../src/chain/localChain";
+import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
+
+const folders: string[] = [];
+after(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+function dataFolder(): string {
+  const folder = mkdtempSync(path.join(tmpdir(), "paymaster-local-chain-"));
+  folders.push(folder);
+  return folder;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Live processes whose command line names the folder (Linux; elsewhere none are seen). */
+function processesOf(dataDir: string): number[] {
+  if (!existsSync("/proc/self")) return [];
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dataDir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test("LOCAL_CHAIN: auto by default, off with DATABASE_URL, nothing else accepted", () => {
+  assert.equal(loadConfig({}).localChain, "auto");
+  assert.equal(loadConfig({ DATABASE_URL: "postgres://u@h/db" }).localChain, "off");
+  assert.equal(loadConfig({ DATABASE_URL: "postgres://u@h/db", LOCAL_CHAIN: "auto" }).localChain, "auto");
+  assert.equal(loadConfig({ LOCAL_CHAIN: "off" }).localChain, "off");
+  assert.throws(() => loadConfig({ LOCAL_CHAIN: "on" }), ConfigError);
+});
+
+test("the local chain is wanted only for 31337 listed without an rpcUrl, and only with LOCAL_CHAIN=auto", () => {
+  const chains = (local?: Partial<ChainConfig>) =>
+    new Map<number, ChainConfig>([
+      ...(local ? [[31337, { chainId: 31337, name: "local", ...local }] as const] : []),
+      [84532, { chainId: 84532, name: "Base Sepolia" }],
+    ]);
+  assert.equal(wantsLocalChain({ localChain: "auto", chains: chains({}) }), true);
+  assert.equal(wantsLocalChain({ localChain: "off", chains: chains({}) }), false);
+  assert.equal(wantsLocalChain({ localChain: "auto", chains: chains({ rpcUrl: "http://127.0.0.1:8545" }) }), false);
+  assert.equal(wantsLocalChain({ localChain: "auto", chains: chains() }), false);
+  // The default chains file lists 31337 without one.
+  assert.equal(wantsLocalChain(loadConfig({})), true);
+
+  const resolved = withLocalChain(chains({}), { rpcUrl: "http://127.0.0.1:1234" });
+  assert.equal(resolved.get(31337)?.rpcUrl, "http://127.0.0.1:1234");
+  assert.equal(resolved.get(84532)?.rpcUrl, undefined);
+});
+
+test("a start deploys the stack with the service's signer, and a second start on the folder changes nothing", async () => {
+  const dataDir = dataFolder();
+  const signer = privateKeyToAccount(generatePrivateKey()).address;
+  const first = await startLocalChain({ dataDir, signer });
+  try {
+    assert.deepEqual(first.deployed, ["entryPoint", "simpleAccountFactory", "verifyingPaymaster"]);
+    assert.equal(first.signerRotated, true);
+    assert.equal(first.restored, false);
+    assert.deepEqual(readLocalChainInfo(dataDir), first.info);
+    const onChain = await createPublicClient({ transport: http(first.rpcUrl) }).readContract({
+      address: first.info.verifyingPaymaster,
+      abi: verifyingPaymasterArtifact.abi,
+      functionName: "verifyingSigner",
+    });
+    assert.equal(onChain, signer);
+  } finally {
+    await first.stop();
+  }
+  assert.equal(isRunning(first.info.anvilPid), false);
+  assert.equal(readLocalChainInfo(dataDir), undefined);
+
+  const second = await startLocalChain({ dataDir, signer });
+  await second.stop();
+  assert.deepEqual([second.restored, second.deployed, second.signerRotated], [true, [], false]);
+  // Saves replace the file whole: no temporary file is left.
+  assert.deepEqual(readdirSync(dataDir).sort(), ["anvil-config.json", ANVIL_STATE_FILE]);
+});
+
+test("a start that runs out of time fails with a clear error and leaves no anvil", async () => {
+  const dataDir = dataFolder();
+  const error = await startLocalChain({
+    dataDir,
+    signer: privateKeyToAccount(generatePrivateKey()).address,
+    startTimeoutMs: 1,
+  }).then(
+    () => assert.fail("nothing starts in 1 ms"),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof LocalChainError);
+  assert.match(error.message, /^the local chain \(anvil\) did not start \(set LOCAL_CHAIN=off .*within 1 ms/);
+  assert.deepEqual(processesOf(dataDir), []);
+  assert.equal(existsSync(path.join(dataDir, LOCAL_CHAIN_FILE)), false);
+});
+
+test("a damaged state file stops the start with a hint instead of starting a chain the database does not know", async () => {
+  const dataDir = dataFolder();
+  writeFileSync(path.join(dataDir, ANVIL_STATE_FILE), '{"block":');
+  const error = await startLocalChain({ dataDir, signer: privateKeyToAccount(generatePrivateKey()).address }).then(
+    () => assert.fail("a damaged state must not load"),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof LocalChainError);
+  assert.match(error.message, /is damaged, move it away to start a fresh chain/);
+  assert.deepEqual(processesOf(dataDir), []);
+});

@@ -1,0 +1,181 @@
+// The embedded default's local chain through the real service process: npm start runs anvil with the stack deployed,
+// npm run demo walks the sponsored flow against it, a stop leaves no anvil behind, a restart (even after a SIGKILL)
+// finds the chain as it was, and services on different data folders run side by side.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { type Address, createPublicClient, createWalletClient, http, parseEther } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/deployments";
+import {
+  ANVIL_DEFAULT_KEYS,
+  ANVIL_STATE_FILE,
+  LOCAL_CHAIN_FILE,
+  type LocalChainInfo,
+  readLocalChainInfo,
+} from "../../src/chain/localChain";
+import { embeddedEnv, type RunningService, runScript, startService } from "../helpers/service";
+
+const folders: string[] = [];
+const running: RunningService[] = [];
+after(async () => {
+  await Promise.all(running.map((service) => service.stop()));
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+function dataFolder(): string {
+  const folder = mkdtempSync(path.join(tmpdir(), "paymaster-local-chain-"));
+  folders.push(folder);
+  return folder;
+}
+
+/** The local chain on, and the start log at info, whatever the run's own environment says. */
+const localChainEnv = (dataDir: string) => embeddedEnv(dataDir, { LOCAL_CHAIN: "auto", LOG_LEVEL: "info" });
+
+async function start(dataDir: string): Promise<RunningService> {
+  const service = await startService(localChainEnv(dataDir));
+  running.push(service);
+  return service;
+}
+
+async function stop(service: RunningService): Promise<number | null> {
+  running.splice(running.indexOf(service), 1);
+  return service.stop();
+}
+
+/** Alive and not a zombie. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+function chainOf(dataDir: string, service: RunningService): LocalChainInfo {
+  const info = readLocalChainInfo(dataDir);
+  assert.ok(info, `no local chain in ${dataDir}`);
+  assert.equal(info.servicePid, service.process.pid);
+  return info;
+}
+
+const fundingWallet = privateKeyToAccount(ANVIL_DEFAULT_KEYS.fundingWallet).address;
+const paymaster = { address: LOCAL_VERIFYING_PAYMASTER_ADDRESS, abi: verifyingPaymasterArtifact.abi } as const;
+
+function depositOf(rpcUrl: string, wallet: Address = fundingWallet): Promise<bigint> {
+  return createPublicClient({ transport: http(rpcUrl) }).readContract({
+    ...paymaster,
+    functionName: "getBalance",
+    args: [wallet],
+  });
+}
+
+async function runDemo(dataDir: string) {
+  const demo = await runScript("src/cli/demo.ts", [], localChainEnv(dataDir));
+  assert.equal(demo.code, 0, `demo failed:\n${demo.stdout}\n${demo.stderr}`);
+  assert.match(demo.stdout, /UserOperationEvent success: true/);
+  assert.match(demo.stdout, /smart account 0x[0-9a-fA-F]{40} deployed: true/);
+  const deposits = /before the operation ([\d.]+) ETH, after ([\d.]+) ETH/.exec(demo.stdout);
+  assert.ok(deposits, demo.stdout);
+  const [before, afterOp] = [parseEther(deposits[1] as string), parseEther(deposits[2] as string)];
+  assert.ok(afterOp < before, `the deposit drops: ${deposits[0]}`);
+  return { stdout: demo.stdout, before, after: afterOp };
+}
+
+test("npm start runs the local chain, npm run demo mines a sponsored operation, a stop ends anvil, a restart keeps the chain", async () => {
+  const dataDir = dataFolder();
+  const first = await start(dataDir);
+  const chain = chainOf(dataDir, first);
+  assert.match(
+    first.output(),
+    new RegExp(
+      `local development chain 31337 \\(anvil, not a real network\\) at ${chain.rpcUrl}: fresh chain.*paymaster ${LOCAL_VERIFYING_PAYMASTER_ADDRESS}`,
+    ),
+  );
+  assert.ok(isRunning(chain.anvilPid));
+
+  const demo = await runDemo(dataDir);
+  const deposit = await depositOf(chain.rpcUrl);
+  assert.equal(deposit, demo.after);
+
+  assert.equal(await stop(first), 0, "SIGTERM stops the service cleanly");
+  assert.equal(isRunning(chain.anvilPid), false, "no anvil is left behind");
+  assert.equal(existsSync(path.join(dataDir, LOCAL_CHAIN_FILE)), false);
+  assert.equal(existsSync(path.join(dataDir, ANVIL_STATE_FILE)), true);
+
+  const second = await start(dataDir);
+  const restarted = chainOf(dataDir, second);
+  assert.notEqual(restarted.anvilPid, chain.anvilPid);
+  assert.match(second.output(), /state loaded from/);
+  assert.equal(await depositOf(restarted.rpcUrl), deposit, "the chain's state survived the restart");
+  // The second run starts from the first one's deposit.
+  const again = await runDemo(dataDir);
+  assert.equal(again.before, deposit + parseEther("1"));
+
+  // Killed without a chance to stop its anvil: the next start on the folder takes the orphan's state over and ends it.
+  second.process.kill("SIGKILL");
+  running.splice(running.indexOf(second), 1);
+  await new Promise((resolve) => second.process.once("exit", resolve));
+  assert.ok(isRunning(restarted.anvilPid), "the orphan runs on");
+  const funding = createWalletClient({
+    account: privateKeyToAccount(ANVIL_DEFAULT_KEYS.fundingWallet),
+    transport: http(restarted.rpcUrl),
+  });
+  const orphanDeposit = await depositOf(restarted.rpcUrl);
+  const hash = await funding.writeContract({
+    ...paymaster,
+    chain: null,
+    functionName: "depositFor",
+    args: [fundingWallet],
+    value: 1n,
+  });
+  await createPublicClient({ transport: http(restarted.rpcUrl), pollingInterval: 20 }).waitForTransactionReceipt({
+    hash,
+  });
+
+  const third = await start(dataDir);
+  const taken = chainOf(dataDir, third);
+  assert.equal(isRunning(restarted.anvilPid), false, "the orphan was ended");
+  assert.equal(await depositOf(taken.rpcUrl), orphanDeposit + 1n, "with what happened on it after the kill");
+  await stop(third);
+  assert.equal(isRunning(taken.anvilPid), false);
+});
+
+test("services on two data folders run their own local chains side by side", async () => {
+  const [one, two] = [dataFolder(), dataFolder()];
+  const [first, second] = await Promise.all([start(one), start(two)]);
+  const [a, b] = [chainOf(one, first), chainOf(two, second)];
+  assert.notEqual(a.rpcUrl, b.rpcUrl);
+  assert.notEqual(a.anvilPid, b.anvilPid);
+  const [demoA, demoB] = await Promise.all([runDemo(one), runDemo(two)]);
+  // Each chain holds its own demo's deposit only.
+  assert.equal(await depositOf(a.rpcUrl), demoA.after);
+  assert.equal(await depositOf(b.rpcUrl), demoB.after);
+  await Promise.all([stop(first), stop(second)]);
+  assert.equal(isRunning(a.anvilPid), false);
+  assert.equal(isRunning(b.anvilPid), false);
+});
+
+test("the demo says what is missing: no service, or a service without the local chain", async () => {
+  const dataDir = dataFolder();
+  const none = await runScript("src/cli/demo.ts", [], localChainEnv(dataDir));
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /no service is running on the data folder .*: start it with npm start first/);
+
+  const off = await startService(embeddedEnv(dataDir, { LOCAL_CHAIN: "off" }));
+  running.push(off);
+  assert.equal(readLocalChainInfo(dataDir), undefined);
+  const withoutChain = await runScript("src/cli/demo.ts", [], localChainEnv(dataDir));
+  assert.equal(withoutChain.code, 1);
+  assert.match(withoutChain.stderr, /runs without a local chain/);
+  await stop(off);
+});
