@@ -13,7 +13,34 @@ export interface ChainConfig {
   entryPoint?: string;
   verifyingPaymaster?: string;
   tokenPaymaster?: string;
+  /** ERC20 mode: the fee tokens the token paymaster accepts on this chain (requires tokenPaymaster, except on 31337). */
+  tokens?: TokenConfig[];
 }
+
+/**
+ * Where a fee token's exchange rate comes from. `fixedRate`: token base units per 1e18 wei, signed as given (price
+ * source 0). `aggregator`: a Chainlink-style feed (AggregatorV3Interface) of whole tokens per whole native token, read
+ * through the chain's RPC for quotes and read again by the contract when the operation runs (price source 1);
+ * `maxAgeSeconds` refuses an answer older than that (the contract's own maxPriceAge applies as well).
+ */
+export type TokenPriceConfig = { fixedRate: bigint } | { aggregator: string; maxAgeSeconds?: number };
+
+/** One fee token of a chain, as the chains file gives it (`tokens` of a chain entry). */
+export interface TokenConfig {
+  /** Lowercase. */
+  address: string;
+  symbol: string;
+  decimals: number;
+  logoUrl?: string;
+  price: TokenPriceConfig;
+  /** Millionths charged on top of the gas cost: 1e6 (none) to 2e6 (double); DEFAULT_TOKEN_MARKUP when not given. */
+  markup: number;
+  /** US dollars per whole token, for a quote's maxGasFeeUSD (1 for a USD stablecoin); without it maxGasFeeUSD is null. */
+  usdPrice?: number;
+}
+
+/** 10 % on top of the gas cost, when a token's configuration names no markup. */
+export const DEFAULT_TOKEN_MARKUP = 1_100_000;
 
 /** A value that must never reach a log or a response: it prints as [secret] however it is serialised. */
 export class Secret {
@@ -202,7 +229,7 @@ function parseChain(entry: unknown, where: string): ChainConfig {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw new ConfigError(`${where}: must be an object`);
   }
-  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster } = entry as Record<
+  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster, tokens } = entry as Record<
     string,
     unknown
   >;
@@ -225,5 +252,109 @@ function parseChain(entry: unknown, where: string): ChainConfig {
     }
     chain[field as "entryPoint" | "verifyingPaymaster" | "tokenPaymaster"] = value;
   }
+  if (tokens !== undefined) chain.tokens = parseTokens(tokens, chain, where);
   return chain;
+}
+
+/** The local chain's token paymaster has a deterministic default address (src/chain/sponsoringChains.ts). */
+const CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER = 31337;
+const DECIMAL_INTEGER = /^\d{1,78}$/;
+const MIN_TOKEN_MARKUP = 1_000_000;
+const MAX_TOKEN_MARKUP = 2_000_000;
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+function parseTokens(value: unknown, chain: ChainConfig, where: string): TokenConfig[] {
+  if (!Array.isArray(value)) throw new ConfigError(`${where}: tokens must be an array`);
+  if (value.length > 0 && !chain.tokenPaymaster && chain.chainId !== CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER) {
+    throw new ConfigError(`${where}: tokens need the chain's tokenPaymaster address`);
+  }
+  const tokens = value.map((entry, index) => parseToken(entry, `${where}, tokens[${index}]`));
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (seen.has(token.address)) throw new ConfigError(`${where}: token ${token.address} is listed twice`);
+    seen.add(token.address);
+  }
+  return tokens;
+}
+
+function parseToken(entry: unknown, where: string): TokenConfig {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    throw new ConfigError(`${where}: must be an object`);
+  }
+  const { address, symbol, decimals, logoUrl, price, markup, usdPrice } = entry as Record<string, unknown>;
+  if (typeof address !== "string" || !ADDRESS.test(address) || /^0x0{40}$/.test(address)) {
+    throw new ConfigError(`${where}: address must be a non-zero 20-byte hex address`);
+  }
+  const label = `${where} (${address})`;
+  if (typeof symbol !== "string" || symbol === "" || symbol.length > 32) {
+    throw new ConfigError(`${label}: symbol must be a non-empty string of at most 32 characters`);
+  }
+  if (typeof decimals !== "number" || !Number.isInteger(decimals) || decimals < 0 || decimals > 36) {
+    throw new ConfigError(`${label}: decimals must be a whole number from 0 to 36`);
+  }
+  if (logoUrl !== undefined && (typeof logoUrl !== "string" || !/^https?:\/\/\S+$/.test(logoUrl))) {
+    throw new ConfigError(`${label}: logoUrl must be an http(s) URL`);
+  }
+  const resolvedMarkup = markup === undefined ? DEFAULT_TOKEN_MARKUP : markup;
+  if (
+    typeof resolvedMarkup !== "number" ||
+    !Number.isInteger(resolvedMarkup) ||
+    resolvedMarkup < MIN_TOKEN_MARKUP ||
+    resolvedMarkup > MAX_TOKEN_MARKUP
+  ) {
+    throw new ConfigError(
+      `${label}: markup must be a whole number of millionths from ${MIN_TOKEN_MARKUP} (none) to ${MAX_TOKEN_MARKUP} ` +
+        "(double), e.g. 1100000 for 10 %",
+    );
+  }
+  if (usdPrice !== undefined && (typeof usdPrice !== "number" || !Number.isFinite(usdPrice) || usdPrice <= 0)) {
+    throw new ConfigError(`${label}: usdPrice must be a positive number (US dollars per whole token)`);
+  }
+  const token: TokenConfig = {
+    address: address.toLowerCase(),
+    symbol,
+    decimals,
+    price: parseTokenPrice(price, label),
+    markup: resolvedMarkup,
+  };
+  if (logoUrl !== undefined) token.logoUrl = logoUrl as string;
+  if (usdPrice !== undefined) token.usdPrice = usdPrice;
+  return token;
+}
+
+function parseTokenPrice(value: unknown, label: string): TokenPriceConfig {
+  const expected =
+    'price must be {"fixedRate": "<token base units per 1e18 wei>"} or {"aggregator": "0x…", "maxAgeSeconds"?: n}';
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigError(`${label}: ${expected}`);
+  const { fixedRate, aggregator, maxAgeSeconds, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new ConfigError(`${label}: price has unknown field ${unknown[0]}; ${expected}`);
+  if ((fixedRate === undefined) === (aggregator === undefined)) {
+    throw new ConfigError(`${label}: ${expected} (exactly one of the two)`);
+  }
+  if (fixedRate !== undefined) {
+    const rate =
+      typeof fixedRate === "string" && DECIMAL_INTEGER.test(fixedRate)
+        ? BigInt(fixedRate)
+        : typeof fixedRate === "number" && Number.isSafeInteger(fixedRate)
+          ? BigInt(fixedRate)
+          : undefined;
+    if (rate === undefined || rate <= 0n || rate > MAX_UINT256) {
+      throw new ConfigError(
+        `${label}: price.fixedRate must be a positive whole number of token base units per 1e18 wei, as a decimal string`,
+      );
+    }
+    if (maxAgeSeconds !== undefined)
+      throw new ConfigError(`${label}: price.maxAgeSeconds applies to an aggregator only`);
+    return { fixedRate: rate };
+  }
+  if (typeof aggregator !== "string" || !ADDRESS.test(aggregator) || /^0x0{40}$/.test(aggregator)) {
+    throw new ConfigError(`${label}: price.aggregator must be a non-zero 20-byte hex address`);
+  }
+  if (maxAgeSeconds === undefined) return { aggregator: aggregator.toLowerCase() };
+  if (typeof maxAgeSeconds !== "number" || !Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 1) {
+    throw new ConfigError(`${label}: price.maxAgeSeconds must be a positive whole number of seconds`);
+  }
+  return { aggregator: aggregator.toLowerCase(), maxAgeSeconds };
 }

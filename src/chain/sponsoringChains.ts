@@ -1,7 +1,8 @@
 import type { Address } from "viem";
-import type { ChainConfig } from "../config";
+import type { ChainConfig, TokenConfig } from "../config";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+import { LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
 /** A supported chain with the contract addresses a sponsorship signs for. */
 export interface SponsoringChain {
@@ -13,13 +14,16 @@ export interface SponsoringChain {
   /** A node's JSON-RPC; without it the chain signs but cannot estimate gas, check deposits or settle. */
   rpcUrl?: string;
   bundlerUrl?: string;
+  /** ERC20 mode: the token paymaster, set when the chain has fee tokens; none means ERC20 mode is refused. */
+  tokenPaymaster?: Address;
+  tokens?: readonly TokenConfig[];
 }
 
 export const LOCAL_CHAIN_ID = 31337;
 
 /**
  * Fills each configured chain's defaults: the canonical EntryPoint v0.6, and on the local development chain the
- * deterministic address where the project deploys its paymaster, so that signing works on a fresh start.
+ * deterministic addresses where the project deploys its paymasters, so that signing works on a fresh start.
  */
 export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): ReadonlyMap<number, SponsoringChain> {
   const resolved = new Map<number, SponsoringChain>();
@@ -27,6 +31,12 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
     const verifyingPaymaster =
       (chain.verifyingPaymaster as Address | undefined) ??
       (chain.chainId === LOCAL_CHAIN_ID ? LOCAL_VERIFYING_PAYMASTER_ADDRESS : undefined);
+    const tokens = chain.tokens ?? [];
+    const tokenPaymaster =
+      tokens.length === 0
+        ? undefined
+        : ((chain.tokenPaymaster as Address | undefined) ??
+          (chain.chainId === LOCAL_CHAIN_ID ? LOCAL_TOKEN_PAYMASTER_ADDRESS : undefined));
     resolved.set(chain.chainId, {
       chainId: chain.chainId,
       name: chain.name,
@@ -34,6 +44,7 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
       ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl } : {}),
       ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
+      ...(tokenPaymaster ? { tokenPaymaster, tokens } : {}),
     });
   }
   return resolved;
