@@ -1,8 +1,9 @@
 // Gas limits for an operation the client sent without them (`calculateGasLimits: true`), estimated as the operation
-// will run: with our 276-byte paymasterAndData (a stub of the final length) and an account signature of the final
-// length. The chain's bundler estimates when one is configured, else the service simulates through the chain's node
-// (gasEstimationSimulation.ts). Either way the result covers what the stub cannot exercise: our paymaster's work on a
-// valid signature, its postOp, and the calldata of our bytes in preVerificationGas.
+// will run: with our paymasterAndData (a stub of the final length: 276 bytes for the verifying paymaster, 278 for the
+// token paymaster in ERC20 mode) and an account signature of the final length. The chain's bundler estimates when one
+// is configured, else the service simulates through the chain's node (gasEstimationSimulation.ts). Either way the
+// result covers what the stub cannot exercise: our paymaster's work on a valid signature, its postOp, and the calldata
+// of our bytes in preVerificationGas.
 import { type Address, encodeAbiParameters, type Hex, hexToBytes, parseAbiParameters } from "viem";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
 import { estimateWithBundler } from "./gasEstimationBundler";
@@ -103,8 +104,16 @@ export interface EstimateRequest {
   userOp: OperationToEstimate;
   /** The client's account signature; `0x` when it sent none (a dummy of the final length stands in). */
   signature: Hex;
-  /** The terms the stub carries: the dApp's funding wallet and a validity window like the one that will be signed. */
-  terms: SponsorshipTerms;
+  /**
+   * The terms the verifying paymaster's stub carries: the dApp's funding wallet and a validity window like the one
+   * that will be signed. Required unless paymasterStub is given.
+   */
+  terms?: SponsorshipTerms;
+  /**
+   * Another paymaster than the chain's verifying one (ERC20 mode: the token paymaster) with its stub paymasterAndData
+   * of the final length, used instead of `terms`.
+   */
+  paymasterStub?: { paymaster: Address; paymasterAndData: Hex };
 }
 
 export interface GasEstimate extends Fees {
@@ -134,13 +143,16 @@ export function estimateUserOperationGas(
   return withDeadline(estimate(request), timeoutMs);
 }
 
-async function estimate({ chain, userOp, signature, terms }: EstimateRequest): Promise<GasEstimate> {
-  if (!canEstimateGas(chain)) {
+async function estimate({ chain, userOp, signature, terms, paymasterStub }: EstimateRequest): Promise<GasEstimate> {
+  if (paymasterStub ? !chain.rpcUrl && !chain.bundlerUrl : !canEstimateGas(chain)) {
     throw new EstimationUnavailableError(
       `chain ${chain.chainId} has no bundler, node or verifying paymaster to estimate with`,
     );
   }
-  const paymaster = chain.verifyingPaymaster;
+  if (!paymasterStub && !terms) throw new TypeError("estimate: terms or paymasterStub is required");
+  const paymaster = paymasterStub?.paymaster ?? (chain.verifyingPaymaster as Address);
+  const paymasterAndData =
+    paymasterStub?.paymasterAndData ?? stubPaymasterAndData({ ...(terms as SponsorshipTerms), paymaster });
   const feesGiven = userOp.maxFeePerGas !== undefined && userOp.maxPriorityFeePerGas !== undefined;
   const fees = feesGiven ? undefined : suggestFees(chain, CHAIN_RPC_TIMEOUT_MS);
   const op = (chosen: Fees): UserOperation => ({
@@ -152,7 +164,7 @@ async function estimate({ chain, userOp, signature, terms }: EstimateRequest): P
     verificationGasLimit: userOp.verificationGasLimit ?? 0n,
     preVerificationGas: userOp.preVerificationGas ?? 0n,
     ...chosen,
-    paymasterAndData: stubPaymasterAndData({ ...terms, paymaster }),
+    paymasterAndData,
     signature: stubAccountSignature(signature),
   });
 
@@ -190,7 +202,7 @@ async function estimate({ chain, userOp, signature, terms }: EstimateRequest): P
     maxOf(limits.verificationGasLimit, MIN_VERIFICATION_GAS_LIMIT),
     userOp.verificationGasLimit,
   );
-  // Our formula over the final shape, whatever the bundler said: it must cover our 276 bytes.
+  // Our formula over the final shape, whatever the bundler said: it must cover our 276 (or 278) bytes.
   const formula = preVerificationGasFor({ ...stub, callGasLimit, verificationGasLimit });
   const preVerificationGas = maxOf(maxOf(formula, limits.preVerificationGas), userOp.preVerificationGas);
   return {

@@ -3,6 +3,11 @@
 // place, so that the simulation pays for the same bytes and runs the same code paths as the real operation.
 import { type Address, concat, type Hex, size } from "viem";
 import { encodeVerifyingPaymasterAndData, type SponsorshipTerms } from "./paymasterAndData";
+import {
+  encodeTokenPaymasterAndData,
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+  type TokenFeeTerms,
+} from "./tokenPaymasterAndData";
 import type { UserOperation } from "./userOperation";
 
 /**
@@ -25,6 +30,11 @@ export function stubPaymasterAndData(terms: StubTerms): Hex {
   return encodeVerifyingPaymasterAndData({ ...terms, signature: DUMMY_SIGNATURE });
 }
 
+/** ERC20 mode: the token paymaster's 278-byte paymasterAndData with the dummy signature (decisions §4). */
+export function stubTokenPaymasterAndData(terms: TokenFeeTerms & { paymaster: Address }): Hex {
+  return encodeTokenPaymasterAndData({ ...terms, signature: DUMMY_SIGNATURE });
+}
+
 /** The client's account signature, or the dummy one when it sent none. */
 export function stubAccountSignature(signature: Hex): Hex {
   return size(signature) === 0 ? DUMMY_SIGNATURE : signature;
@@ -35,13 +45,15 @@ export function stubAccountSignature(signature: Hex): Hex {
  * counts as non-zero, the costlier case; the rest of paymasterAndData (address, paymasterId, window) is as final.
  */
 export function withWorstCaseSignatures(op: UserOperation): UserOperation {
-  const paymasterSignatureStart = size(op.paymasterAndData) - 96; // 65 bytes, padded to three words
+  // The verifying layout ABI-encodes the 65 bytes, padded to three words; the token layout ends with them raw.
+  const signatureTail =
+    size(op.paymasterAndData) === TOKEN_PAYMASTER_AND_DATA_LENGTH
+      ? "ff".repeat(65)
+      : `${"ff".repeat(65)}${"00".repeat(31)}`;
+  const paymasterSignatureStart = size(op.paymasterAndData) - signatureTail.length / 2;
   const paymasterAndData =
     size(op.paymasterAndData) >= 96
-      ? concat([
-          `0x${op.paymasterAndData.slice(2, 2 + 2 * paymasterSignatureStart)}`,
-          `0x${"ff".repeat(65)}${"00".repeat(31)}`,
-        ])
+      ? concat([`0x${op.paymasterAndData.slice(2, 2 + 2 * paymasterSignatureStart)}`, `0x${signatureTail}`])
       : op.paymasterAndData;
   return {
     ...op,
