@@ -24,11 +24,13 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../config";
+import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "../tokens/localTokens";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "./localDeployment";
 import { LOCAL_CHAIN_ID } from "./sponsoringChains";
+import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
 /**
  * anvil's first default accounts (mnemonic "test test test test test test test test test test test junk"), each
@@ -70,6 +72,8 @@ export interface LocalChain {
   deployed: string[];
   /** True when this start made the service's key the paymaster's verifying signer. */
   signerRotated: boolean;
+  /** The same for ERC20 mode's token paymaster, test token and price feed (src/tokens/localTokens.ts). */
+  tokens: LocalTokenSetup;
   /** How long anvil took to answer, and the deployment after it. */
   timings: { anvilMs: number; deployMs: number };
   /** Writes the chain's state to the data folder now. */
@@ -109,14 +113,14 @@ export function wantsLocalChain(config: {
   return config.localChain === "auto" && local !== undefined && !local.rpcUrl;
 }
 
-/** The configured chains with the local chain's RPC set on 31337. */
+/** The configured chains with the local chain's RPC set on 31337, and its test token unless 31337 lists tokens. */
 export function withLocalChain(
   chains: ReadonlyMap<number, ChainConfig>,
   chain: Pick<LocalChain, "rpcUrl">,
 ): ReadonlyMap<number, ChainConfig> {
   const result = new Map(chains);
   const local = chains.get(LOCAL_CHAIN_ID);
-  if (local) result.set(LOCAL_CHAIN_ID, { ...local, rpcUrl: chain.rpcUrl });
+  if (local) result.set(LOCAL_CHAIN_ID, { ...local, rpcUrl: chain.rpcUrl, tokens: local.tokens ?? [...LOCAL_TOKENS] });
   return result;
 }
 
@@ -170,8 +174,9 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   const clients = localClients(anvil.rpcUrl);
   let deployed: string[];
   let signerRotated: boolean;
+  let tokens: LocalTokenSetup;
   try {
-    ({ deployed, signerRotated } = await withDeadline(
+    ({ deployed, signerRotated, tokens } = await withDeadline(
       deployAndRotate(clients, options.signer),
       deadline,
       `deploying the contracts took longer than ${timeoutMs} ms`,
@@ -221,6 +226,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     restored,
     deployed,
     signerRotated,
+    tokens,
     timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs) },
     saveState: () => saver.save(),
     stop,
@@ -236,7 +242,8 @@ export function describeLocalChain(chain: LocalChain): string {
   return (
     `local development chain ${info.chainId} (anvil, not a real network) at ${info.rpcUrl}: ${origin}; ` +
     `paymaster ${info.verifyingPaymaster}, EntryPoint ${info.entryPoint}, SimpleAccountFactory ` +
-    `${info.simpleAccountFactory}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
+    `${info.simpleAccountFactory}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
+    `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
     "Try it: npm run demo"
   );
 }
@@ -246,13 +253,13 @@ const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=of
 async function deployAndRotate(
   clients: ChainClients,
   signer: Address,
-): Promise<{ deployed: string[]; signerRotated: boolean }> {
+): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
   const stack = await deployLocalStack(clients);
   const deployed = Object.entries(stack)
     .filter(([, outcome]) => outcome.deployed)
     .map(([name]) => name);
   const { changed } = await rotateVerifyingSigner(clients, signer, stack.verifyingPaymaster.address);
-  return { deployed, signerRotated: changed };
+  return { deployed, signerRotated: changed, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function localClients(rpcUrl: string): ChainClients {
