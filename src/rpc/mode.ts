@@ -19,6 +19,8 @@ export interface SponsoredMode {
 export interface Erc20Mode {
   mode: "ERC20";
   calculateGasLimits: boolean;
+  expirySeconds: number;
+  /** Read by src/rpc/erc20Mode.ts: feeTokenAddress (sponsoring), preferredToken and tokenList (quotes). */
   tokenInfo: Fields;
 }
 
@@ -55,7 +57,12 @@ export function parseMode(value: unknown): ModeRequest {
     };
   }
   if (mode === "ERC20") {
-    return { mode: "ERC20", calculateGasLimits, tokenInfo: object(fields.tokenInfo ?? {}, "params[1].tokenInfo") };
+    return {
+      mode: "ERC20",
+      calculateGasLimits,
+      expirySeconds: expiry(fields.expiryDuration),
+      tokenInfo: object(fields.tokenInfo ?? {}, "params[1].tokenInfo"),
+    };
   }
   throw invalidParams(`params[1].mode must be SPONSORED or ERC20, got ${JSON.stringify(mode).slice(0, 40)}`);
 }

@@ -4,6 +4,7 @@ import { EstimationUnavailableError, OperationRevertedError } from "../chain/gas
 import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation, sponsor } from "../sponsorship/sponsor";
+import { sponsorErc20 } from "./erc20Mode";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseMode, type SponsoredMode } from "./mode";
 import { bytes, type Fields } from "./params";
@@ -21,13 +22,14 @@ export const ESTIMATION_UNAVAILABLE = -32002;
 
 /**
  * `pm_sponsorUserOperation` (and `pm_getFeeQuoteOrData`, which answers SPONSORED mode the same way): a signed
- * paymasterAndData for a partial user operation, or `0x` with the reason it is not sponsored.
+ * paymasterAndData for a partial user operation, or `0x` with the reason it is not sponsored. Mode ERC20 is
+ * src/rpc/erc20Mode.ts.
  */
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const userOp = parseUserOperation(params[0]);
   const mode = parseMode(params[1]);
   if (mode.mode === "ERC20") {
-    throw invalidParams(`mode ERC20 is not available on chain ${ctx.chain.chainId}: no token paymaster is configured`);
+    return sponsorErc20(userOp, bytes((params[0] as Fields).signature, "params[0].signature"), mode, ctx);
   }
   if (mode.entryPoint && mode.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
     throw invalidParams(`params[1]: EntryPoint ${mode.entryPoint} is not supported; use ${ctx.chain.entryPoint}`);

@@ -3,6 +3,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
 import type { RpcMethod } from "./methodContext";
+import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
 import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
 import {
   INVALID_PARAMS,
@@ -18,8 +19,8 @@ export const RPC_PATH = "/api/v1/:chainId/:apiKey";
 /** The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send. */
 const METHODS: Record<string, RpcMethod> = {
   pm_sponsorUserOperation,
-  pm_getFeeQuoteOrData: pm_sponsorUserOperation,
-  pm_getFeeQuotesOrData: pm_sponsorUserOperation,
+  pm_getFeeQuoteOrData,
+  pm_getFeeQuotesOrData: pm_getFeeQuoteOrData,
 };
 
 export interface RpcDeps {

@@ -1,0 +1,75 @@
+// ERC20 mode's terms and fee quotes: what the token paymaster will be signed for, and what a wallet shows its user
+// before choosing a token (decisions §5). The quote's maximum is the contract's own maxTokenCost, to the base unit.
+import { type Address, formatUnits } from "viem";
+import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../chain/tokenPaymasterAndData";
+import type { TokenConfig } from "../config";
+import type { TokenPrice } from "./price";
+
+/** One entry of `feeQuotes`, with the field names and types the SDKs read. */
+export interface FeeQuote {
+  symbol: string;
+  decimal: number;
+  tokenAddress: Address;
+  /** Whole tokens: the most the operation as quoted can be charged (the markup included). */
+  maxGasFee: number;
+  /** maxGasFee in US dollars when the token's configuration gives its usdPrice, else null. */
+  maxGasFeeUSD: number | null;
+  /** Token base units per 1e18 wei (per whole native token), as the contract uses it; a JSON number, as SDKs expect. */
+  exchangeRate: number;
+  /** The markup as a percentage, e.g. "10" for 1.1e6 millionths (a string, as the public service sends it). */
+  premiumPercentage: string;
+  /** Unix seconds: the end of the window a signature given now would carry. */
+  validUntil: number;
+  logoUrl: string | null;
+}
+
+/** The gas fields a maximum charge depends on. */
+export interface QuotedGas {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+}
+
+/** The signed window: the requested expiry, cut to the price's own end (an oracle answer ages out). */
+export function feeTerms(
+  token: TokenConfig,
+  price: TokenPrice,
+  window: { validUntil: number; validAfter: number },
+): TokenFeeTerms {
+  return {
+    priceSource: price.priceSource,
+    validUntil: price.validUntil === undefined ? window.validUntil : Math.min(window.validUntil, price.validUntil),
+    validAfter: window.validAfter,
+    feeToken: token.address as Address,
+    oracleAggregator: price.oracleAggregator,
+    exchangeRate: price.exchangeRate,
+    priceMarkup: token.markup,
+  };
+}
+
+/** "10", "12.5": the markup's millionths above 1e6 as a percentage, without trailing zeros. */
+export function premiumPercentage(markup: number): string {
+  return String((markup - MIN_PRICE_MARKUP) / 10_000);
+}
+
+export function feeQuote(
+  token: TokenConfig,
+  terms: TokenFeeTerms,
+  gas: QuotedGas,
+): FeeQuote & { maxTokenCost: bigint } {
+  const maximum = maxTokenCost(gas, terms.exchangeRate, terms.priceMarkup);
+  const maxGasFee = Number(formatUnits(maximum, token.decimals));
+  return {
+    symbol: token.symbol,
+    decimal: token.decimals,
+    tokenAddress: token.address as Address,
+    maxGasFee,
+    maxGasFeeUSD: token.usdPrice === undefined ? null : maxGasFee * token.usdPrice,
+    exchangeRate: Number(terms.exchangeRate),
+    premiumPercentage: premiumPercentage(terms.priceMarkup),
+    validUntil: terms.validUntil,
+    logoUrl: token.logoUrl ?? null,
+    maxTokenCost: maximum,
+  };
+}
