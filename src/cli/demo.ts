@@ -26,6 +26,7 @@ import type { UserOperation } from "../chain/userOperation";
 import { ConfigError, loadConfig } from "../config";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
+import { runTokenPaidDemo } from "./demoErc20";
 
 const DEPOSIT = parseEther("1");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
@@ -282,8 +283,22 @@ async function main(): Promise<void> {
   );
   if (!event.args.success)
     throw new DemoError("the operation ran but its call reverted (UserOperationEvent success false)");
+  await runTokenPaidDemo({
+    baseUrl: service.baseUrl,
+    chainId: local.chainId,
+    apiKey: dapp.apiKey,
+    factory,
+    publicClient,
+    bundler,
+    firstStep: 10,
+    step,
+    detail,
+  }).catch((error: Error) => {
+    throw new DemoError(error.message);
+  });
   console.log(
-    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: a sponsored operation mined on the local chain.`,
+    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: a sponsored and a token-paid operation mined on ` +
+      "the local chain.",
   );
 }
 

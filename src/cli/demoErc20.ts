@@ -1,0 +1,216 @@
+// `npm run demo`, ERC20 part: a second new smart account that holds test tokens (TUSD) and no ether pays its own gas in
+// TUSD through the token paymaster. The wallet's side of decisions §5: a fee quote, a batch that approves the token
+// paymaster for the quoted maximum before its call, the service's signature in ERC20 mode, then handleOps.
+import {
+  type Account,
+  type Address,
+  type Chain,
+  concat,
+  encodeFunctionData,
+  erc20Abi,
+  formatEther,
+  formatUnits,
+  type Hex,
+  maxUint256,
+  type PublicClient,
+  parseEventLogs,
+  parseUnits,
+  type Transport,
+  type WalletClient,
+} from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../chain/entryPoint";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../chain/simpleAccount";
+import { tokenPaymasterArtifact } from "../chain/tokenArtifacts";
+import {
+  LOCAL_TEST_TOKEN,
+  LOCAL_TEST_TOKEN_ADDRESS,
+  LOCAL_TOKEN_PAYMASTER_ADDRESS,
+  mintTestTokens,
+} from "../chain/tokenDeployment";
+import type { UserOperation } from "../chain/userOperation";
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const MINTED = parseUnits("100", LOCAL_TEST_TOKEN.decimals);
+
+export interface TokenDemoContext {
+  baseUrl: string;
+  chainId: number;
+  apiKey: string;
+  factory: Address;
+  publicClient: PublicClient;
+  /** Sends handleOps (and mints the test tokens, which anyone may). */
+  bundler: WalletClient<Transport, Chain, Account>;
+  /** The number of the first step printed. */
+  firstStep: number;
+  step(n: number, text: string): void;
+  detail(text: string): void;
+}
+
+interface FeeQuote {
+  symbol: string;
+  decimal: number;
+  maxGasFee: number;
+  maxGasFeeUSD: number | null;
+  exchangeRate: number;
+  premiumPercentage: string;
+  validUntil: number;
+}
+
+async function rpc<T>(context: TokenDemoContext, method: string, params: unknown[]): Promise<T> {
+  const reply = await fetch(`${context.baseUrl}/api/v1/${context.chainId}/${context.apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = (await reply.json()) as { result?: T; error?: { code: number; message: string } };
+  if (!body.result) throw new Error(`${method} (ERC20 mode) failed: ${JSON.stringify(body.error ?? body)}`);
+  return body.result;
+}
+
+/** Runs the token-paid operation, printing each step; throws with the reason when a step fails. */
+export async function runTokenPaidDemo(context: TokenDemoContext): Promise<void> {
+  const { publicClient, bundler, factory, step, detail } = context;
+  let n = context.firstStep;
+  const tusd = (value: bigint) => `${formatUnits(value, LOCAL_TEST_TOKEN.decimals)} ${LOCAL_TEST_TOKEN.symbol}`;
+
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
+  const [sender, created] = (await Promise.all(
+    [owner.address, otherOwner].map((who) =>
+      publicClient.readContract({
+        address: factory,
+        abi: simpleAccountFactoryAbi,
+        functionName: "getAddress",
+        args: [who, 0n],
+      }),
+    ),
+  )) as [Address, Address];
+  await mintTestTokens({ publicClient, walletClient: bundler }, sender, MINTED);
+  step(n++, `ERC20 mode: smart account ${sender} (not deployed, no ether) given ${tusd(MINTED)}`);
+
+  const initCode = concat([
+    factory,
+    encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner.address, 0n] }),
+  ]);
+  const call = encodeFunctionData({
+    abi: simpleAccountFactoryAbi,
+    functionName: "createAccount",
+    args: [otherOwner, 0n],
+  });
+  const quoted = await rpc<{ paymasterAddress: Address; feeQuotes: FeeQuote[] }>(context, "pm_getFeeQuoteOrData", [
+    // The batch as it will be, its approve at a finite placeholder amount (an unlimited one would spare postOp the
+    // allowance write, and quote a little low).
+    {
+      sender,
+      nonce: "0x0",
+      initCode,
+      callData: batchCallData(LOCAL_TOKEN_PAYMASTER_ADDRESS, maxUint256 - 1n, call, factory),
+      signature: "0x",
+    },
+    { mode: "ERC20", calculateGasLimits: true, tokenInfo: { preferredToken: LOCAL_TEST_TOKEN_ADDRESS } },
+  ]);
+  const tokenPaymaster = quoted.paymasterAddress;
+  const [quote] = quoted.feeQuotes;
+  if (!quote) throw new Error("pm_getFeeQuoteOrData quoted no TUSD fee");
+  step(n++, `pm_getFeeQuoteOrData (ERC20): token paymaster ${tokenPaymaster}`);
+  detail(
+    `${quote.symbol}: maxGasFee ${quote.maxGasFee} (about $${quote.maxGasFeeUSD}), exchangeRate ${quote.exchangeRate} ` +
+      `base units per ETH, premium ${quote.premiumPercentage} %, valid until ${new Date(quote.validUntil * 1000).toISOString()}`,
+  );
+
+  // What the SDK approves from a quote; the batch approves it, then makes the call.
+  const approved = BigInt(Math.ceil(quote.maxGasFee * 10 ** quote.decimal));
+  const callData = batchCallData(tokenPaymaster, approved, call, factory);
+  const signed = await rpc<{
+    paymasterAndData: Hex;
+    callGasLimit: number;
+    verificationGasLimit: number;
+    preVerificationGas: string;
+    maxFeePerGas: Hex;
+    maxPriorityFeePerGas: Hex;
+  }>(context, "pm_sponsorUserOperation", [
+    { sender, nonce: "0x0", initCode, callData, signature: "0x" },
+    { mode: "ERC20", calculateGasLimits: true, tokenInfo: { feeTokenAddress: LOCAL_TEST_TOKEN_ADDRESS } },
+  ]);
+  step(
+    n++,
+    `pm_sponsorUserOperation (ERC20) for executeBatch([TUSD, factory], [approve ${tusd(approved)}, createAccount])`,
+  );
+  detail(
+    `callGasLimit ${signed.callGasLimit}, verificationGasLimit ${signed.verificationGasLimit}, preVerificationGas ` +
+      `${signed.preVerificationGas}; paymasterAndData ${(signed.paymasterAndData.length - 2) / 2} bytes`,
+  );
+
+  const unsigned: UserOperation = {
+    sender,
+    nonce: 0n,
+    initCode,
+    callData,
+    callGasLimit: BigInt(signed.callGasLimit),
+    verificationGasLimit: BigInt(signed.verificationGasLimit),
+    preVerificationGas: BigInt(signed.preVerificationGas),
+    maxFeePerGas: BigInt(signed.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(signed.maxPriorityFeePerGas),
+    paymasterAndData: signed.paymasterAndData,
+    signature: "0x",
+  };
+  const userOpHash = await publicClient.readContract({
+    address: ENTRY_POINT_V06_ADDRESS,
+    abi: entryPointAbi,
+    functionName: "getUserOpHash",
+    args: [unsigned],
+  });
+  const op = { ...unsigned, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+
+  const paymaster = { address: tokenPaymaster, abi: tokenPaymasterArtifact.abi } as const;
+  const balance = () =>
+    publicClient.readContract({
+      address: LOCAL_TEST_TOKEN_ADDRESS,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [sender],
+    });
+  const deposit = () => publicClient.readContract({ ...paymaster, functionName: "getDeposit" });
+  const [balanceBefore, depositBefore] = await Promise.all([balance(), deposit()]);
+  const hash = await bundler.writeContract({
+    address: ENTRY_POINT_V06_ADDRESS,
+    abi: entryPointAbi,
+    functionName: "handleOps",
+    args: [[op], bundler.account.address],
+  });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  step(n++, `Signed by the owner and sent with handleOps: ${receipt.status} in block ${receipt.blockNumber}`);
+  if (receipt.status !== "success") throw new Error(`handleOps reverted: ${hash}`);
+  const [event] = parseEventLogs({ abi: entryPointAbi, eventName: "UserOperationEvent", logs: receipt.logs });
+  const [charged] = parseEventLogs({ abi: paymaster.abi, eventName: "TokenCharged", logs: receipt.logs });
+  if (!event?.args.success)
+    throw new Error("the token-paid operation's call reverted (UserOperationEvent success false)");
+  if (!charged) throw new Error("the token paymaster did not charge the account (no TokenCharged event)");
+  const [balanceAfter, depositAfter] = await Promise.all([balance(), deposit()]);
+  const deployed = ((await publicClient.getCode({ address: created })) ?? "0x") !== "0x";
+  detail(
+    `UserOperationEvent success: true, paymaster ${event.args.paymaster}; account ${created} deployed: ${deployed}`,
+  );
+  detail(
+    `TUSD of the smart account: ${tusd(balanceBefore)} -> ${tusd(balanceAfter)} (paid ${tusd(charged.args.amount)}, ` +
+      `at most ${tusd(approved)} quoted)`,
+  );
+  detail(
+    `the token paymaster's EntryPoint deposit paid the gas: ${formatEther(depositBefore)} -> ${formatEther(depositAfter)} ` +
+      `ETH (actualGasCost ${formatEther(event.args.actualGasCost)} ETH)`,
+  );
+}
+
+/** executeBatch([TUSD, factory], [approve(spender, amount), call]). */
+function batchCallData(spender: Address, amount: bigint, call: Hex, factory: Address): Hex {
+  return encodeFunctionData({
+    abi: simpleAccountAbi,
+    functionName: "executeBatch",
+    args: [
+      [LOCAL_TEST_TOKEN_ADDRESS, factory],
+      [encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [spender, amount] }), call],
+    ],
+  });
+}
