@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, maxUint256, parseEventLogs, toHex } from "viem";
-import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
 import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
