@@ -3,6 +3,8 @@
 // (a child process against anvil, unsafe mode) accepts it with eth_sendUserOperation and mines it with success.
 // Once with the chain's bundlerUrl configured (the bundler estimates), once without fees in the request (the service
 // chooses them and returns them), and once without a bundler configured (the service simulates through the node).
+// Each time, a pass of the settlement watcher then settles the sponsorship to the operation's actual cost: the record
+// and the NATIVE_ASSET spending limit, which held the worst case until then, hold what the operation really cost.
 //
 // With a bundler configured, operations go through Alto's v2 API, the one Pimlico's hosted bundlers serve, which also
 // checks preVerificationGas and fees against its own rules. The service's own estimate goes through v1: Alto v2 asks
@@ -18,11 +20,13 @@ import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } fro
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
 import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
 import { deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
+import { type Settlement, startSettlement } from "../../src/chain/settlement";
 import { createSigner } from "../../src/chain/signer";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
 import type { UserOperation } from "../../src/chain/userOperation";
 import { getUserOpHash } from "../../src/chain/userOpHash";
 import type { ChainConfig } from "../../src/config";
+import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
@@ -39,6 +43,9 @@ interface Service {
   app: TestApp;
   baseUrl: string;
   dapp: Dapp;
+  /** A PAYMASTER NATIVE_ASSET limit of the dApp: where settlement replaces the worst case by the actual cost. */
+  spendLimit: string;
+  settlement: Settlement;
 }
 
 let chain: LocalChain | undefined;
@@ -72,7 +79,10 @@ before(async () => {
 
 after(async () => {
   try {
-    for (const service of services) await service.app.close();
+    for (const service of services) {
+      await service.settlement.stop();
+      await service.app.close();
+    }
   } finally {
     await alto?.stop();
     await chain?.anvil.stop();
@@ -85,7 +95,22 @@ async function startService(chainConfig: Pick<ChainConfig, "rpcUrl" | "bundlerUr
     signer: serviceSigner,
     chains: new Map([[CHAIN_ID, { chainId: CHAIN_ID, name: "local", ...chainConfig }]]),
   });
-  const service: Service = { app, baseUrl: "", dapp: await app.dapp() };
+  const dapp = await app.dapp();
+  const spendLimit = await addPolicy(
+    app,
+    dapp,
+    "PAYMASTER_SA_LIMIT",
+    { type: "PAYMASTER", cycleDuration: { value: 1, unit: "day" }, threshold: 1, thresholdType: "NATIVE_ASSET" },
+    "spend",
+  );
+  // Passes only when the test asks (settleOnce), so that it can look before and after.
+  const service: Service = {
+    app,
+    baseUrl: "",
+    dapp,
+    spendLimit,
+    settlement: startSettlement(app.ctx, { poll: false }),
+  };
   services.push(service);
   service.baseUrl = await app.app.listen({ port: 0, host: "127.0.0.1" });
   // Both services' dApps name the same funding wallet, so the one deposit above pays for both.
@@ -172,6 +197,7 @@ async function bundlerCall<T>(url: string, method: string, params: unknown[]): P
 interface UserOperationReceipt {
   success: boolean;
   actualGasUsed: Hex;
+  actualGasCost: Hex;
   receipt: { gasUsed: Hex; status: Hex };
 }
 
@@ -189,6 +215,15 @@ async function sendAndWait(url: string, op: UserOperation): Promise<UserOperatio
     assert.ok(Date.now() < deadline, `not mined within ${RECEIPT_TIMEOUT_MS} ms\n${alto?.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** What the dApp's NATIVE_ASSET limit counts in its current cycle, in wei. */
+async function limitUsed(service: Service): Promise<bigint> {
+  const [row] = await service.app.db.query<{ used: string }>(
+    "SELECT COALESCE(SUM(used), 0)::text AS used FROM limit_usage WHERE policy_id = $1",
+    [service.spendLimit],
+  );
+  return BigInt(row?.used ?? "0");
 }
 
 async function hasCode(address: Address): Promise<boolean> {
@@ -217,6 +252,7 @@ async function runFlow(service: Service, fees: "sent" | "omitted", bundlerUrl: s
   });
   const partial = await firstOperation(owner, call);
   const clientFees = fees === "sent" ? await env.publicClient.estimateFeesPerGas() : undefined;
+  const usedAtStart = await limitUsed(service);
   const { result, ms } = await sponsorOverHttp(service, {
     sender: partial.sender,
     nonce: toHex(partial.nonce),
@@ -254,15 +290,39 @@ async function runFlow(service: Service, fees: "sent" | "omitted", bundlerUrl: s
     userOpHash,
   );
 
+  const usedBefore = await limitUsed(service);
+  assert.equal(
+    usedBefore,
+    usedAtStart + worstCaseCostWei(op),
+    "the limit reserved the worst case of the signed values",
+  );
   const receipt = await sendAndWait(bundlerUrl, op);
   assert.equal(receipt.success, true, JSON.stringify(receipt));
   assert.equal(receipt.receipt.status, "0x1");
   assert.equal(await hasCode(partial.sender), true, "the account was not deployed");
   assert.equal(await hasCode(created), true, "the whitelisted call did not run");
+
+  // Until settlement the limit holds the worst case of the signed values; after it, the actual cost of the operation.
+  const actualCost = BigInt(receipt.actualGasCost);
+  const worstCase = worstCaseCostWei(op);
+  assert.ok(actualCost > 0n && actualCost < worstCase, `actual ${actualCost}, worst case ${worstCase}`);
+  const [pass] = await service.settlement.settleOnce();
+  assert.equal(
+    pass?.settled,
+    1,
+    JSON.stringify(pass, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+  );
+  const [record] = await service.app.db.query<{ actual_cost: string; success: boolean; settled: boolean }>(
+    `SELECT actual_cost::text AS actual_cost, success, settled_at IS NOT NULL AS settled
+     FROM sponsorships WHERE user_op_hash = $1`,
+    [userOpHash.toLowerCase()],
+  );
+  assert.deepEqual(record, { actual_cost: actualCost.toString(), success: true, settled: true });
+  assert.equal(await limitUsed(service), usedBefore - worstCase + actualCost, "the limit holds the actual cost");
   return (
     `sponsored in ${ms} ms: callGasLimit ${result.callGasLimit}, verificationGasLimit ${result.verificationGasLimit}, ` +
     `preVerificationGas ${result.preVerificationGas}; used ${BigInt(receipt.actualGasUsed)} gas ` +
-    `(bundle transaction ${BigInt(receipt.receipt.gasUsed)})`
+    `(bundle transaction ${BigInt(receipt.receipt.gasUsed)}); settled at ${actualCost} wei, worst case ${worstCase} wei`
   );
 }
 
