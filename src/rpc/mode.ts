@@ -31,63 +31,64 @@ const DEFAULT_ACCOUNT = { name: "BICONOMY", version: "2.0.0" };
 
 /**
  * Reads element 1 of the params: the mode object, or (permissionless) the EntryPoint address, which means a
- * sponsorship request without further information.
+ * sponsorship request without further information. `where` names the value in error messages (ERC-7677 methods carry
+ * the same object as params[3], their context).
  */
-export function parseMode(value: unknown): ModeRequest {
+export function parseMode(value: unknown, where = "params[1]"): ModeRequest {
   if (typeof value === "string") {
     return {
       mode: "SPONSORED",
       calculateGasLimits: false,
       expirySeconds: DEFAULT_EXPIRY_SECONDS,
       smartAccount: DEFAULT_ACCOUNT,
-      entryPoint: readAddress(value, "params[1]"),
+      entryPoint: readAddress(value, where),
     };
   }
-  if (value === undefined || value === null) throw invalidParams("params[1] is required: the mode object");
-  const fields = object(value, "params[1]");
-  const calculateGasLimits = optionalBoolean(fields.calculateGasLimits, "params[1].calculateGasLimits") ?? false;
+  if (value === undefined || value === null) throw invalidParams(`${where} is required: the mode object`);
+  const fields = object(value, where);
+  const calculateGasLimits = optionalBoolean(fields.calculateGasLimits, `${where}.calculateGasLimits`) ?? false;
   const mode = fields.mode;
-  if (mode === undefined || mode === null) throw invalidParams("params[1].mode is required: SPONSORED or ERC20");
+  if (mode === undefined || mode === null) throw invalidParams(`${where}.mode is required: SPONSORED or ERC20`);
   if (mode === "SPONSORED" || mode === "SPONSORSHIP") {
     return {
       mode: "SPONSORED",
       calculateGasLimits,
-      expirySeconds: expiry(fields.expiryDuration),
-      ...sponsorshipInfo(fields.sponsorshipInfo),
+      expirySeconds: expiry(fields.expiryDuration, where),
+      ...sponsorshipInfo(fields.sponsorshipInfo, where),
     };
   }
   if (mode === "ERC20") {
     return {
       mode: "ERC20",
       calculateGasLimits,
-      expirySeconds: expiry(fields.expiryDuration),
-      tokenInfo: object(fields.tokenInfo ?? {}, "params[1].tokenInfo"),
+      expirySeconds: expiry(fields.expiryDuration, where),
+      tokenInfo: object(fields.tokenInfo ?? {}, `${where}.tokenInfo`),
     };
   }
-  throw invalidParams(`params[1].mode must be SPONSORED or ERC20, got ${JSON.stringify(mode).slice(0, 40)}`);
+  throw invalidParams(`${where}.mode must be SPONSORED or ERC20, got ${JSON.stringify(mode).slice(0, 40)}`);
 }
 
-function expiry(value: unknown): number {
+function expiry(value: unknown, where: string): number {
   if (value === undefined || value === null) return DEFAULT_EXPIRY_SECONDS;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_EXPIRY_SECONDS) {
-    throw invalidParams(`params[1].expiryDuration must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECONDS}`);
+    throw invalidParams(`${where}.expiryDuration must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECONDS}`);
   }
   return value;
 }
 
-function sponsorshipInfo(value: unknown): Pick<SponsoredMode, "webhookData" | "smartAccount"> {
+function sponsorshipInfo(value: unknown, where: string): Pick<SponsoredMode, "webhookData" | "smartAccount"> {
   if (value === undefined || value === null) return { smartAccount: DEFAULT_ACCOUNT };
-  const info = object(value, "params[1].sponsorshipInfo");
+  const info = object(value, `${where}.sponsorshipInfo`);
   const webhookData =
     info.webhookData === undefined || info.webhookData === null
       ? undefined
-      : object(info.webhookData, "params[1].sponsorshipInfo.webhookData");
+      : object(info.webhookData, `${where}.sponsorshipInfo.webhookData`);
   let smartAccount = DEFAULT_ACCOUNT;
   if (info.smartAccountInfo !== undefined && info.smartAccountInfo !== null) {
-    const account = object(info.smartAccountInfo, "params[1].sponsorshipInfo.smartAccountInfo");
+    const account = object(info.smartAccountInfo, `${where}.sponsorshipInfo.smartAccountInfo`);
     for (const field of ["name", "version"] as const) {
       if (typeof account[field] !== "string") {
-        throw invalidParams(`params[1].sponsorshipInfo.smartAccountInfo.${field} must be a string`);
+        throw invalidParams(`${where}.sponsorshipInfo.smartAccountInfo.${field} must be a string`);
       }
     }
     smartAccount = { name: account.name as string, version: account.version as string };

@@ -58,7 +58,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
 };
 
 /** `calculateGasLimits` false: the signature covers the gas values the client sent, so all must be there. */
-function asGiven(userOp: PartialUserOperation): SignableUserOperation {
+export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
   const missingGas = GAS_LIMIT_FIELDS.filter((field) => userOp[field] === undefined);
   if (missingGas.length > 0) {
     throw invalidParams(

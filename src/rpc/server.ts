@@ -4,6 +4,8 @@ import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
 import type { RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
+import { pm_getPaymasterData } from "./pm_getPaymasterData";
+import { pm_getPaymasterStubData } from "./pm_getPaymasterStubData";
 import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
 import {
   INVALID_PARAMS,
@@ -16,11 +18,16 @@ import {
 
 export const RPC_PATH = "/api/v1/:chainId/:apiKey";
 
-/** The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send. */
+/**
+ * The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send, and the two ERC-7677 methods
+ * are what viem's createPaymasterClient calls.
+ */
 const METHODS: Record<string, RpcMethod> = {
   pm_sponsorUserOperation,
   pm_getFeeQuoteOrData,
   pm_getFeeQuotesOrData: pm_getFeeQuoteOrData,
+  pm_getPaymasterStubData,
+  pm_getPaymasterData,
 };
 
 export interface RpcDeps {
