@@ -9,6 +9,11 @@ export interface RunningService {
   baseUrl: string;
   /** Everything the process printed on stdout so far. */
   output(): string;
+  /**
+   * The output once it matches `pattern`: the start lines are logged after the service is reachable, and reach this
+   * process through a pipe, so they may arrive a moment after it. Throws with the output after `timeoutMs`.
+   */
+  outputMatching(pattern: RegExp, timeoutMs?: number): Promise<string>;
   stop(): Promise<number | null>;
 }
 
@@ -47,6 +52,15 @@ export async function startService(env: NodeJS.ProcessEnv, timeoutMs = 30_000): 
     process: child,
     baseUrl: `http://127.0.0.1:${port}`,
     output: () => stdout,
+    outputMatching: async (pattern, timeoutMs = 5_000) => {
+      const until = Date.now() + timeoutMs;
+      while (!pattern.test(stdout)) {
+        if (Date.now() > until)
+          throw new Error(`the service did not print ${pattern} within ${timeoutMs} ms:\n${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return stdout;
+    },
     stop: async () => {
       child.kill("SIGTERM");
       return exited;

@@ -95,11 +95,10 @@ test("npm start runs the local chain, npm run demo mines a sponsored operation, 
   const dataDir = dataFolder();
   const first = await start(dataDir);
   const chain = chainOf(dataDir, first);
+  const startLine = new RegExp(`local development chain 31337 \\(anvil, not a real network\\) at ${chain.rpcUrl}`);
   assert.match(
-    first.output(),
-    new RegExp(
-      `local development chain 31337 \\(anvil, not a real network\\) at ${chain.rpcUrl}: fresh chain.*paymaster ${LOCAL_VERIFYING_PAYMASTER_ADDRESS}`,
-    ),
+    await first.outputMatching(startLine),
+    new RegExp(`${startLine.source}: fresh chain.*paymaster ${LOCAL_VERIFYING_PAYMASTER_ADDRESS}`),
   );
   assert.ok(isRunning(chain.anvilPid));
 
@@ -115,7 +114,7 @@ test("npm start runs the local chain, npm run demo mines a sponsored operation, 
   const second = await start(dataDir);
   const restarted = chainOf(dataDir, second);
   assert.notEqual(restarted.anvilPid, chain.anvilPid);
-  assert.match(second.output(), /state loaded from/);
+  await second.outputMatching(/state loaded from/);
   assert.equal(await depositOf(restarted.rpcUrl), deposit, "the chain's state survived the restart");
   // The second run starts from the first one's deposit.
   const again = await runDemo(dataDir);
