@@ -1,6 +1,5 @@
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { openPgliteWorker } from "./workerDatabase";
 
 /** What a repository needs: parameterised SQL in the PostgreSQL dialect, the same on PGlite and PostgreSQL. */
 export interface Queryable {
@@ -19,20 +18,18 @@ export interface Database extends Queryable {
 export interface DatabaseOptions {
   /** PostgreSQL connection string; without it the embedded PGlite is used. */
   url?: string;
-  /** PGlite data folder, opened on a worker thread; without it (and without `url`) the database lives in memory. */
+  /** PGlite data folder; without it (and without `url`) the database lives in memory. */
   dataDir?: string;
   /** PostgreSQL only: the schema every connection works in (tests use one schema each). */
   schema?: string;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.url) return openPostgres(options.url, options.schema);
-  return options.dataDir ? openPgliteWorker(options.dataDir) : openPgliteInMemory();
+  return options.url ? openPostgres(options.url, options.schema) : openPglite(options.dataDir);
 }
 
-/** An in-memory PGlite on this thread: the tests' database, one per test file, never under the service's load. */
-async function openPgliteInMemory(): Promise<Database> {
-  const db = new PGlite();
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const db = dataDir ? new PGlite(dataDir) : new PGlite();
   await db.waitReady;
   const query = async <Row>(sql: string, params?: unknown[]) => (await db.query<Row>(sql, params)).rows;
   return {
