@@ -5,6 +5,7 @@ import { after, before, test } from "node:test";
 import { http, parseEventLogs, size, toHex } from "viem";
 import { createPaymasterClient, type PaymasterClient } from "viem/account-abstraction";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
+import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
 import { decodeVerifyingPaymasterAndData } from "../../src/chain/paymasterAndData";
 import { NO_FUNDING_WALLET_REASON } from "../../src/sponsorship/rules/fundingAndRules";
 import { handleOps, signByAccount } from "../contracts/fixtures";
@@ -73,20 +74,9 @@ test("viem's paymaster client: a stub of the final length, then signed data that
   assert.equal(event?.args.paymaster.toLowerCase(), app.env.paymaster.toLowerCase());
 });
 
-/** The operation as viem sends it to the ERC-7677 methods: every number as hex. */
+/** A fresh operation with every number as hex, as viem sends it to the ERC-7677 methods. */
 async function wireOperation() {
-  const { op } = await freshOperation(app);
-  return {
-    sender: op.sender,
-    nonce: toHex(op.nonce),
-    initCode: op.initCode,
-    callData: op.callData,
-    callGasLimit: toHex(op.callGasLimit),
-    verificationGasLimit: toHex(op.verificationGasLimit),
-    preVerificationGas: toHex(op.preVerificationGas),
-    maxFeePerGas: toHex(op.maxFeePerGas),
-    maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-  };
+  return toRpcUserOperation((await freshOperation(app)).op);
 }
 
 test("a refusal is a -32003 error with the rule's reason, since these methods have no 0x result", async () => {
