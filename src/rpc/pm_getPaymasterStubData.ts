@@ -1,7 +1,7 @@
-import { PLACEHOLDER_PAYMASTER_ID, stubPaymasterAndData } from "../chain/gasEstimationStub";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
+import { stubPaymasterAndData } from "../chain/gasEstimationStub";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
+import { stubTerms } from "./pm_sponsorUserOperation";
 import { RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 
 /**
@@ -18,14 +18,8 @@ export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
       `Not sponsored: no verifying paymaster is configured for chain ${ctx.chain.chainId} (${ctx.chain.name})`,
     );
   }
-  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
   return {
-    paymasterAndData: stubPaymasterAndData({
-      paymaster,
-      paymasterId: ctx.setup.fundingAddress ?? PLACEHOLDER_PAYMASTER_ID,
-      validUntil: nowSeconds + mode.expirySeconds,
-      validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
-    }),
+    paymasterAndData: stubPaymasterAndData({ paymaster, ...stubTerms(ctx, mode.expirySeconds) }),
     isFinal: false,
   };
 };

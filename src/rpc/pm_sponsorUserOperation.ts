@@ -57,6 +57,19 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
     : result;
 };
 
+/**
+ * The terms a stub paymasterAndData carries while gas is estimated: the window that sponsor() will sign, to the second
+ * or nearly, and the deposit it will name, so that the stub has the final bytes.
+ */
+export function stubTerms(ctx: MethodContext, expirySeconds: number) {
+  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
+  return {
+    paymasterId: ctx.setup.fundingAddress ?? PLACEHOLDER_PAYMASTER_ID,
+    validUntil: nowSeconds + expirySeconds,
+    validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
+  };
+}
+
 /** `calculateGasLimits` false: the signature covers the gas values the client sent, so all must be there. */
 export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
   const missingGas = GAS_LIMIT_FIELDS.filter((field) => userOp[field] === undefined);
@@ -93,7 +106,6 @@ async function withEstimatedGas(
         `(missing: ${missing.join(", ")})`,
     );
   }
-  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
   const started = performance.now();
   try {
     const estimate = await estimateUserOperationGas({
@@ -101,11 +113,7 @@ async function withEstimatedGas(
       userOp,
       signature,
       // The window that sponsor() will sign, to the second or nearly: the stub has the final bytes.
-      terms: {
-        paymasterId: ctx.setup.fundingAddress ?? PLACEHOLDER_PAYMASTER_ID,
-        validUntil: nowSeconds + mode.expirySeconds,
-        validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
-      },
+      terms: stubTerms(ctx, mode.expirySeconds),
     });
     ctx.log.debug(
       { chainId: chain.chainId, source: estimate.source, ms: Math.round(performance.now() - started) },
