@@ -72,7 +72,7 @@ export type WebhookSigningKeySource =
   | { kind: "env"; key: Secret }
   | { kind: "file"; path: string; createIfMissing: boolean };
 
-/** Outgoing webhook calls (decisions §3 rule 5). */
+/** Outgoing webhook calls (docs/management-api.md, 'How the service calls webhooks'). */
 export interface WebhookConfig {
   timeoutMs: number;
   /** Whether webhook addresses may be private, loopback or link-local (development), and why, for the start log. */

@@ -25,12 +25,18 @@ export interface StubTerms extends SponsorshipTerms {
   paymaster: Address;
 }
 
-/** Our 276-byte paymasterAndData with the dummy signature: the layout of decisions §4, byte for byte. */
+/**
+ * Our 276-byte paymasterAndData with the dummy signature: the layout of docs/contracts.md, 'Verifying
+ * paymasterAndData layout (276 bytes)', byte for byte.
+ */
 export function stubPaymasterAndData(terms: StubTerms): Hex {
   return encodeVerifyingPaymasterAndData({ ...terms, signature: DUMMY_SIGNATURE });
 }
 
-/** ERC20 mode: the token paymaster's 278-byte paymasterAndData with the dummy signature (decisions §4). */
+/**
+ * ERC20 mode: the token paymaster's 278-byte paymasterAndData with the dummy signature (docs/contracts.md, 'Token
+ * paymasterAndData layout (278 bytes)').
+ */
 export function stubTokenPaymasterAndData(terms: TokenFeeTerms & { paymaster: Address }): Hex {
   return encodeTokenPaymasterAndData({ ...terms, signature: DUMMY_SIGNATURE });
 }

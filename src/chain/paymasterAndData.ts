@@ -1,5 +1,6 @@
 // The verifying paymaster's paymasterAndData (EntryPoint v0.6), byte for byte as contracts/VerifyingPaymaster.sol
-// parses it, and the hash its verifying signer signs (decisions §4).
+// parses it, and the hash its verifying signer signs (docs/contracts.md, 'Verifying paymasterAndData
+// layout (276 bytes)' and 'Verifying paymaster hash').
 //
 //   [0:20]   paymaster address
 //   [20:276] abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)

@@ -1,6 +1,6 @@
 // The token paymaster's paymasterAndData (EntryPoint v0.6), byte for byte as contracts/TokenPaymaster.sol parses it,
-// the hash its verifying signer signs (decisions §4), and the contract's token arithmetic, so that a quote and the
-// contract's checks agree to the base unit.
+// the hash its verifying signer signs (docs/contracts.md, 'Token paymasterAndData layout (278 bytes)'), and the
+// contract's token arithmetic, so that a quote and the contract's checks agree to the base unit.
 //
 //   [0:20]    token paymaster address
 //   [20]      priceSource (0 = the signed exchangeRate, 1 = the oracle aggregator's price)

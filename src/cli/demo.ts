@@ -31,7 +31,7 @@ import { runTokenPaidDemo } from "./demoErc20";
 
 const DEPOSIT = parseEther("1");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
-/** The identity the SDKs send; the service needs one (decisions §2). */
+/** The account the SDKs name: it tells the service how to read callData (docs/sponsorship-rpc.md). */
 const SMART_ACCOUNT_INFO = { name: "INFINITISM", version: "1.0.0" };
 const REQUEST_TIMEOUT_MS = 30_000;
 

@@ -1,6 +1,6 @@
 // `npm run demo`, ERC20 part: a second new smart account that holds test tokens (TUSD) and no ether pays its own gas in
-// TUSD through the token paymaster. The wallet's side of decisions §5: a fee quote, a batch that approves the token
-// paymaster for the quoted maximum before its call, the service's signature in ERC20 mode, then handleOps.
+// TUSD through the token paymaster. The wallet's side of docs/erc20-mode.md: a fee quote, a batch that approves the
+// token paymaster for the quoted maximum before its call, the service's signature in ERC20 mode, then handleOps.
 import {
   type Account,
   type Address,

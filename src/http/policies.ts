@@ -116,7 +116,10 @@ function policyView(policy: Policy, paymaster: Paymaster, account: Account, nowM
   };
 }
 
-/** Whitelisted contracts are rules too (decisions §3 rule 3), so the rule list shows them in the same shape. */
+/**
+ * Whitelisted contracts are rules too (docs/sponsorship-rpc.md, 'Sponsorship rules', rule 3), so the rule list shows
+ * them in the same shape.
+ */
 function whitelistedContractView(contract: SmartContract, paymaster: Paymaster, account: Account) {
   return {
     _id: contract.id,

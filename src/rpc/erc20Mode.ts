@@ -1,7 +1,7 @@
-// ERC20 mode (decisions §5): the user operation's gas is paid by the chain's token paymaster out of its own EntryPoint
-// deposit, and the sender pays it back in a fee token. The service quotes (pm_getFeeQuoteOrData) and signs the
-// 278-byte paymasterAndData (pm_sponsorUserOperation). None of SPONSORED mode's rules apply: no funding wallet, policy,
-// spending limit or webhook is consulted, since the user pays; the dApp's apiKey only names the chain.
+// ERC20 mode (docs/erc20-mode.md): the user operation's gas is paid by the chain's token paymaster out of its own
+// EntryPoint deposit, and the sender pays it back in a fee token. The service quotes (pm_getFeeQuoteOrData) and signs
+// the 278-byte paymasterAndData (pm_sponsorUserOperation). None of SPONSORED mode's rules apply: no funding wallet,
+// policy, spending limit or webhook is consulted, since the user pays; the dApp's apiKey only names the chain.
 import { type Address, erc20Abi, formatUnits, type Hex, toHex, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import { estimateUserOperationGas } from "../chain/gasEstimation";

@@ -1,6 +1,7 @@
 /**
  * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
- * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200 (decisions §2).
+ * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200
+ * (docs/sponsorship-rpc.md, 'Errors').
  */
 export class RpcError extends Error {
   constructor(

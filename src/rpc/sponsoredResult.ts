@@ -1,8 +1,8 @@
 import type { SponsorAnswer } from "../sponsorship/sponsor";
 
 /**
- * The result shape of decisions §2: both spellings of mode (the SDK reads `mode`), `preVerificationGas` as a decimal
- * string and the two limits as JSON numbers: exactly the values the signature covers.
+ * The result shape of docs/sponsorship-rpc.md, 'Result': both spellings of mode (the SDK reads `mode`),
+ * `preVerificationGas` as a decimal string and the two limits as JSON numbers: exactly the values the signature covers.
  */
 export function sponsoredResult(answer: SponsorAnswer) {
   return {

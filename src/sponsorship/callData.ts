@@ -46,7 +46,7 @@ const decodeSafe: Decoder = (args) => {
   return { ok: true, calls: [{ to, value, data }] };
 };
 
-/** The callData layouts of decisions §3, by account name (upper case) and version: selector → decoder. */
+/** The callData layouts of docs/sponsorship-rpc.md, by account name (upper case) and version: selector → decoder. */
 const LAYOUTS: Record<string, Record<string, Decoder>> = {
   "BICONOMY 2.0.0": {
     "0x0000189a": decodeSingle,

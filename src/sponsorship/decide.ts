@@ -8,8 +8,9 @@ export type Decision =
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
 
 /**
- * The rules that read only memory, in the order of decisions §3. Rules that cost a database write (spending limits)
- * or a call out (webhooks) come after them, so a cheap refusal stops the evaluation first.
+ * The rules that read only memory, in the order of docs/sponsorship-rpc.md, 'Sponsorship rules'. Rules that cost a
+ * database write (spending limits) or a call out (webhooks) come after them, so a cheap refusal stops the evaluation
+ * first.
  */
 export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
 

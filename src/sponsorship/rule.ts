@@ -30,7 +30,10 @@ export interface RuleResult extends RuleOutcome {
   afterRecord?: (recorded: boolean) => void;
 }
 
-/** One condition of decisions §3. Rules run in order and the first refusal ends the evaluation. */
+/**
+ * One sponsorship rule (docs/sponsorship-rpc.md, 'Sponsorship rules'). Rules run in order and the first refusal ends
+ * the evaluation.
+ */
 export interface Rule {
   name: string;
   evaluate(input: RuleInput): RuleResult | Promise<RuleResult>;

@@ -60,7 +60,10 @@ export function weiToEther(wei: bigint): string {
   return fraction ? `${whole}.${fraction}` : whole.toString();
 }
 
-/** The most an operation can cost in wei (decisions §3 rule 4): what a NATIVE_ASSET limit reserves. */
+/**
+ * The most an operation can cost in wei (docs/sponsorship-rpc.md, 'Sponsorship rules', rule 4): what a NATIVE_ASSET
+ * limit reserves.
+ */
 export function worstCaseCostWei(gas: {
   callGasLimit: bigint;
   verificationGasLimit: bigint;

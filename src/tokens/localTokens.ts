@@ -43,10 +43,11 @@ export interface LocalTokenSetup {
  * re-dates the local price when half its allowed age has passed by the wall clock. `clients` must be the owner's
  * (anvil's first account). Every step skips what is already done.
  *
- * allowanceRequired off: decisions §5's client prepends approve(tokenPaymaster, amount) to its batch, which validation
- * runs before, so it can only pass with the check off. The contract's owner then pays (from its EntryPoint deposit, at
- * most one signed maxCost per operation, recorded as TokenChargeFailed) for an operation whose call reverts, which
- * undoes the approval, or whose sender never approves. Acceptable on a local chain; a production owner decides.
+ * allowanceRequired off: the ERC20-mode client (docs/erc20-mode.md) prepends approve(tokenPaymaster, amount) to its
+ * batch, which validation runs before, so it can only pass with the check off. The contract's owner then pays (from its
+ * EntryPoint deposit, at most one signed maxCost per operation, recorded as TokenChargeFailed) for an operation whose
+ * call reverts, which undoes the approval, or whose sender never approves. Acceptable on a local chain; a production
+ * owner decides.
  */
 export async function prepareLocalTokenStack(clients: ChainClients, signer: Address): Promise<LocalTokenSetup> {
   const stack = await deployLocalTokenStack(clients);

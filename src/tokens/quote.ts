@@ -1,5 +1,6 @@
 // ERC20 mode's terms and fee quotes: what the token paymaster will be signed for, and what a wallet shows its user
-// before choosing a token (decisions §5). The quote's maximum is the contract's own maxTokenCost, to the base unit.
+// before choosing a token (docs/erc20-mode.md, 'Quotes and charges'). The quote's maximum is the contract's own
+// maxTokenCost, to the base unit.
 import { type Address, formatUnits } from "viem";
 import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";

@@ -4,9 +4,10 @@ export type WebhookRequest = { method: "GET"; url: string } | { method: "POST"; 
 type WebhookData = Record<string, unknown> | undefined;
 
 /**
- * A registered webhook (decisions §3 rule 5). POST: `{"data": webhookData}`. GET: each field of `webhookData` as a query
- * parameter added to the registered URL's own, strings as they are and anything else JSON-encoded (`5`, `true`,
- * `{"a":1}`). Without webhookData the POST sends `{"data":{}}` and the GET adds nothing.
+ * A registered webhook (docs/management-api.md, 'How the service calls webhooks'). POST: `{"data": webhookData}`. GET:
+ * each field of `webhookData` as a query parameter added to the registered URL's own, strings as they are and anything
+ * else JSON-encoded (`5`, `true`, `{"a":1}`). Without webhookData the POST sends `{"data":{}}` and the GET adds
+ * nothing.
  */
 export function registeredWebhookRequest(url: string, requestType: "GET" | "POST", data: WebhookData): WebhookRequest {
   if (requestType === "POST") return { method: "POST", url, body: JSON.stringify({ data: data ?? {} }) };

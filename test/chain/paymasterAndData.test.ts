@@ -9,12 +9,12 @@ import {
 } from "../../src/chain/paymasterAndData";
 import { vectorContext, vectorHash, vectorSignature, vectorUserOp } from "./vector";
 
-test("the vector's callData uses the execute_ncC selector of decisions §3", () => {
+test("the vector's callData uses the Biconomy v2 execute_ncC selector", () => {
   assert.equal(slice(vectorUserOp.callData, 0, 4), "0x0000189a");
   assert.equal(toFunctionSelector("execute_ncC(address,uint256,bytes)"), "0x0000189a");
 });
 
-test("the hash reproduces the decisions §4 test vector", () => {
+test("the hash reproduces the test vector of docs/contracts.md", () => {
   assert.equal(getVerifyingPaymasterHash(vectorUserOp, vectorContext), vectorHash);
 });
 
@@ -45,7 +45,7 @@ test("every signed field and every context value changes the hash", () => {
   }
 });
 
-test("encode lays out 276 bytes as decisions §4 and decode reverses it", () => {
+test("encode lays out the 276 bytes of docs/contracts.md and decode reverses it", () => {
   const { chainId: _, ...terms } = vectorContext;
   const data = { ...terms, signature: vectorSignature };
   const encoded = encodeVerifyingPaymasterAndData(data);

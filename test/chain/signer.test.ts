@@ -18,7 +18,7 @@ test("the native binding loads on this machine (else the service would sign five
 });
 
 for (const implementation of implementations) {
-  test(`${implementation}: hash and signature reproduce the decisions §4 test vector`, async () => {
+  test(`${implementation}: hash and signature reproduce the test vector of docs/contracts.md`, async () => {
     const signer = createSigner(vectorSignerKey, { implementation });
     assert.equal(signer.implementation, implementation);
     assert.equal(signer.address, privateKeyToAddress(vectorSignerKey));

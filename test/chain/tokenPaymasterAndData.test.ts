@@ -46,7 +46,7 @@ const context: TokenHashContext = {
   priceMarkup: 1_100_000,
 };
 
-test("the hash is keccak256 of the eighteen values of decisions §4, written out here one by one", () => {
+test("the hash is keccak256 of the eighteen values of docs/contracts.md, written out here one by one", () => {
   const expected = keccak256(
     encodeAbiParameters(
       [
@@ -129,7 +129,7 @@ test("every signed field and every term changes the hash", () => {
   }
 });
 
-test("encode lays out 278 bytes at the offsets of decisions §4 and decode reverses it", () => {
+test("encode lays out 278 bytes at the offsets of docs/contracts.md and decode reverses it", () => {
   const { chainId: _, ...terms } = context;
   const data = { ...terms, priceSource: PRICE_SOURCE.oracle, oracleAggregator: feeToken, signature: vectorSignature };
   const encoded = encodeTokenPaymasterAndData(data);

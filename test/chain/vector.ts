@@ -1,4 +1,5 @@
-// The test vector of decisions §4, checked there against the public service's own paymaster contract on anvil.
+// The test vector of docs/contracts.md, 'Test vector': checked on anvil against the hosted service's own verifying
+// paymaster contract and the real EntryPoint v0.6, so it pins our layout and hash to theirs.
 import { encodeFunctionData, type Hex, parseAbi } from "viem";
 import type { VerifyingHashContext } from "../../src/chain/paymasterAndData";
 import type { UserOperationSignedFields } from "../../src/chain/userOperation";

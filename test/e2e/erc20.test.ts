@@ -1,5 +1,5 @@
 // ERC20 mode end to end through a real bundler: a new SimpleAccount holding only test tokens (TUSD, no ether) asks the
-// service for a fee quote, builds the batch decisions §5 describes, executeBatch([token, target],
+// service for a fee quote, builds the batch docs/erc20-mode.md describes, executeBatch([token, target],
 // [approve(tokenPaymaster, quoted maximum), call]), has it signed in ERC20 mode with calculateGasLimits, and the Alto
 // bundler (a child process against anvil, unsafe mode) mines it: the user's TUSD pays the gas, at most the quoted
 // amount, and the token paymaster's EntryPoint deposit paid the bundler.
@@ -189,7 +189,7 @@ async function newAccount() {
   return { owner, sender: sender as Address, created: created as Address, initCode, target };
 }
 
-/** decisions §5's batch: approve the token paymaster for `amount`, then the call. */
+/** The ERC20-mode batch (docs/erc20-mode.md): approve the token paymaster for `amount`, then the call. */
 function batch(amount: bigint, target: { to: Address; data: Hex }): Hex {
   return encodeFunctionData({
     abi: simpleAccountAbi,

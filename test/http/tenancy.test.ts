@@ -4,9 +4,9 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { type Dapp, type Reply, startTestApp, type TestApp } from "../helpers/app";
 
 /**
- * Tenancy (decisions §1): an authToken sees only its own paymasters, and an apiKey of another account is treated as
- * not found, on every management endpoint. Two accounts, each with one fully set-up dApp, try every endpoint on each
- * other's data; afterwards both dApps must read exactly as before.
+ * Tenancy (docs/accounts.md, 'Tenancy'): an authToken sees only its own paymasters, and an apiKey of another account is
+ * treated as not found, on every management endpoint. Two accounts, each with one fully set-up dApp, try every endpoint
+ * on each other's data; afterwards both dApps must read exactly as before.
  */
 let t: TestApp;
 before(async () => {

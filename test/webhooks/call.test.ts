@@ -194,7 +194,7 @@ describe("the address guard runs before every call", () => {
   });
 });
 
-describe("request forms (decisions §3 rule 5) and their signature", () => {
+describe("request forms (docs/management-api.md, 'How the service calls webhooks') and their signature", () => {
   const webhookData = { userId: "u-1", amount: 5, vip: true, nested: { tier: "gold", tags: ["a"] }, none: null };
 
   test("registered POST: body {data: webhookData}, JSON, signed over timestamp.body", async () => {
