@@ -111,7 +111,10 @@ test("every docs/ pointer in the code names an existing file, and its quoted hea
 });
 
 test("the anchor rule matches GitHub's for the headings used here", () => {
-  assert.equal(anchorOf("Verifying paymasterAndData layout (276 bytes)"), "verifying-paymasteranddata-layout-276-bytes");
+  assert.equal(
+    anchorOf("Verifying paymasterAndData layout (276 bytes)"),
+    "verifying-paymasteranddata-layout-276-bytes",
+  );
   assert.equal(anchorOf("`npm run demo`"), "npm-run-demo");
   assert.equal(anchorOf("ERC-7677"), "erc-7677");
 });
