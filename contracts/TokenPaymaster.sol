@@ -26,7 +26,7 @@ interface IPriceAggregator {
  * its owner funds, and the sender pays this contract back in an ERC20 fee token, at an exchange rate the service signs
  * or an oracle gives, plus a signed markup.
  *
- * paymasterAndData (278 bytes, decisions §4):
+ * paymasterAndData (278 bytes; docs/contracts.md, 'Token paymasterAndData layout (278 bytes)'):
  *   [0:20]    this contract's address
  *   [20]      priceSource: 0 = the signed exchangeRate, 1 = the oracle aggregator's price
  *   [21:213]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,

@@ -29,8 +29,8 @@ contract VerifyingPaymaster is IPaymaster, Ownable {
      * anvil (test/contracts): 5,086 gas, the same whether the user's call succeeded or reverted; postOp's write is cheap
      * because validation already wrote the same slot. Charging less than the real figure would let the shared deposit
      * fall below the sum of the balances, so the last dApp to withdraw could not; 12,000 is also what the service the
-     * dApps come from charges (decisions §4). The difference stays in the EntryPoint deposit as a buffer against gas
-     * repricing; no function withdraws it.
+     * dApps come from charges (docs/contracts.md, 'Post-op overhead'). The difference stays in the EntryPoint deposit
+     * as a buffer against gas repricing; no function withdraws it.
      */
     uint256 public constant POST_OP_OVERHEAD_GAS = 12_000;
 
