@@ -3,8 +3,8 @@
 // (sponsorshipInfo, expiryDuration); ERC20 mode is served by pm_sponsorUserOperation only.
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { MethodContext } from "./methodContext";
-import { parseMode, type SponsoredMode } from "./mode";
-import { address, object, uint } from "./params";
+import { parseSponsoredContext, type SponsoredMode } from "./mode";
+import { address, uint } from "./params";
 import { invalidParams } from "./rpcError";
 import { parseUserOperation } from "./userOperationInput";
 
@@ -24,12 +24,10 @@ export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc76
   if (chainId !== BigInt(ctx.chain.chainId)) {
     throw invalidParams(`params[2]: chain ${chainId} is not this endpoint's chain ${ctx.chain.chainId}`);
   }
-  const context = params[3] === undefined || params[3] === null ? {} : object(params[3], "params[3]");
-  const mode = parseMode({ ...context, mode: context.mode ?? "SPONSORED" }, "params[3]");
-  if (mode.mode !== "SPONSORED") {
-    throw invalidParams(
-      "params[3].mode: the ERC-7677 methods serve SPONSORED mode; use pm_sponsorUserOperation for ERC20",
-    );
-  }
+  const mode = parseSponsoredContext(
+    params[3],
+    "params[3]",
+    "the ERC-7677 methods serve SPONSORED mode; use pm_sponsorUserOperation for ERC20",
+  );
   return { userOp, mode };
 }

@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, object, optionalBoolean, address as readAddress } from "./params";
 import { invalidParams } from "./rpcError";
 
@@ -11,9 +12,8 @@ export interface SponsoredMode {
   calculateGasLimits: boolean;
   expirySeconds: number;
   webhookData?: Fields;
-  smartAccount: { name: string; version: string };
-  /** Set when the client named the EntryPoint (permissionless sends its address as params[1]). */
-  entryPoint?: Address;
+  /** The account the client named; when none, the callData's selector says which layout it has. */
+  smartAccount?: SmartAccountInfo;
 }
 
 export interface Erc20Mode {
@@ -26,24 +26,42 @@ export interface Erc20Mode {
 
 export type ModeRequest = SponsoredMode | Erc20Mode;
 
-/** Biconomy's default account when the client does not say which it is. */
-const DEFAULT_ACCOUNT = { name: "BICONOMY", version: "2.0.0" };
+/**
+ * What follows the operation in pm_sponsorUserOperation's params (and pm_getFeeQuoteOrData's), in one of two forms:
+ * - `[userOp, modeObject]` (Biconomy's SDK): a refusal is a result, `paymasterAndData: "0x"` with the reason;
+ * - `[userOp, entryPoint, context?]` (permissionless): the context has the mode object's fields and serves SPONSORED
+ *   mode; a refusal is a -32003 error, since permissionless reads no `0x` result and would send the operation unpaid.
+ */
+export type ModeParams =
+  | { form: "modeObject"; mode: ModeRequest }
+  | { form: "entryPoint"; mode: SponsoredMode; entryPoint: Address };
+
+export function parseModeParams(params: unknown[]): ModeParams {
+  if (typeof params[1] !== "string") return { form: "modeObject", mode: parseMode(params[1]) };
+  return {
+    form: "entryPoint",
+    entryPoint: readAddress(params[1], "params[1]"),
+    mode: parseSponsoredContext(
+      params[2],
+      "params[2]",
+      "a context after the EntryPoint address serves SPONSORED mode; for ERC20 send the mode object as params[1]",
+    ),
+  };
+}
 
 /**
- * Reads element 1 of the params: the mode object, or (permissionless) the EntryPoint address, which means a
- * sponsorship request without further information. `where` names the value in error messages (ERC-7677 methods carry
- * the same object as params[3], their context).
+ * A context object (permissionless's params[2], ERC-7677's params[3]): optional, with the mode object's fields, and
+ * mode SPONSORED unless it says otherwise. Only SPONSORED mode is served this way; `erc20Refusal` says where ERC20 is.
  */
+export function parseSponsoredContext(value: unknown, where: string, erc20Refusal: string): SponsoredMode {
+  const context = value === undefined || value === null ? {} : object(value, where);
+  const mode = parseMode({ ...context, mode: context.mode ?? "SPONSORED" }, where);
+  if (mode.mode !== "SPONSORED") throw invalidParams(`${where}.mode: ${erc20Refusal}`);
+  return mode;
+}
+
+/** Reads the mode object; `where` names it in error messages. */
 export function parseMode(value: unknown, where = "params[1]"): ModeRequest {
-  if (typeof value === "string") {
-    return {
-      mode: "SPONSORED",
-      calculateGasLimits: false,
-      expirySeconds: DEFAULT_EXPIRY_SECONDS,
-      smartAccount: DEFAULT_ACCOUNT,
-      entryPoint: readAddress(value, where),
-    };
-  }
   if (value === undefined || value === null) throw invalidParams(`${where} is required: the mode object`);
   const fields = object(value, where);
   const calculateGasLimits = optionalBoolean(fields.calculateGasLimits, `${where}.calculateGasLimits`) ?? false;
@@ -77,13 +95,13 @@ function expiry(value: unknown, where: string): number {
 }
 
 function sponsorshipInfo(value: unknown, where: string): Pick<SponsoredMode, "webhookData" | "smartAccount"> {
-  if (value === undefined || value === null) return { smartAccount: DEFAULT_ACCOUNT };
+  if (value === undefined || value === null) return {};
   const info = object(value, `${where}.sponsorshipInfo`);
   const webhookData =
     info.webhookData === undefined || info.webhookData === null
       ? undefined
       : object(info.webhookData, `${where}.sponsorshipInfo.webhookData`);
-  let smartAccount = DEFAULT_ACCOUNT;
+  let smartAccount: SmartAccountInfo | undefined;
   if (info.smartAccountInfo !== undefined && info.smartAccountInfo !== null) {
     const account = object(info.smartAccountInfo, `${where}.sponsorshipInfo.smartAccountInfo`);
     for (const field of ["name", "version"] as const) {
@@ -93,5 +111,5 @@ function sponsorshipInfo(value: unknown, where: string): Pick<SponsoredMode, "we
     }
     smartAccount = { name: account.name as string, version: account.version as string };
   }
-  return webhookData ? { webhookData, smartAccount } : { smartAccount };
+  return { ...(webhookData ? { webhookData } : {}), ...(smartAccount ? { smartAccount } : {}) };
 }

@@ -6,9 +6,9 @@ import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../spon
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation, sponsor } from "../sponsorship/sponsor";
 import { sponsorErc20 } from "./erc20Mode";
 import type { MethodContext, RpcMethod } from "./methodContext";
-import { parseMode, type SponsoredMode } from "./mode";
+import { parseModeParams, type SponsoredMode } from "./mode";
 import { bytes, type Fields } from "./params";
-import { invalidParams, RpcError } from "./rpcError";
+import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 import { sponsoredResult } from "./sponsoredResult";
 import { parseUserOperation } from "./userOperationInput";
 
@@ -22,17 +22,19 @@ export const ESTIMATION_UNAVAILABLE = -32002;
 
 /**
  * `pm_sponsorUserOperation` (and `pm_getFeeQuoteOrData`, which answers SPONSORED mode the same way): a signed
- * paymasterAndData for a partial user operation, or `0x` with the reason it is not sponsored. Mode ERC20 is
+ * paymasterAndData for a partial user operation. A refusal is answered as the params' form asks (src/rpc/mode.ts):
+ * `0x` with the reason after a mode object, a -32003 error with the reason after an EntryPoint address. Mode ERC20 is
  * src/rpc/erc20Mode.ts.
  */
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const userOp = parseUserOperation(params[0]);
-  const mode = parseMode(params[1]);
+  const request = parseModeParams(params);
+  const { mode } = request;
   if (mode.mode === "ERC20") {
     return sponsorErc20(userOp, bytes((params[0] as Fields).signature, "params[0].signature"), mode, ctx);
   }
-  if (mode.entryPoint && mode.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
-    throw invalidParams(`params[1]: EntryPoint ${mode.entryPoint} is not supported; use ${ctx.chain.entryPoint}`);
+  if (request.form === "entryPoint" && request.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
+    throw invalidParams(`params[1]: EntryPoint ${request.entryPoint} is not supported; use ${ctx.chain.entryPoint}`);
   }
   const { userOp: signable, feesChosen } = mode.calculateGasLimits
     ? // The account signature is read only to size the estimate's stand-in; parseUserOperation checked params[0].
@@ -46,6 +48,9 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
     smartAccount: mode.smartAccount,
     webhookData: mode.webhookData,
   });
+  if (answer.reason !== undefined && request.form === "entryPoint") {
+    throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
+  }
   const result = sponsoredResult(answer);
   // Fees the client did not send are ours, and the signature covers them: the client must put exactly these in.
   return feesChosen

@@ -23,7 +23,8 @@ export const UNKNOWN_PAYMASTER = -32001;
 
 export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, message);
 /**
- * EIP-1474 "transaction rejected": the rules refused the operation. Only the ERC-7677 methods answer a refusal as an
- * error, since they have no `0x` result for it; the message carries the rule's reason.
+ * EIP-1474 "transaction rejected": the rules refused the operation. Answered by the ERC-7677 methods, which have no `0x`
+ * result for a refusal, and by pm_sponsorUserOperation in permissionless's form (an EntryPoint address as params[1]),
+ * whose client reads no `0x` result; the message carries the rule's reason.
  */
 export const SPONSORSHIP_REFUSED = -32003;

@@ -46,8 +46,11 @@ const decodeSafe: Decoder = (args) => {
   return { ok: true, calls: [{ to, value, data }] };
 };
 
-/** The callData layouts of docs/sponsorship-rpc.md, by account name (upper case) and version: selector → decoder. */
-const LAYOUTS: Record<string, Record<string, Decoder>> = {
+/** An account layout's selectors: selector → decoder. */
+type Layout = Record<string, Decoder>;
+
+/** The callData layouts of docs/sponsorship-rpc.md, by account name (upper case) and version. */
+const LAYOUTS: Record<string, Layout> = {
   "BICONOMY 2.0.0": {
     "0x0000189a": decodeSingle,
     "0xb61d27f6": decodeSingle,
@@ -72,23 +75,92 @@ const LAYOUTS: Record<string, Record<string, Decoder>> = {
 
 export const SUPPORTED_ACCOUNTS = Object.keys(LAYOUTS);
 
+/** The account a request names (`sponsorshipInfo.smartAccountInfo`). */
+export interface SmartAccountInfo {
+  name: string;
+  version: string;
+}
+
+/** What a selector means across all layouts: the accounts that use it, and its decoder when they all read it alike. */
+interface SelectorUse {
+  accounts: string[];
+  /** Undefined when two accounts read the selector differently: the selector alone cannot say which is meant. */
+  decode: Decoder | undefined;
+}
+
 /**
- * The calls a user operation's callData makes, for the account it says it is. Anything we cannot read for certain is
- * refused (fail closed): an unknown account, an unknown selector, or bytes that do not decode.
+ * Every selector of every layout, for requests that name no account. A selector used by several layouts with the same
+ * decoder (`execute(address,uint256,bytes)` of Biconomy 2.0.0 and SimpleAccount) reads the same calls whichever the
+ * account is; one they read differently is ambiguous, and is refused until the request names the account.
  */
-export function decodeAccountCalls(callData: Hex, account: { name: string; version: string }): DecodedCalls {
-  if (callData === "0x") return { ok: true, calls: [] };
-  const key = `${account.name.toUpperCase()} ${account.version}`;
-  const layout = LAYOUTS[key];
-  if (!layout) {
-    return { ok: false, reason: `unknown smart account ${key}; supported: ${SUPPORTED_ACCOUNTS.join(", ")}` };
+export function indexSelectors(layouts: Record<string, Layout>): Map<string, SelectorUse> {
+  const index = new Map<string, SelectorUse>();
+  for (const [account, layout] of Object.entries(layouts)) {
+    for (const [selector, decode] of Object.entries(layout)) {
+      const use = index.get(selector);
+      if (!use) index.set(selector, { accounts: [account], decode });
+      else {
+        use.accounts.push(account);
+        if (use.decode !== decode) use.decode = undefined;
+      }
+    }
   }
+  return index;
+}
+
+const SELECTORS = indexSelectors(LAYOUTS);
+
+const NAME_THE_ACCOUNT =
+  'name the account in sponsorshipInfo.smartAccountInfo ({"name", "version"}); known accounts: ' +
+  SUPPORTED_ACCOUNTS.join(", ");
+
+/**
+ * The calls a user operation's callData makes. For a named account, as that account's layout only; for none, as the
+ * layout its selector belongs to. Anything we cannot read for certain is refused (fail closed): an unknown account, a
+ * selector of no known layout (or, for a named account, not of its layout), or bytes that do not decode.
+ */
+export function decodeAccountCalls(callData: Hex, account?: SmartAccountInfo): DecodedCalls {
+  return decodeWith(callData, account, SELECTORS);
+}
+
+/** decodeAccountCalls over a given selector index: the index is a parameter so that ambiguity can be tested. */
+export function decodeWith(
+  callData: Hex,
+  account: SmartAccountInfo | undefined,
+  selectors: Map<string, SelectorUse>,
+): DecodedCalls {
+  if (callData === "0x") return { ok: true, calls: [] };
   const selector = callData.slice(0, 10).toLowerCase();
-  const decode = callData.length >= 10 ? layout[selector] : undefined;
-  if (!decode) return { ok: false, reason: `unknown callData layout: selector ${selector} of ${key}` };
+  if (account) {
+    const key = `${account.name.toUpperCase()} ${account.version}`;
+    const layout = LAYOUTS[key];
+    if (!layout) {
+      return { ok: false, reason: `unknown smart account ${key}; supported: ${SUPPORTED_ACCOUNTS.join(", ")}` };
+    }
+    const decode = callData.length >= 10 ? layout[selector] : undefined;
+    if (!decode) return { ok: false, reason: `unknown callData layout: selector ${selector} of ${key}` };
+    return run(decode, callData, selector, key);
+  }
+  const use = callData.length >= 10 ? selectors.get(selector) : undefined;
+  if (!use) {
+    return {
+      ok: false,
+      reason: `unknown callData layout: selector ${selector} is no execute or executeBatch method of a known account; ${NAME_THE_ACCOUNT}`,
+    };
+  }
+  if (!use.decode) {
+    return {
+      ok: false,
+      reason: `ambiguous callData layout: selector ${selector} is read differently by ${use.accounts.join(" and ")}; ${NAME_THE_ACCOUNT}`,
+    };
+  }
+  return run(use.decode, callData, selector, use.accounts.join(" or "));
+}
+
+function run(decode: Decoder, callData: Hex, selector: string, accounts: string): DecodedCalls {
   try {
     return decode(`0x${callData.slice(10)}`);
   } catch {
-    return { ok: false, reason: `callData does not decode as ${key} selector ${selector}` };
+    return { ok: false, reason: `callData does not decode as ${accounts} selector ${selector}` };
   }
 }

@@ -1,3 +1,4 @@
+import type { SmartAccountInfo } from "./callData";
 import type { PartialUserOperation } from "./partialUserOperation";
 import type { SponsorshipSetup } from "./setup";
 
@@ -5,7 +6,8 @@ import type { SponsorshipSetup } from "./setup";
 export interface RuleInput {
   setup: SponsorshipSetup;
   userOp: PartialUserOperation;
-  smartAccount: { name: string; version: string };
+  /** The account the request names; when none, rules that read callData find its layout from the selector. */
+  smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;
   nowMs: number;
   /** When the signature would expire (unix seconds): how long a reservation can still turn into a charge. */

@@ -5,6 +5,7 @@ import type { Signer } from "../chain/signer";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import { getUserOpHash } from "../chain/userOpHash";
 import type { SponsorshipLog } from "../storage/sponsorships";
+import type { SmartAccountInfo } from "./callData";
 import { decide } from "./decide";
 import type { PartialUserOperation } from "./partialUserOperation";
 import type { Rule, RuleOutcome } from "./rule";
@@ -18,7 +19,7 @@ export interface SponsorRequest {
   chain: SponsoringChain;
   userOp: SignableUserOperation;
   expirySeconds: number;
-  smartAccount: { name: string; version: string };
+  smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;
 }
 
