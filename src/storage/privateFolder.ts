@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 
 /** The data folder holds accounts, funding wallets, limits and keys: only the service's own user may read it. */
@@ -12,12 +12,13 @@ export class DataFolderPermissionError extends Error {
 /**
  * Creates the folder if needed and makes it and everything in it private: folders 0700, files 0600, whatever they
  * were (a mounted volume, a `mkdir data`, files PGlite created with the default 0666 less the umask). Symbolic links
- * are left alone, never followed. Throws, naming the path, when one cannot be changed (owned by another user, a
+ * inside are left alone, never followed (the folder itself may be one). Throws, naming the path, when one cannot be changed (owned by another user, a
  * read-only mount): the service does not run on data others can read or edit.
  */
 export function makeFolderPrivate(folder: string): void {
   mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER_MODE });
-  tighten(folder);
+  // DATA_DIR itself may be a link to the volume: that folder is the one to make private.
+  tighten(realpathSync(folder));
 }
 
 function tighten(entry: string): void {

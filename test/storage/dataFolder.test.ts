@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -38,7 +38,10 @@ function notPrivate(root: string): string[] {
 }
 
 test("the embedded database's folder and every file in it are private after opening, whatever existed", async () => {
-  const dataDir = freshFolder();
+  const volume = freshFolder();
+  // DATA_DIR names a link to the volume, as a deployment may.
+  const dataDir = path.join(freshFolder(), "data");
+  symlinkSync(volume, dataDir);
   // A folder made by hand or mounted, open to everyone, with a stray file and folder in it.
   chmodSync(dataDir, 0o777);
   writeFileSync(path.join(dataDir, "notes.txt"), "x", { mode: 0o666 });
@@ -50,11 +53,11 @@ test("the embedded database's folder and every file in it are private after open
     await storage.db.query("CREATE TABLE written_after_open (id int)");
     await storage.db.query("INSERT INTO written_after_open SELECT generate_series(1, 1000)");
     assert.ok(readdirSync(path.join(dataDir, "pglite")).length > 0, "PGlite wrote its files");
-    assert.deepEqual(notPrivate(dataDir), []);
+    assert.deepEqual(notPrivate(volume), []);
   } finally {
     await storage.close();
   }
-  assert.deepEqual(notPrivate(dataDir), [], "nothing the database wrote up to its close is readable by others");
+  assert.deepEqual(notPrivate(volume), [], "nothing the database wrote up to its close is readable by others");
 });
 
 test("a lock naming this very process (a container's pid 1 after a kill -9) does not block the start", () => {
