@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from "./config";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
 import { openStorage } from "./storage/open";
+import { DataFolderPermissionError } from "./storage/privateFolder";
 import { loadWebhookSigningKey } from "./webhooks/signingKey";
 
 /** Starts the service: configuration, storage, the HTTP app; stops cleanly on SIGTERM and SIGINT. */
@@ -87,7 +88,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  if (error instanceof ConfigError || error instanceof DataFolderBusyError || error instanceof LocalChainError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataFolderBusyError ||
+    error instanceof DataFolderPermissionError ||
+    error instanceof LocalChainError
+  ) {
     console.error(`Cannot start: ${error.message}`);
   } else {
     console.error("Cannot start:", error);

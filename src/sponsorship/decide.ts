@@ -1,10 +1,17 @@
+import type { LimitClaim } from "../storage/sponsorships";
 import type { Rule, RuleInput, RuleOutcome, RuleResult } from "./rule";
 import { contractWhitelist } from "./rules/contractWhitelist";
 import { fundingAndRules } from "./rules/fundingAndRules";
 import { walletDeployment } from "./rules/walletDeployment";
 
 export type Decision =
-  | { sponsored: true; outcomes: RuleOutcome[]; afterRecord: (recorded: boolean) => void }
+  | {
+      sponsored: true;
+      outcomes: RuleOutcome[];
+      afterRecord: (recorded: boolean) => void;
+      /** The reservations to make with the record (one rule makes them: the spending limits). */
+      claim?: LimitClaim;
+    }
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
 
 /**
@@ -14,14 +21,18 @@ export type Decision =
  */
 export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
 
-/** Runs the rules in order; on a refusal or a failure, what earlier rules reserved is released, latest first. */
+/**
+ * Runs the rules in order; on a refusal or a failure, what earlier rules hold is released, latest first. A rule's
+ * `claim` is not made here: the sponsorship's record makes it.
+ */
 export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<Decision> {
   const outcomes: RuleOutcome[] = [];
   const reserved: RuleResult[] = [];
   const afterRecord: ((recorded: boolean) => void)[] = [];
+  let claim: LimitClaim | undefined;
   try {
     for (const rule of rules) {
-      const { release, afterRecord: after, ...outcome } = await rule.evaluate(input);
+      const { release, afterRecord: after, claim: ruleClaim, ...outcome } = await rule.evaluate(input);
       outcomes.push(outcome);
       if (!outcome.passed) {
         await releaseAll(reserved);
@@ -29,6 +40,10 @@ export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<
       }
       if (release) reserved.push({ ...outcome, release });
       if (after) afterRecord.push(after);
+      if (ruleClaim) {
+        if (claim) throw new Error(`rules ${claim.rule} and ${rule.name} both claim reservations`);
+        claim = ruleClaim;
+      }
     }
   } catch (error) {
     await releaseAll(reserved);
@@ -37,6 +52,7 @@ export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<
   return {
     sponsored: true,
     outcomes,
+    ...(claim ? { claim } : {}),
     afterRecord: (recorded) => {
       for (const after of afterRecord) after(recorded);
     },

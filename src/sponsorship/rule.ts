@@ -1,3 +1,4 @@
+import type { LimitClaim } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import type { PartialUserOperation } from "./partialUserOperation";
 import type { SponsorshipSetup } from "./setup";
@@ -30,6 +31,8 @@ export interface RuleResult extends RuleOutcome {
    * (false), so that what the rule holds in memory until the record exists can be let go.
    */
   afterRecord?: (recorded: boolean) => void;
+  /** Spending-limit reservations to make with the record of the sponsorship, in its transaction. */
+  claim?: LimitClaim;
 }
 
 /**

@@ -45,7 +45,7 @@ export const CLOCK_SKEW_SECONDS = 60;
 
 /**
  * Decides, and signs what the rules allow. The record of the answer is durable before the answer is returned, so every
- * signature the service gives out can be accounted for.
+ * signature the service gives out can be accounted for; the spending-limit reservations commit with that record.
  */
 export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promise<SponsorAnswer> {
   const { setup, chain, userOp } = request;
@@ -91,16 +91,21 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
     const signature = await deps.signer.signHash(hash);
     const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
     const userOpHash = getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId);
-    await deps.log.record({
-      ...base,
-      sponsored: true,
-      userOpHash,
-      validUntil: terms.validUntil,
-      validAfter: terms.validAfter,
-      ruleOutcomes: decision.outcomes,
-      // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
-      ...(chain.rpcUrl ? { maxCharge: maxChargeWei(userOp) } : {}),
-    });
+    const outcome = await deps.log.record(
+      {
+        ...base,
+        sponsored: true,
+        userOpHash,
+        validUntil: terms.validUntil,
+        validAfter: terms.validAfter,
+        ruleOutcomes: decision.outcomes,
+        // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
+        ...(chain.rpcUrl ? { maxCharge: maxChargeWei(userOp) } : {}),
+      },
+      decision.claim,
+    );
+    // Its limits filled since the rules' pre-check: recorded as refused, and the signature is dropped unseen.
+    if (!outcome.ok) return { paymasterAndData: "0x", ...gas, reason: outcome.reason };
     recorded = true;
     return { paymasterAndData, ...gas };
   } finally {

@@ -1,5 +1,5 @@
 import { Batcher } from "./batch";
-import type { Database, Queryable } from "./database";
+import type { Queryable } from "./database";
 
 /** One spending limit's share of one operation. */
 export interface Reservation {
@@ -22,6 +22,9 @@ export type ReserveOutcome =
   /** `index`: the reservation that did not fit; `used`: its limit's usage. */
   | { ok: false; index: number; used: bigint };
 
+/** What the pre-check answers: whether the operation fits the usage as it is now. */
+export type CheckOutcome = { ok: true } | { ok: false; index: number; used: bigint };
+
 type RawOutcome = { ok: true; previous: (string | null)[] } | { ok: false; index: number; used: string };
 
 const toJson = (r: Reservation) => ({
@@ -41,56 +44,70 @@ const fromJson = (outcome: RawOutcome): ReserveOutcome =>
     : { ok: false, index: outcome.index, used: BigInt(outcome.used) };
 
 /**
- * The spending-limit ledger. Check and reservation are one database statement (`reserve_limits`, migration 4) that
- * locks the usage rows it touches: exact under any concurrency, on any number of instances sharing the database.
- * Concurrent operations share that statement (group commit), so its cost is paid once per batch, not per request.
+ * Reserves the limits of a batch of operations, each all or none, in order (`reserve_limits`, migration 4): it locks
+ * the usage rows it touches, so it is exact under any concurrency, on any number of instances sharing the database.
  * A repeated (sender, nonce) in the same cycle replaces its own reservation instead of adding to it.
+ *
+ * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
+ * if the record of its signature does, whenever the process stops.
  */
-export class LimitLedger {
-  readonly #batcher: Batcher<Reservation[], ReserveOutcome>;
-
-  constructor(private readonly db: Database) {
-    this.#batcher = new Batcher(async (operations) => {
-      const [row] = await db.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
-        JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
-      ]);
-      return (row?.results ?? []).map(fromJson);
-    });
-  }
-
-  /** Reserves all of one operation's limits, or none of them. */
-  reserve(reservations: Reservation[]): Promise<ReserveOutcome> {
-    return this.#batcher.submit(reservations);
-  }
-
-  /** Gives an operation's reservations back, restoring those they replaced. */
-  release(reservations: Reservation[], previous: (bigint | null)[]): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      for (const [i, reservation] of reservations.entries()) await unreserve(tx, reservation, previous[i] ?? null);
-    });
-  }
+export async function reserveLimits(tx: Queryable, operations: Reservation[][]): Promise<ReserveOutcome[]> {
+  const [row] = await tx.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
+    JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
+  ]);
+  return (row?.results ?? []).map(fromJson);
 }
 
-async function unreserve(db: Queryable, r: Reservation, previous: bigint | null): Promise<void> {
-  const restore =
-    previous === null
-      ? "DELETE FROM limit_reservations WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric"
-      : "UPDATE limit_reservations SET amount = $7::numeric WHERE policy_id = $1 AND cycle_start_ms = $2 AND sender = $4 AND nonce = $5::numeric";
-  await db.query(
-    `WITH restored AS (${restore} RETURNING 1)
-     UPDATE limit_usage SET used = GREATEST(used - $6::numeric, 0)
-     WHERE policy_id = $1 AND cycle_start_ms = $2 AND scope_key = $3 AND EXISTS (SELECT 1 FROM restored)`,
-    [
-      r.policyId,
-      r.cycleStartMs,
-      r.scopeKey,
-      r.sender,
-      r.nonce.toString(),
-      (r.amount - (previous ?? 0n)).toString(),
-      // $7 appears only in the statement that restores a replaced reservation.
-      ...(previous === null ? [] : [previous.toString()]),
-    ],
-  );
+/** Per reservation of the batch, flattened: its limit's usage now and the amount this (sender, nonce) holds. */
+const CURRENT = `
+  SELECT q.i::int AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
+  FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[])
+    WITH ORDINALITY AS q(policy_id, cycle_start_ms, scope_key, sender, nonce, i)
+  LEFT JOIN limit_usage u
+    ON u.policy_id = q.policy_id AND u.cycle_start_ms = q.cycle_start_ms AND u.scope_key = q.scope_key
+  LEFT JOIN limit_reservations r
+    ON r.policy_id = q.policy_id AND r.cycle_start_ms = q.cycle_start_ms AND r.sender = q.sender AND r.nonce = q.nonce
+  ORDER BY q.i`;
+
+/**
+ * The spending-limit pre-check: whether an operation fits its limits as they are now, by the same arithmetic as
+ * `reserve_limits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
+ * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement.
+ */
+export class LimitLedger {
+  readonly #batcher: Batcher<Reservation[], CheckOutcome>;
+
+  constructor(db: Queryable) {
+    this.#batcher = new Batcher(async (operations) => {
+      const flat = operations.flat();
+      const rows = await db.query<{ i: number; used: string; previous: string | null }>(CURRENT, [
+        flat.map((r) => r.policyId),
+        flat.map((r) => String(r.cycleStartMs)),
+        flat.map((r) => r.scopeKey),
+        flat.map((r) => r.sender),
+        flat.map((r) => r.nonce.toString()),
+      ]);
+      const current = new Map(rows.map((row) => [Number(row.i), row]));
+      let position = 0;
+      return operations.map((reservations) => {
+        let outcome: CheckOutcome = { ok: true };
+        for (const [index, r] of reservations.entries()) {
+          const row = current.get(++position);
+          const used = BigInt(row?.used ?? "0");
+          const previous = row?.previous ? BigInt(row.previous) : 0n;
+          if (outcome.ok && (r.amount > r.threshold || used + r.amount - previous > r.threshold)) {
+            outcome = { ok: false, index, used };
+          }
+        }
+        return outcome;
+      });
+    });
+  }
+
+  /** Whether all of one operation's limits have room for it now; reserves nothing. */
+  check(reservations: Reservation[]): Promise<CheckOutcome> {
+    return this.#batcher.submit(reservations);
+  }
 }
 
 export interface UsageRow {

@@ -2,6 +2,7 @@ import type { Config } from "../config";
 import { type Database, openDatabase } from "./database";
 import { type FolderOwner, pgliteFolder, takeDataFolder } from "./dataFolder";
 import { migrate } from "./migrations";
+import { makeFolderPrivate } from "./privateFolder";
 
 export interface Storage {
   db: Database;
@@ -20,10 +21,15 @@ export async function openStorage(
     await migrate(db);
     return { db, close: () => db.close() };
   }
+  // What the service and PGlite create from now on is private (files 0600, folders 0700), not 0644/0755.
+  process.umask(0o077);
+  makeFolderPrivate(config.dataDir);
   const folder = takeDataFolder(config.dataDir, role);
   try {
     const db = await openDatabase({ dataDir: pgliteFolder(config.dataDir) });
     await migrate(db);
+    // What existed before (files of an earlier version, a restored backup) is tightened too.
+    makeFolderPrivate(config.dataDir);
     return {
       db,
       folder,

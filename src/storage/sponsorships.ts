@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Batcher } from "./batch";
-import type { Queryable } from "./database";
+import type { Database, Queryable } from "./database";
+import { type Reservation, reserveLimits } from "./limitLedger";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
@@ -85,20 +86,99 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
   ];
 }
 
-/** Records sponsorships in group commits; `record` resolves once the row is durable. */
-export class SponsorshipLog {
-  readonly #insert: Batcher<SponsorshipRecord, void>;
+/**
+ * The spending-limit reservations a sponsored operation needs, bound to its record: they are made in the transaction
+ * that writes the record, or the operation is recorded as refused.
+ */
+export interface LimitClaim {
+  /** The rule whose outcome a refusal at record time adds. */
+  rule: string;
+  reservations: Reservation[];
+  /** The refusal's words when reservation `index` does not fit a usage of `used`. */
+  refusal(index: number, used: bigint): string;
+}
 
-  constructor(db: Queryable) {
-    this.#insert = new Batcher(async (records) => {
-      await db.query(INSERT, columns(records));
-      return records.map(() => undefined);
+/**
+ * `ok`: recorded as submitted. Otherwise a sponsored operation whose limits filled meanwhile, recorded as refused with
+ * `reason`.
+ */
+export type RecordOutcome = { ok: true } | { ok: false; reason: string };
+
+interface Pending {
+  record: SponsorshipRecord;
+  claim?: LimitClaim;
+}
+
+/** PostgreSQL's deadlock_detected: the whole transaction was rolled back, so it can simply run again. */
+const DEADLOCK = "40P01";
+const DEADLOCK_RETRIES = 3;
+
+/**
+ * Records sponsorships in group commits; `record` resolves once the row is durable. The rows of a batch, what they
+ * add to deposit_holds and the spending-limit reservations of its sponsored operations are one transaction: a crash
+ * leaves all of them or none, so no reservation can outlive the record of its signature.
+ */
+export class SponsorshipLog {
+  readonly #insert: Batcher<Pending, RecordOutcome>;
+
+  constructor(db: Database) {
+    this.#insert = new Batcher(async (items) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction((tx) => recordBatch(tx, items));
+        } catch (error) {
+          if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
+        }
+      }
     });
   }
 
-  record(record: SponsorshipRecord): Promise<void> {
-    return this.#insert.submit(record);
+  /**
+   * Records an answer. With a `claim`, the sponsored operation's limits are reserved in the same transaction; if they
+   * no longer fit (other operations took the room since the rule's pre-check), it is recorded as refused instead,
+   * and the signature must not be given out.
+   */
+  record(record: SponsorshipRecord, claim?: LimitClaim): Promise<RecordOutcome> {
+    return this.#insert.submit(
+      claim && record.sponsored && claim.reservations.length > 0 ? { record, claim } : { record },
+    );
   }
+}
+
+async function recordBatch(tx: Queryable, items: Pending[]): Promise<RecordOutcome[]> {
+  const claimed = items.flatMap((item, position) => (item.claim ? [{ position, claim: item.claim }] : []));
+  const reserved =
+    claimed.length > 0
+      ? await reserveLimits(
+          tx,
+          claimed.map((c) => c.claim.reservations),
+        )
+      : [];
+  const outcomes: RecordOutcome[] = items.map(() => ({ ok: true }));
+  const rows = items.map((item) => item.record);
+  for (const [i, { position, claim }] of claimed.entries()) {
+    const outcome = reserved[i];
+    if (!outcome || outcome.ok) continue;
+    const reason = claim.refusal(outcome.index, outcome.used);
+    outcomes[position] = { ok: false, reason };
+    rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
+  }
+  await tx.query(INSERT, columns(rows));
+  return outcomes;
+}
+
+/**
+ * The record of an operation the rules passed but whose limits were full at record time: a refusal like any other
+ * (no hash, no validity, nothing held), with the rules' outcomes and the limit's refusal after them.
+ */
+function refusedAtRecord(record: SponsorshipRecord, rule: string, reason: string): SponsorshipRecord {
+  const { userOpHash, validUntil, validAfter, maxCharge, ...rest } = record;
+  return {
+    ...rest,
+    sponsored: false,
+    reason,
+    ruleOutcomes: [...record.ruleOutcomes, { rule, passed: false, reason }],
+  };
 }
 
 export interface StoredSponsorship {

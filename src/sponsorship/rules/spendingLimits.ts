@@ -43,7 +43,10 @@ function reason(policy: Policy, reservation: Reservation, used: bigint): string 
 
 /**
  * Rule 4: every active spending limit must have room in its current cycle for this operation (1 for COUNT, the
- * worst-case cost for NATIVE_ASSET). The ledger reserves all of them or none; a later refusal gives them back.
+ * worst-case cost for NATIVE_ASSET). The rule only reads: an operation that cannot fit is refused here, before the
+ * deposit check and the webhooks. One that fits carries its reservations to the record, which makes them (all or none)
+ * in the same transaction, or records a refusal with the same words if the room went to others meanwhile. So nothing
+ * is reserved for an operation a later rule refuses, and a crash never leaves a reservation without its record.
  */
 export function spendingLimitRule(ledger: LimitLedger): Rule {
   return {
@@ -52,12 +55,10 @@ export function spendingLimitRule(ledger: LimitLedger): Rule {
       const limits = input.setup.policies.filter((policy) => policy.policyType === "PAYMASTER_SA_LIMIT");
       if (limits.length === 0) return pass(RULE);
       const reservations = limits.map((policy) => reservationFor(policy, input));
-      const outcome = await ledger.reserve(reservations);
-      if (!outcome.ok) {
-        const i = outcome.index;
-        return refuse(RULE, reason(limits[i] as Policy, reservations[i] as Reservation, outcome.used));
-      }
-      return { ...pass(RULE), release: () => ledger.release(reservations, outcome.previous) };
+      const refusal = (i: number, used: bigint) => reason(limits[i] as Policy, reservations[i] as Reservation, used);
+      const outcome = await ledger.check(reservations);
+      if (!outcome.ok) return refuse(RULE, refusal(outcome.index, outcome.used));
+      return { ...pass(RULE), claim: { rule: RULE, reservations, refusal } };
     },
   };
 }

@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, test } from "node:test";
+import { decide } from "../../src/sponsorship/decide";
+import { type Rule, refuse } from "../../src/sponsorship/rule";
+import { spendingLimitRule } from "../../src/sponsorship/rules/spendingLimits";
+import { LimitLedger } from "../../src/storage/limitLedger";
+import { loadSponsorshipSetup } from "../../src/storage/sponsorshipSetup";
+import { listSponsorships, SponsorshipLog, type SponsorshipRecord } from "../../src/storage/sponsorships";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { addPolicy, linkFundingWallet } from "../helpers/dappSetup";
+
+let t: TestApp;
+let log: SponsorshipLog;
+let limit: Rule;
+before(async () => {
+  t = await startTestApp();
+  log = new SponsorshipLog(t.db);
+  limit = spendingLimitRule(new LimitLedger(t.db));
+});
+after(() => t.close());
+
+const veto: Rule = { name: "veto", evaluate: () => refuse("veto", "a later rule said no") };
+const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as const;
+const userOp = (maxFeePerGas: bigint, nonce = 1n) => ({
+  sender: SENDER,
+  nonce,
+  initCode: "0x" as const,
+  callData: "0x" as const,
+  callGasLimit: 100_000n,
+  verificationGasLimit: 0n,
+  preVerificationGas: 0n,
+  maxFeePerGas,
+  maxPriorityFeePerGas: 0n,
+});
+
+async function dappWithLimit(threshold: number, thresholdType: "COUNT" | "NATIVE_ASSET"): Promise<Dapp> {
+  const dapp = await t.dapp();
+  await linkFundingWallet(t, dapp);
+  await addPolicy(t, dapp, "PAYMASTER_SA_LIMIT", {
+    type: "PAYMASTER",
+    cycleDuration: { value: 1, unit: "day" },
+    threshold,
+    thresholdType,
+  });
+  return dapp;
+}
+
+async function input(dapp: Dapp, fee: bigint, nonce = 1n) {
+  const setup = await loadSponsorshipSetup(t.db, dapp.apiKey);
+  assert.ok(setup);
+  return {
+    setup,
+    userOp: userOp(fee, nonce),
+    smartAccount: { name: "BICONOMY", version: "2.0.0" },
+    nowMs: Date.now(),
+    validUntil: Math.floor(Date.now() / 1000) + 300,
+  };
+}
+
+const sponsoredRecord = (dapp: Dapp, nonce = 1n): SponsorshipRecord => ({
+  paymasterId: dapp.paymasterId,
+  chainId: dapp.chainId,
+  sender: SENDER,
+  nonce,
+  sponsored: true,
+  userOpHash: `0x${"ab".repeat(32)}`,
+  validUntil: Math.floor(Date.now() / 1000) + 300,
+  validAfter: 0,
+  ruleOutcomes: [{ rule: "spendingLimits", passed: true }],
+});
+
+async function ledger(dapp: Dapp) {
+  const usage = await t.db.query<{ used: string }>(
+    `SELECT u.used::text AS used FROM limit_usage u JOIN policies p ON p.id = u.policy_id WHERE p.paymaster_id = $1`,
+    [dapp.paymasterId],
+  );
+  const held = await t.db.query<{ amount: string }>(
+    `SELECT r.amount::text AS amount FROM limit_reservations r JOIN policies p ON p.id = r.policy_id
+     WHERE p.paymaster_id = $1`,
+    [dapp.paymasterId],
+  );
+  return { used: usage.map((r) => r.used), held: held.map((r) => r.amount) };
+}
+
+test("the rule reserves nothing: the record makes the reservation, a later refusal leaves nothing behind", async () => {
+  const dapp = await dappWithLimit(1, "NATIVE_ASSET");
+  const vetoed = await decide(await input(dapp, 10n), [limit, veto]);
+  assert.equal(vetoed.sponsored, false);
+  assert.deepEqual(await ledger(dapp), { used: [], held: [] });
+
+  const first = await decide(await input(dapp, 10n), [limit]);
+  assert.ok(first.sponsored && first.claim);
+  assert.deepEqual(await ledger(dapp), { used: [], held: [] }, "nothing is reserved before the record");
+  assert.deepEqual(await log.record(sponsoredRecord(dapp), first.claim), { ok: true });
+  assert.deepEqual(await ledger(dapp), { used: ["1000000"], held: ["1000000"] });
+
+  // The same (sender, nonce) again at a higher fee, vetoed: the first reservation stands as it was.
+  const again = await decide(await input(dapp, 30n), [limit, veto]);
+  assert.deepEqual(again, {
+    sponsored: false,
+    reason: "a later rule said no",
+    outcomes: [
+      { rule: "spendingLimits", passed: true },
+      { rule: "veto", passed: false, reason: "a later rule said no" },
+    ],
+  });
+  const broken: Rule = {
+    name: "broken",
+    evaluate: () => {
+      throw new Error("webhook client crashed");
+    },
+  };
+  await assert.rejects(decide(await input(dapp, 50n), [limit, broken]), /webhook client crashed/);
+  assert.deepEqual(await ledger(dapp), { used: ["1000000"], held: ["1000000"] });
+
+  // Recorded, the repeat replaces its own reservation.
+  const repeat = await decide(await input(dapp, 30n), [limit]);
+  assert.ok(repeat.sponsored);
+  assert.deepEqual(await log.record(sponsoredRecord(dapp), repeat.claim), { ok: true });
+  assert.deepEqual(await ledger(dapp), { used: ["3000000"], held: ["3000000"] });
+});
+
+test("two operations that both passed the pre-check: the record binds one, the other is recorded as refused", async () => {
+  const dapp = await dappWithLimit(1, "COUNT");
+  const [a, b] = await Promise.all([
+    decide(await input(dapp, 10n, 1n), [limit]),
+    decide(await input(dapp, 10n, 2n), [limit]),
+  ]);
+  assert.ok(a?.sponsored && a.claim && b?.sponsored && b.claim, "both fit the usage as it was");
+  const outcomes = await Promise.all([
+    log.record(sponsoredRecord(dapp, 1n), a.claim),
+    log.record(sponsoredRecord(dapp, 2n), b.claim),
+  ]);
+  const reason =
+    'Spending limit "PAYMASTER_SA_LIMIT" (PAYMASTER, COUNT) reached: 1 of 1 user operations used in the current cycle';
+  assert.deepEqual(outcomes, [{ ok: true }, { ok: false, reason }]);
+  assert.deepEqual(await ledger(dapp), { used: ["1"], held: ["1"] });
+  // One transaction, one created_at: in nonce order.
+  const rows = (await listSponsorships(t.db, dapp.paymasterId)).sort((x, y) => Number(x.nonce) - Number(y.nonce));
+  assert.deepEqual(
+    rows.map((r) => [r.nonce, r.sponsored, r.reason, r.user_op_hash, r.valid_until, r.rule_outcomes.at(-1)]),
+    [
+      ["1", true, null, `0x${"ab".repeat(32)}`, rows[0]?.valid_until, { rule: "spendingLimits", passed: true }],
+      ["2", false, reason, null, null, { rule: "spendingLimits", passed: false, reason }],
+    ],
+  );
+});
+
+test("a record that fails leaves no reservation: both are one transaction", async () => {
+  const dapp = await dappWithLimit(5, "COUNT");
+  const decision = await decide(await input(dapp, 10n), [limit]);
+  assert.ok(decision.sponsored && decision.claim);
+  // A paymaster that does not exist: the row's foreign key fails after the reservation was made in the transaction.
+  await assert.rejects(
+    log.record({ ...sponsoredRecord(dapp), paymasterId: randomUUID() }, decision.claim),
+    /foreign key/,
+  );
+  assert.deepEqual(await ledger(dapp), { used: [], held: [] });
+});
