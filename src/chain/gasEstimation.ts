@@ -14,6 +14,7 @@ import { stubAccountSignature, stubPaymasterAndData } from "./gasEstimationStub"
 import type { SponsorshipTerms } from "./paymasterAndData";
 import { preVerificationGasFor } from "./preVerificationGas";
 import type { SponsoringChain } from "./sponsoringChains";
+import type { StorageOverride } from "./storageOverride";
 import type { UserOperation, UserOperationSignedFields } from "./userOperation";
 
 /** The whole estimate, every upstream call included, answers within this time (each call has its own bound too). */
@@ -58,7 +59,17 @@ export interface EstimateRequest {
    * Another paymaster than the chain's verifying one (ERC20 mode: the token paymaster) with its stub paymasterAndData
    * of the final length, used instead of `terms`.
    */
-  paymasterStub?: { paymaster: Address; paymasterAndData: Hex };
+  paymasterStub?: {
+    paymaster: Address;
+    paymasterAndData: Hex;
+    /** Its validation checks the sender (the token paymaster: the sender's tokens), so its refusal is the operation's. */
+    checksSender?: boolean;
+  };
+  /**
+   * Storage the simulation assumes that the chain does not hold yet, given to the node's simulation and to the
+   * bundler alike (ERC20 quotes: the token allowance the wallet will add; src/tokens/allowanceOverride.ts).
+   */
+  overrides?: readonly StorageOverride[];
 }
 
 export interface GasEstimate extends Fees {
@@ -88,7 +99,14 @@ export function estimateUserOperationGas(
   return withDeadline(estimate(request), timeoutMs);
 }
 
-async function estimate({ chain, userOp, signature, terms, paymasterStub }: EstimateRequest): Promise<GasEstimate> {
+async function estimate({
+  chain,
+  userOp,
+  signature,
+  terms,
+  paymasterStub,
+  overrides = [],
+}: EstimateRequest): Promise<GasEstimate> {
   if (paymasterStub ? !chain.rpcUrl && !chain.bundlerUrl : !canEstimateGas(chain)) {
     throw new EstimationUnavailableError(
       `chain ${chain.chainId} has no bundler, node or verifying paymaster to estimate with`,
@@ -118,7 +136,10 @@ async function estimate({ chain, userOp, signature, terms, paymasterStub }: Esti
   if (chain.bundlerUrl) {
     // The bundler is sent the fees the operation will carry, so they are chosen first.
     stub = op(completeFees(userOp, await fees));
-    const fromBundler = await estimateWithBundler(chain.bundlerUrl, chain.entryPoint, stub);
+    const fromBundler = await estimateWithBundler(chain.bundlerUrl, chain.entryPoint, stub, {
+      overrides,
+      paymasterChecksSender: paymasterStub?.checksSender === true,
+    });
     limits = {
       callGasLimit: fromBundler.callGasLimit,
       // The bundler simulated our paymaster with the dummy signature, which skips the reservation.
@@ -131,7 +152,7 @@ async function estimate({ chain, userOp, signature, terms, paymasterStub }: Esti
     // The simulation prices gas at 1 wei whatever the fees, so it need not wait for them.
     const placeholder = op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
     const [measured, chosenFees] = await Promise.all([
-      simulateOperationGas(client, chain.entryPoint, paymaster, placeholder),
+      simulateOperationGas(client, chain.entryPoint, paymaster, placeholder, overrides),
       fees,
     ]);
     stub = op(completeFees(userOp, chosenFees));
