@@ -4,15 +4,17 @@
 // is configured, else the service simulates through the chain's node (gasEstimationSimulation.ts). Either way the
 // result covers what the stub cannot exercise: our paymaster's work on a valid signature, its postOp, and the calldata
 // of our bytes in preVerificationGas.
-import { type Address, encodeAbiParameters, type Hex, hexToBytes, parseAbiParameters } from "viem";
+import type { Address, Hex } from "viem";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
 import { estimateWithBundler } from "./gasEstimationBundler";
 import { EstimationUnavailableError } from "./gasEstimationErrors";
 import { type Fees, suggestFees } from "./gasEstimationFees";
 import { simulateOperationGas } from "./gasEstimationSimulation";
-import { stubAccountSignature, stubPaymasterAndData, withWorstCaseSignatures } from "./gasEstimationStub";
+import { stubAccountSignature, stubPaymasterAndData } from "./gasEstimationStub";
 import type { SponsorshipTerms } from "./paymasterAndData";
+import { preVerificationGasFor } from "./preVerificationGas";
 import type { SponsoringChain } from "./sponsoringChains";
+import type { StorageOverride } from "./storageOverride";
 import type { UserOperation, UserOperationSignedFields } from "./userOperation";
 
 /** The whole estimate, every upstream call included, answers within this time (each call has its own bound too). */
@@ -34,62 +36,6 @@ export const MIN_VERIFICATION_GAS_LIMIT = 20_000n;
 /** Margins over what the node's simulation measured: +10 % and +10,000 gas on each of the two limits. */
 export const MARGIN_PERCENT = 10n;
 export const MARGIN_GAS = 10_000n;
-
-/**
- * preVerificationGas pays the bundler for what the EntryPoint cannot meter: the transaction's base cost and calldata,
- * and the per-operation work of handleOps. The reference bundler's constants (eth-infinitism, EntryPoint v0.6): a whole
- * transaction's 21,000 per operation (as if it travelled alone), 18,300 per operation, 4 per word of the packed
- * operation, and calldata at 4 per zero byte and 16 per non-zero byte.
- */
-export const PRE_VERIFICATION_OVERHEAD = {
-  fixed: 21_000n,
-  perUserOp: 18_300n,
-  perUserOpWord: 4n,
-  zeroByte: 4n,
-  nonZeroByte: 16n,
-} as const;
-
-/** Stands for preVerificationGas inside the operation the formula prices: five non-zero bytes, more than any value. */
-const PRE_VERIFICATION_GAS_PLACEHOLDER = 0xff_ffff_ffffn;
-
-const userOperationTuple = parseAbiParameters(
-  "(address sender, uint256 nonce, bytes initCode, bytes callData, uint256 callGasLimit, uint256 verificationGasLimit, uint256 preVerificationGas, uint256 maxFeePerGas, uint256 maxPriorityFeePerGas, bytes paymasterAndData, bytes signature)",
-);
-
-/** The formula over the operation as handleOps' calldata carries it (a tuple in the ops array). */
-export function preVerificationGasFormula(op: UserOperation): bigint {
-  const packed = hexToBytes(encodeAbiParameters(userOperationTuple, [op]));
-  let calldata = 0n;
-  for (const byte of packed) {
-    calldata += byte === 0 ? PRE_VERIFICATION_OVERHEAD.zeroByte : PRE_VERIFICATION_OVERHEAD.nonZeroByte;
-  }
-  const words = BigInt(Math.ceil(packed.length / 32));
-  return (
-    calldata +
-    PRE_VERIFICATION_OVERHEAD.fixed +
-    PRE_VERIFICATION_OVERHEAD.perUserOp +
-    PRE_VERIFICATION_OVERHEAD.perUserOpWord * words
-  );
-}
-
-/**
- * The formula's constants fall short for a bundle of one operation: on anvil, handleOps with one first operation
- * (initCode and a call) spent 2,186 gas more outside the EntryPoint's metering than the formula gave (50,510 against
- * 48,324): the refund of the prefund, the UserOperationEvent and the beneficiary's payment come after the metering
- * ends. Bundlers add a margin of their own for this (Alto: 10 %), and so does the service.
- */
-export const PRE_VERIFICATION_MARGIN_PERCENT = 10n;
-
-/**
- * preVerificationGas of an operation whose signatures are not made yet: each of their bytes priced as non-zero, plus
- * PRE_VERIFICATION_MARGIN_PERCENT. Unlike the two limits this is paid in full, so its margin stays small.
- */
-export function preVerificationGasFor(op: UserOperation): bigint {
-  const formula = preVerificationGasFormula(
-    withWorstCaseSignatures({ ...op, preVerificationGas: PRE_VERIFICATION_GAS_PLACEHOLDER }),
-  );
-  return formula + (formula * PRE_VERIFICATION_MARGIN_PERCENT + 99n) / 100n;
-}
 
 export function withMargin(gas: bigint): bigint {
   return gas + (gas * MARGIN_PERCENT + 99n) / 100n + MARGIN_GAS;
@@ -113,7 +59,17 @@ export interface EstimateRequest {
    * Another paymaster than the chain's verifying one (ERC20 mode: the token paymaster) with its stub paymasterAndData
    * of the final length, used instead of `terms`.
    */
-  paymasterStub?: { paymaster: Address; paymasterAndData: Hex };
+  paymasterStub?: {
+    paymaster: Address;
+    paymasterAndData: Hex;
+    /** Its validation checks the sender (the token paymaster: the sender's tokens), so its refusal is the operation's. */
+    checksSender?: boolean;
+  };
+  /**
+   * Storage the simulation assumes that the chain does not hold yet, given to the node's simulation and to the
+   * bundler alike (ERC20 quotes: the token allowance the wallet will add; src/tokens/allowanceOverride.ts).
+   */
+  overrides?: readonly StorageOverride[];
 }
 
 export interface GasEstimate extends Fees {
@@ -143,7 +99,14 @@ export function estimateUserOperationGas(
   return withDeadline(estimate(request), timeoutMs);
 }
 
-async function estimate({ chain, userOp, signature, terms, paymasterStub }: EstimateRequest): Promise<GasEstimate> {
+async function estimate({
+  chain,
+  userOp,
+  signature,
+  terms,
+  paymasterStub,
+  overrides = [],
+}: EstimateRequest): Promise<GasEstimate> {
   if (paymasterStub ? !chain.rpcUrl && !chain.bundlerUrl : !canEstimateGas(chain)) {
     throw new EstimationUnavailableError(
       `chain ${chain.chainId} has no bundler, node or verifying paymaster to estimate with`,
@@ -173,7 +136,10 @@ async function estimate({ chain, userOp, signature, terms, paymasterStub }: Esti
   if (chain.bundlerUrl) {
     // The bundler is sent the fees the operation will carry, so they are chosen first.
     stub = op(completeFees(userOp, await fees));
-    const fromBundler = await estimateWithBundler(chain.bundlerUrl, chain.entryPoint, stub);
+    const fromBundler = await estimateWithBundler(chain.bundlerUrl, chain.entryPoint, stub, {
+      overrides,
+      paymasterChecksSender: paymasterStub?.checksSender === true,
+    });
     limits = {
       callGasLimit: fromBundler.callGasLimit,
       // The bundler simulated our paymaster with the dummy signature, which skips the reservation.
@@ -186,7 +152,7 @@ async function estimate({ chain, userOp, signature, terms, paymasterStub }: Esti
     // The simulation prices gas at 1 wei whatever the fees, so it need not wait for them.
     const placeholder = op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
     const [measured, chosenFees] = await Promise.all([
-      simulateOperationGas(client, chain.entryPoint, paymaster, placeholder),
+      simulateOperationGas(client, chain.entryPoint, paymaster, placeholder, overrides),
       fees,
     ]);
     stub = op(completeFees(userOp, chosenFees));
@@ -202,7 +168,8 @@ async function estimate({ chain, userOp, signature, terms, paymasterStub }: Esti
     maxOf(limits.verificationGasLimit, MIN_VERIFICATION_GAS_LIMIT),
     userOp.verificationGasLimit,
   );
-  // Our formula over the final shape, whatever the bundler said: it must cover our 276 (or 278) bytes.
+  // Our rules over the final shape, whatever the bundler said: they cover our 276 (or 278) bytes as every bundler
+  // prices them (preVerificationGas.ts).
   const formula = preVerificationGasFor({ ...stub, callGasLimit, verificationGasLimit });
   const preVerificationGas = maxOf(maxOf(formula, limits.preVerificationGas), userOp.preVerificationGas);
   return {

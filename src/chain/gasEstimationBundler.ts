@@ -3,6 +3,7 @@
 import { type Address, BaseError, type Client, createClient, type Hex, http, RpcRequestError, toHex } from "viem";
 import { describeTransportError, EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import type { Fees } from "./gasEstimationFees";
+import { type StorageOverride, toRpcStateOverride } from "./storageOverride";
 import type { UserOperation } from "./userOperation";
 
 /** One bundler call may take this long; its estimate simulates several times, so it gets more than a node call. */
@@ -17,6 +18,13 @@ const MAX_REASONABLE_GAS = 10_000_000_000n;
  * stake, internal errors, an unknown method) is the bundler's or our paymaster's condition, not the client's.
  */
 const OPERATION_REFUSED_CODES = new Set([-32500, -32502, -32503, -32506, -32507, -32521, -32602]);
+
+/**
+ * The paymaster's validation reverted or refused (-32501). Our verifying paymaster refuses for reasons of its own
+ * (the dApp's deposit), which the client cannot fix; a paymaster that checks the sender (the token paymaster: its
+ * tokens) refuses the operation, and the caller says so.
+ */
+const PAYMASTER_REFUSED_CODE = -32501;
 
 /** The bundler does not offer a method (-32601): for optional methods, a reason to ask elsewhere. */
 class MethodNotFoundError extends EstimationUnavailableError {}
@@ -59,13 +67,21 @@ function quantity(value: unknown, what: string): bigint {
   return parsed;
 }
 
-async function request(url: string, method: string, params: unknown[]): Promise<unknown> {
+async function request(
+  url: string,
+  method: string,
+  params: unknown[],
+  paymasterChecksSender = false,
+): Promise<unknown> {
   try {
     // viem's types know only the methods of its own schemas; the bundler's are plain JSON-RPC here.
     return await bundlerClient(url).request({ method, params } as never);
   } catch (error) {
     const rpc = error instanceof BaseError ? error.walk((cause) => cause instanceof RpcRequestError) : null;
-    if (rpc instanceof RpcRequestError && OPERATION_REFUSED_CODES.has(rpc.code)) {
+    const refused =
+      rpc instanceof RpcRequestError &&
+      (OPERATION_REFUSED_CODES.has(rpc.code) || (paymasterChecksSender && rpc.code === PAYMASTER_REFUSED_CODE));
+    if (refused) {
       throw new OperationRevertedError(`the bundler refused the operation: ${rpc.details}`);
     }
     const message = `the chain's bundler failed (${method}): ${describeTransportError(error, BUNDLER_TIMEOUT_MS)}`;
@@ -81,9 +97,23 @@ export interface BundlerGas {
   preVerificationGas: bigint;
 }
 
-/** eth_estimateUserOperationGas(op, entryPoint): the three limits with the bundler's own margins. */
-export async function estimateWithBundler(url: string, entryPoint: Address, op: UserOperation): Promise<BundlerGas> {
-  const result = await request(url, "eth_estimateUserOperationGas", [toRpcUserOperation(op), entryPoint]);
+/**
+ * eth_estimateUserOperationGas(op, entryPoint): the three limits with the bundler's own margins. Storage overrides go
+ * as its third parameter (a state override, which Alto and most bundlers take); none, no third parameter.
+ * `paymasterChecksSender`: the paymaster's refusal (-32501) is the operation's (see PAYMASTER_REFUSED_CODE).
+ */
+export async function estimateWithBundler(
+  url: string,
+  entryPoint: Address,
+  op: UserOperation,
+  {
+    overrides = [],
+    paymasterChecksSender = false,
+  }: { overrides?: readonly StorageOverride[]; paymasterChecksSender?: boolean } = {},
+): Promise<BundlerGas> {
+  const params: unknown[] = [toRpcUserOperation(op), entryPoint];
+  if (overrides.length > 0) params.push(toRpcStateOverride(overrides));
+  const result = await request(url, "eth_estimateUserOperationGas", params, paymasterChecksSender);
   if (typeof result !== "object" || result === null) {
     throw new EstimationUnavailableError("the bundler answered eth_estimateUserOperationGas without an object");
   }

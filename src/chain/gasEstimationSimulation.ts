@@ -9,7 +9,8 @@
 //      whose validation reads callData may refuse B's empty callData; then only A counts.)
 //
 // A state override gives our paymaster a large EntryPoint deposit in these calls only, so the estimate never depends on
-// how much the dApps have deposited (that is the deposit rule's business), and the simulation pays no real ether.
+// how much the dApps have deposited (that is the deposit rule's business), and the simulation pays no real ether. The
+// caller may add storage of its own (a fee quote: the token allowance the wallet will give).
 import {
   type Address,
   BaseError,
@@ -32,6 +33,7 @@ import {
   OperationRevertedError,
 } from "./gasEstimationErrors";
 import { keccak256 } from "./keccak";
+import { type StorageOverride, toViemStateOverride } from "./storageOverride";
 import type { UserOperation } from "./userOperation";
 
 /** Gas the simulated operation may use; both far above any real need and, together, within nodes' eth_call caps. */
@@ -85,14 +87,16 @@ async function simulateHandleOp(
   op: UserOperation,
   target: Address,
   targetCallData: Hex,
+  overrides: readonly StorageOverride[],
 ): Promise<SimulationOutcome> {
+  const deposit = { address: entryPoint, slot: depositSlot(paymaster), value: SIMULATED_DEPOSIT };
   try {
     await client.simulateContract({
       address: entryPoint,
       abi: simulationAbi,
       functionName: "simulateHandleOp",
       args: [op, target, targetCallData],
-      stateOverride: [{ address: entryPoint, stateDiff: [{ slot: depositSlot(paymaster), value: SIMULATED_DEPOSIT }] }],
+      stateOverride: toViemStateOverride([deposit, ...overrides]),
     });
   } catch (error) {
     const reverted =
@@ -112,13 +116,15 @@ async function simulateHandleOp(
 
 /**
  * Measures the operation's gas. `op` carries the stub paymasterAndData and an account signature of the final length;
- * its gas and fee fields are replaced here. Throws OperationRevertedError when validation fails or the call reverts.
+ * its gas and fee fields are replaced here. `overrides` are storage the simulation assumes besides our paymaster's
+ * deposit. Throws OperationRevertedError when validation fails or the call reverts.
  */
 export async function simulateOperationGas(
   client: PublicClient,
   entryPoint: Address,
   paymaster: Address,
   op: UserOperation,
+  overrides: readonly StorageOverride[] = [],
 ): Promise<SimulatedGas> {
   // 1 wei per gas with maxFee = maxPriorityFee (the EntryPoint's legacy rule ignores the base fee): `paid` is in gas.
   const simulated: UserOperation = {
@@ -131,9 +137,17 @@ export async function simulateOperationGas(
   };
   const hasCall = size(op.callData) > 0;
   const [measured, callCheck] = await Promise.all([
-    simulateHandleOp(client, entryPoint, paymaster, simulated, zeroAddress, "0x"),
+    simulateHandleOp(client, entryPoint, paymaster, simulated, zeroAddress, "0x", overrides),
     hasCall
-      ? simulateHandleOp(client, entryPoint, paymaster, { ...simulated, callData: "0x" }, op.sender, op.callData)
+      ? simulateHandleOp(
+          client,
+          entryPoint,
+          paymaster,
+          { ...simulated, callData: "0x" },
+          op.sender,
+          op.callData,
+          overrides,
+        )
       : undefined,
   ]);
   if (measured.kind === "failed")

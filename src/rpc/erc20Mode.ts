@@ -18,6 +18,7 @@ import { getUserOpHash } from "../chain/userOpHash";
 import type { TokenConfig } from "../config";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation } from "../sponsorship/sponsor";
+import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "../tokens/price";
 import { type FeeQuote, feeQuote, feeTerms } from "../tokens/quote";
 import type { MethodContext } from "./methodContext";
@@ -299,7 +300,9 @@ async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: number): Pr
 
 /**
  * The gas values to sign or to quote: as sent when calculateGasLimits is false (all must be there), else estimated
- * as in SPONSORED mode, with the token paymaster's 278-byte stub carrying the terms that will be signed.
+ * as in SPONSORED mode, with the token paymaster's 278-byte stub carrying the terms that will be signed. A quote's
+ * operation that does not approve the token paymaster yet is estimated with the allowance already given, and quoted
+ * with the approve's gas (allowanceOverride.ts).
  */
 async function withGas(
   userOp: PartialUserOperation,
@@ -323,6 +326,18 @@ async function withGas(
   }
   const started = performance.now();
   try {
+    // A quote is asked before the wallet adds its approve: estimated as if the allowance were given, plus the approve's
+    // gas. Never when signing: the operation signed must pay by itself.
+    const approveToCome = purpose === "quote" && !approvesSpender(userOp.callData, chain.tokenPaymaster);
+    const allowance = approveToCome
+      ? await allowanceOverride(chain, terms.feeToken, userOp.sender, chain.tokenPaymaster)
+      : undefined;
+    if (approveToCome && !allowance) {
+      ctx.log.warn(
+        { chainId: chain.chainId, token: terms.feeToken },
+        "fee token allowance slot not found: quote estimated on the real allowance",
+      );
+    }
     const { source, ...estimate } = await estimateUserOperationGas({
       chain,
       userOp: {
@@ -333,14 +348,20 @@ async function withGas(
       paymasterStub: {
         paymaster: chain.tokenPaymaster,
         paymasterAndData: stubTokenPaymasterAndData({ ...terms, paymaster: chain.tokenPaymaster }),
+        checksSender: true,
       },
+      overrides: allowance ? [allowance] : [],
     });
     ctx.log.debug(
       { chainId: chain.chainId, source, mode: "ERC20", ms: Math.round(performance.now() - started) },
       "gas estimated",
     );
     return {
-      userOp: { ...userOp, ...estimate },
+      userOp: {
+        ...userOp,
+        ...estimate,
+        ...(allowance ? { callGasLimit: estimate.callGasLimit + QUOTED_APPROVE_GAS } : {}),
+      },
       feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
     };
   } catch (error) {

@@ -27,8 +27,6 @@ import {
   GAS_ESTIMATION_TIMEOUT_MS,
   type GasEstimate,
   PAYMASTER_SIGNED_PATH_GAS,
-  preVerificationGasFor,
-  preVerificationGasFormula,
 } from "../../src/chain/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../../src/chain/gasEstimationErrors";
 import {
@@ -38,6 +36,7 @@ import {
   simulationAbi,
 } from "../../src/chain/gasEstimationSimulation";
 import { DUMMY_SIGNATURE, stubPaymasterAndData } from "../../src/chain/gasEstimationStub";
+import { preVerificationGasFor, preVerificationGasFormula } from "../../src/chain/preVerificationGas";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
 import type { UserOperation } from "../../src/chain/userOperation";

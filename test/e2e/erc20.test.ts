@@ -163,7 +163,7 @@ interface UserOperationReceipt {
 }
 
 /** A new account, its first operation's initCode, and a call for it: the factory creates a second account. */
-async function newAccount() {
+async function newAccount(minted = MINTED) {
   const env = requireChain();
   const owner = privateKeyToAccount(generatePrivateKey());
   const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
@@ -185,7 +185,7 @@ async function newAccount() {
     to: factory,
     data: encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [otherOwner, 0n] }),
   };
-  await mintTestTokens(env.clients(anvilKeys.owner), sender as Address, MINTED);
+  if (minted > 0n) await mintTestTokens(env.clients(anvilKeys.owner), sender as Address, minted);
   return { owner, sender: sender as Address, created: created as Address, initCode, target };
 }
 
@@ -202,6 +202,19 @@ function batch(amount: bigint, target: { to: Address; data: Hex }): Hex {
       ],
     ],
   });
+}
+
+/** The call alone, as the SDK sends it to be quoted: the approve is added after the quote. */
+function single(target: { to: Address; data: Hex }): Hex {
+  return encodeFunctionData({ abi: simpleAccountAbi, functionName: "execute", args: [target.to, 0n, target.data] });
+}
+
+/** pm_getFeeQuoteOrData for TUSD of the account's first operation with `callData`. */
+function quoteTusd(service: Service, account: { sender: Address; initCode: Hex }, callData: Hex) {
+  return serviceCall<{ feeQuotes: FeeQuote[] }>(service, "pm_getFeeQuoteOrData", [
+    { sender: account.sender, nonce: "0x0", initCode: account.initCode, callData, signature: "0x" },
+    { mode: "ERC20", calculateGasLimits: true, tokenInfo: { preferredToken: LOCAL_TEST_TOKEN_ADDRESS } },
+  ]);
 }
 
 function tokenBalance(address: Address): Promise<bigint> {
@@ -244,7 +257,11 @@ async function sendAndWait(url: string, op: UserOperation): Promise<UserOperatio
  * The wallet's whole flow: quote TUSD for the batch (its approve at a placeholder of the same shape), approve the
  * quoted maximum, have the operation signed in ERC20 mode without gas fields, sign it as the owner, send it to Alto.
  */
-async function runFlow(service: Service, bundlerUrl: string) {
+async function runFlow(
+  service: Service,
+  bundlerUrl: string,
+  quoteOf: "with a placeholder approve" | "without approve",
+) {
   const env = requireChain();
   const account = await newAccount();
   const wireOp = (callData: Hex) => ({
@@ -262,7 +279,7 @@ async function runFlow(service: Service, bundlerUrl: string) {
     [
       // A finite placeholder: with an unlimited allowance the token skips the allowance write when postOp pulls the
       // charge, which would quote a little less gas than the final operation needs.
-      wireOp(batch(maxUint256 - 1n, account.target)),
+      wireOp(quoteOf === "without approve" ? single(account.target) : batch(maxUint256 - 1n, account.target)),
       { mode: "ERC20", calculateGasLimits: true, tokenInfo: { preferredToken: LOCAL_TEST_TOKEN_ADDRESS } },
     ],
   );
@@ -335,7 +352,8 @@ async function runFlow(service: Service, bundlerUrl: string) {
   assert.equal(paid, charged.args.amount, "the sender paid what the paymaster charged, nothing else");
   assert.ok(paid > 0n && paid <= approved, `paid ${paid} ≤ quoted ${approved}`);
   assert.ok(paid <= signedMaximum);
-  // Quoted with the approve in place (and no block in between), the signed operation's maximum is within the quote.
+  // Quoted with the approve in place, or without it (the SDK's way: the quote adds the approve's gas), and no block in
+  // between, the signed operation's maximum is within the quote.
   assert.ok(signedMaximum <= approved, `signed maximum ${signedMaximum} ≤ quoted ${approved}`);
   assert.equal(collectedAfter - collectedBefore, paid, "the tokens went to the token paymaster");
   assert.equal(depositBefore - depositAfter, event.args.actualGasCost, "the paymaster's deposit paid the gas");
@@ -350,6 +368,44 @@ async function runFlow(service: Service, bundlerUrl: string) {
     `${tusd(signedMaximum)}); deposit paid ${event.args.actualGasCost} wei for ${event.args.actualGasUsed} gas`
   );
 }
+
+// The SDK quotes the operation before it adds the approve; the quote is estimated as if the allowance were given.
+test("with allowanceRequired on, an operation that does not approve yet is quoted, by the node and through Alto v2", async (t) => {
+  const account = await newAccount();
+  for (const [name, service] of Object.entries({ node: withoutBundler, alto: withBundler })) {
+    const reply = await quoteTusd(service, account, single(account.target));
+    assert.equal(reply.status, 200, `${name}: ${JSON.stringify(reply.body)}`);
+    const [quote] = reply.body.result?.feeQuotes ?? [];
+    assert.ok(quote && quote.symbol === "TUSD" && quote.maxGasFee > 0, `${name}: ${JSON.stringify(reply.body)}`);
+    t.diagnostic(`${name}: maxGasFee ${quote.maxGasFee} TUSD`);
+  }
+  // The allowance is assumed for the estimate only: nothing was written on chain.
+  const allowance = await requireChain().publicClient.readContract({
+    address: LOCAL_TEST_TOKEN_ADDRESS,
+    abi: erc20Abi,
+    functionName: "allowance",
+    args: [account.sender, LOCAL_TOKEN_PAYMASTER_ADDRESS],
+  });
+  assert.equal(allowance, 0n);
+});
+
+test("a quote is still refused when the operation fails for another reason: no tokens, or a reverting call", async () => {
+  const broke = await newAccount(0n);
+  const funded = await newAccount();
+  // createAccount on an address that is no factory: the call reverts.
+  const reverting = single({ to: LOCAL_TOKEN_PAYMASTER_ADDRESS, data: funded.target.data });
+  for (const [name, service] of Object.entries({ node: withoutBundler, alto: withBundler })) {
+    const noTokens = await quoteTusd(service, broke, single(broke.target));
+    assert.equal(noTokens.status, 400, `${name}: ${JSON.stringify(noTokens.body)}`);
+    assert.equal(noTokens.body.error?.code, -32602);
+    assert.match(noTokens.body.error?.message ?? "", /fee token balance below the maximum charge/, name);
+
+    const reverts = await quoteTusd(service, funded, reverting);
+    assert.equal(reverts.status, 400, `${name}: ${JSON.stringify(reverts.body)}`);
+    assert.equal(reverts.body.error?.code, -32602);
+    assert.match(reverts.body.error?.message ?? "", /Gas estimation failed/, name);
+  }
+});
 
 test("with allowanceRequired on (the contract's default), an approve in the same batch is refused at estimation", async () => {
   const account = await newAccount();
@@ -372,12 +428,17 @@ test("with allowanceRequired on (the contract's default), an approve in the same
   await setAllowanceRequired(false);
 });
 
-// As in alto.test.ts: with a bundler configured, its v2 API (Pimlico's) estimates, chooses the fees and gets the
-// operation; the service's own estimate and fees go through v1, since v2 wants its own fee floor.
+// As in alto.test.ts: the operations go to Alto's v2 API (Pimlico's), which checks preVerificationGas and fees
+// against its own rules; with a bundler configured it also estimates and chooses the fees.
 test("through Alto with the chain's bundler estimating: a token-paid operation is mined, within the quote", async (t) => {
-  t.diagnostic(await runFlow(withBundler, altoUrl("v2")));
+  t.diagnostic(await runFlow(withBundler, altoUrl("v2"), "with a placeholder approve"));
 });
 
 test("through Alto with the service's own estimate through the node: the same", async (t) => {
-  t.diagnostic(await runFlow(withoutBundler, altoUrl("v1")));
+  t.diagnostic(await runFlow(withoutBundler, altoUrl("v2"), "with a placeholder approve"));
+});
+
+test("through Alto, quoted as the SDK quotes (without the approve): the operation is mined, paying at most the quote", async (t) => {
+  t.diagnostic(await runFlow(withBundler, altoUrl("v2"), "without approve"));
+  t.diagnostic(await runFlow(withoutBundler, altoUrl("v2"), "without approve"));
 });

@@ -3,6 +3,10 @@
 //
 //   const alto = await startAlto({ rpcUrl: anvil.rpcUrl, executorKey, utilityKey });
 //   after(() => alto.stop());
+//
+// Alto serves two API versions: `${url}/v1/rpc` and `${url}/v2/rpc`, and `url` itself answers with the default one.
+// v2 is what Pimlico's hosted bundlers serve: it also refuses at eth_sendUserOperation an operation whose
+// preVerificationGas or fees are below its own rules; v1 checks neither.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
@@ -19,12 +23,19 @@ export interface Alto {
   stop(): Promise<void>;
 }
 
+export type ApiVersion = "v1" | "v2";
+
 export interface AltoOptions {
   rpcUrl: string;
   /** Sends the bundles; needs ether on the chain. */
   executorKey: Hex;
   /** Alto's utility account (refills executors); another funded key. */
   utilityKey: Hex;
+  /**
+   * The API versions Alto serves (its `--api-version`), the first one also at `url` (`--default-api-version`).
+   * Default: both, v1 at `url`, as Alto does by itself.
+   */
+  apiVersions?: readonly ApiVersion[];
   startTimeoutMs?: number;
 }
 
@@ -62,6 +73,8 @@ async function answers(url: string): Promise<boolean> {
 
 export async function startAlto(options: AltoOptions): Promise<Alto> {
   const port = await freePort();
+  const versions = options.apiVersions ?? ["v1", "v2"];
+  if (versions.length === 0) throw new Error("startAlto: apiVersions must name at least one version");
   const args = [
     altoCli(),
     "--entrypoints",
@@ -82,6 +95,10 @@ export async function startAlto(options: AltoOptions): Promise<Alto> {
     "200",
     "--log-level",
     "warn",
+    "--api-version",
+    versions.join(","),
+    "--default-api-version",
+    versions[0] as ApiVersion,
   ];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
