@@ -17,3 +17,8 @@ export interface AppContext {
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
   adminSecret?: string;
 }
+
+/** The time (ms) by the context's clock: the injected one, or the wall clock. */
+export function nowMs(ctx: Pick<AppContext, "now">): number {
+  return (ctx.now ?? Date.now)();
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { type Hex, recoverMessageAddress } from "viem";
-import type { AppContext } from "../context";
+import { type AppContext, nowMs } from "../context";
 import { badRequest, messages, notFound } from "../errors";
 import { findFundingMessage, linkFundingWallet, type Paymaster, saveFundingMessage } from "../storage/paymasters";
 import { requireDapp } from "./auth";
@@ -12,12 +12,12 @@ import { isUuid, jsonObject, oneOf, requiredAddress, requiredString } from "./va
 const HEX = /^0x[0-9a-fA-F]*$/;
 
 /** A message that says what signing it does, and a nonce so that every GET yields a new one. */
-function fundingMessage(paymaster: Paymaster): string {
+function fundingMessage(paymaster: Paymaster, issuedAtMs: number): string {
   return [
     "Paymaster Service: link this wallet as the funding wallet of a paymaster.",
     `Paymaster: ${paymaster.name} (${paymaster.id})`,
     `Chain ID: ${paymaster.chainId}`,
-    `Issued at: ${new Date().toISOString()}`,
+    `Issued at: ${new Date(issuedAtMs).toISOString()}`,
     `Nonce: ${randomBytes(16).toString("hex")}`,
   ].join("\n");
 }
@@ -35,7 +35,7 @@ export function fundingRoutes(app: FastifyInstance, ctx: AppContext, paymasterPa
   app.get<{ Params: { paymasterId: string } }>("/funding-message/:paymasterId", async (request) => {
     const { paymaster } = await requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired });
     if (request.params.paymasterId !== paymaster.id) throw notFound(messages.paymasterNotFound);
-    const message = fundingMessage(paymaster);
+    const message = fundingMessage(paymaster, nowMs(ctx));
     await saveFundingMessage(ctx.db, paymaster.id, message);
     return success("Funding message sent", { fundingMessage: message });
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../context";
+import { type AppContext, nowMs } from "../context";
 import { badRequest, messages, notFound } from "../errors";
 import {
   CYCLE_UNITS,
@@ -144,7 +144,7 @@ export function policyRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (body.policyData === undefined) throw badRequest("policyData is required");
     const data = policyData(policyType, jsonObject(body.policyData, "policyData"));
     if (policyType === "WEBHOOK") await requireCallableUrl(app, ctx, data.url as string, "policyData.url");
-    const now = Date.now();
+    const now = nowMs(ctx);
     const policy = await insertPolicy(ctx.db, {
       paymasterId: paymaster.id,
       createdBy: account.id,
@@ -162,7 +162,7 @@ export function policyRoutes(app: FastifyInstance, ctx: AppContext): void {
       listPolicies(ctx.db, paymaster.id),
       listContracts(ctx.db, paymaster.id),
     ]);
-    const now = Date.now();
+    const now = nowMs(ctx);
     return success("Paymaster Policies found!", [
       ...policies.map((policy) => policyView(policy, paymaster, account, now)),
       ...contracts.map((contract) => whitelistedContractView(contract, paymaster, account)),
@@ -190,7 +190,7 @@ export function policyRoutes(app: FastifyInstance, ctx: AppContext): void {
       threshold: threshold(body.threshold ?? current.threshold, thresholdType, "threshold"),
     };
     const name = optionalString(body, "name") ?? policy.name;
-    const saved = await updateLimit(ctx.db, policy.id, { name, policyData: { ...updated }, cycleStartMs: Date.now() });
+    const saved = await updateLimit(ctx.db, policy.id, { name, policyData: { ...updated }, cycleStartMs: nowMs(ctx) });
     if (!saved) throw notFound(messages.policyNotFound);
     return success("Paymaster Limit updated");
   });

@@ -1,11 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Dapp, type Reply, startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
+// The service's clock: cycle starts are read from it, and tests move it instead of sleeping.
+let clockMs = Date.now();
+const clock = () => clockMs;
+const advance = (ms: number) => {
+  clockMs += ms;
+};
 before(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ now: clock });
 });
 after(() => t.close());
 
@@ -88,9 +93,9 @@ async function assertRefused(d: Dapp, request: () => Promise<Reply>, status: num
 describe("create policy (endpoints 8, 9, 10)", () => {
   test("PAYMASTER_SA_LIMIT, PAYMASTER scope, COUNT: the full record, cycle starting now", async () => {
     const d = await t.dapp();
-    const before = Date.now();
+    const before = clock();
     const policy = await created(d, limitPolicy("ops per day", { cycleDuration: { value: 2, unit: "day" } }));
-    const afterCreate = Date.now();
+    const afterCreate = clock();
     assert.match(policy._id, UUID);
     const { startTimeInEpoch, ...data } = policy.policyData;
     assert.equal(typeof startTimeInEpoch, "number");
@@ -120,7 +125,7 @@ describe("create policy (endpoints 8, 9, 10)", () => {
 
   test("PAYMASTER_SA_LIMIT, SMART_ACCOUNT scope, NATIVE_ASSET with a fractional ether threshold", async () => {
     const d = await t.dapp({ chainId: 80002 });
-    const before = Date.now();
+    const before = clock();
     const policy = await created(
       d,
       limitPolicy("per user gas", {
@@ -131,7 +136,7 @@ describe("create policy (endpoints 8, 9, 10)", () => {
       }),
     );
     const startTimeInEpoch = policy.policyData.startTimeInEpoch as number;
-    assert.ok(startTimeInEpoch >= before && startTimeInEpoch <= Date.now());
+    assert.ok(startTimeInEpoch >= before && startTimeInEpoch <= clock());
     assert.equal(policy.chainId, 80002);
     assert.deepEqual(policy.policyData, {
       type: "SMART_ACCOUNT",
@@ -414,10 +419,10 @@ describe("update a spending limit (endpoint 12)", () => {
   test("changes the threshold and restarts the cycle at the time of the update", async () => {
     const d = await t.dapp();
     const policy = await created(d, limitPolicy("limit"));
-    await sleep(20);
-    const before = Date.now();
+    advance(20);
+    const before = clock();
     const reply = await updateLimit(d, policy._id, { threshold: 25 });
-    const afterUpdate = Date.now();
+    const afterUpdate = clock();
     assert.deepEqual([reply.status, reply.body], [200, { statusCode: 200, message: "Paymaster Limit updated" }]);
     const updated = await findById(d, policy._id);
     const start = updated.policyData.startTimeInEpoch as number;
@@ -480,8 +485,8 @@ describe("update a spending limit (endpoint 12)", () => {
       { raw: { payload: "", contentType: "application/json" } },
       { raw: { payload: "  \n", contentType: "application/json" } },
     ]) {
-      await sleep(20);
-      const before = Date.now();
+      advance(20);
+      const before = clock();
       const reply = await t.call("PATCH", `paymaster-policy/limit/${policy._id}`, { ...auth(d), ...options });
       assert.deepEqual([reply.status, reply.body], [200, { statusCode: 200, message: "Paymaster Limit updated" }]);
       const updated = await findById(d, policy._id);
@@ -506,7 +511,7 @@ describe("update a spending limit (endpoint 12)", () => {
     const d = await t.dapp();
     await created(d, deploymentPolicy("taken"));
     const policy = await created(d, limitPolicy("limit"));
-    await sleep(5);
+    advance(5);
     await assertRefused(
       d,
       () => updateLimit(d, policy._id, { name: "taken", threshold: 99 }),
@@ -641,7 +646,7 @@ describe("update a spending limit (endpoint 12)", () => {
           label.includes("current fractional") ? { thresholdType: "NATIVE_ASSET", threshold: 0.5 } : {},
         ),
       );
-      await sleep(5);
+      advance(5);
       await assertRefused(d, () => updateLimit(d, policy._id, body), 400, message);
     });
   }
@@ -655,7 +660,7 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
       await created(d, webhookPolicy("hook")),
       await created(d, deploymentPolicy("deploy")),
     ];
-    await sleep(20);
+    advance(20);
     for (const policy of policies) {
       const off = await setActive(d, policy._id, "deactivate");
       assert.deepEqual([off.status, off.body], [200, { statusCode: 200, message: "Paymaster Policy Deactivated!" }]);
@@ -665,7 +670,7 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
         [again.status, again.body],
         [200, { statusCode: 200, message: "Paymaster Policy Deactivated!" }],
       );
-      await sleep(20);
+      advance(20);
       const on = await setActive(d, policy._id, "activate");
       assert.deepEqual([on.status, on.body], [200, { statusCode: 200, message: "Paymaster Policy Activated!" }]);
       assert.deepEqual(await findById(d, policy._id), policy, "active again, same cycle start");

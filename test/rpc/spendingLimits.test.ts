@@ -6,7 +6,7 @@ import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 
-// The clock of sponsorship decisions; the management API keeps the real one, so cycles start at real times.
+// The service's clock, for sponsorship decisions and the cycles the management API starts; tests move it.
 let clockOffsetMs = 0;
 let t: TestApp;
 before(async () => {
@@ -181,7 +181,7 @@ describe("cycles", () => {
     assert.ok(!sponsored(await sponsor(dapp, op(4))), "resuming keeps the cycle and its usage");
     assert.equal((await usage(dapp))[0]?.used, "2");
 
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clockOffsetMs += 5;
     const update = await t.call("PATCH", `paymaster-policy/limit/${policyId}`, { ...auth, body: { threshold: 1 } });
     assert.equal(update.status, 200);
     assert.equal((await usage(dapp))[0]?.used, "0", "the update cleared the usage");
