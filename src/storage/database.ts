@@ -31,6 +31,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 async function openPglite(dataDir: string | undefined): Promise<Database> {
   const db = dataDir ? new PGlite(dataDir) : new PGlite();
   await db.waitReady;
+  return pgliteDatabase(db);
+}
+
+/** Our interface over a started PGlite instance (tests also start one from a snapshot). */
+export function pgliteDatabase(db: PGlite): Database {
   const query = async <Row>(sql: string, params?: unknown[]) => (await db.query<Row>(sql, params)).rows;
   return {
     kind: "pglite",
