@@ -1,0 +1,67 @@
+// Runs the test suite, or one lane of it, with node's test runner:
+//
+//   npm test                  every lane (what CI runs)
+//   npm run test:unit         pure code: no database, no chain, no child process
+//   npm run test:integration  the service's parts against PGlite or PostgreSQL, anvil and the real EntryPoint
+//   npm run test:e2e          the service as a whole: Alto bundling our operations, the service as its own process
+//
+// The runner gives each file its own process. Its default concurrency (one file less than the cores) leaves a
+// 2-core machine running one file at a time, while most files spend their time waiting for anvil, Alto or a socket;
+// TEST_CONCURRENCY sets another number.
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { availableParallelism } from "node:os";
+
+const LANES = ["unit", "integration", "e2e"] as const;
+type Lane = (typeof LANES)[number];
+
+/** Files that need nothing but the code: no database, no chain, no bundler, no service process. */
+const UNIT = new Set([
+  "test/chain/artifacts.test.ts",
+  "test/chain/contractBuild.test.ts",
+  "test/chain/paymasterAndData.test.ts",
+  "test/chain/signer.test.ts",
+  "test/chain/signerKey.test.ts",
+  "test/chain/tokenArtifacts.test.ts",
+  "test/chain/tokenPaymasterAndData.test.ts",
+  "test/config.test.ts",
+  "test/docs.test.ts",
+  "test/sponsorship/callData.test.ts",
+  "test/tokens/tokenConfig.test.ts",
+  "test/webhooks/addressGuard.test.ts",
+  "test/webhooks/call.test.ts",
+  "test/webhooks/settings.test.ts",
+]);
+
+/** Folders whose files run the service whole: with Alto, or as the process an operator starts. */
+const E2E_FOLDERS = ["test/e2e/", "test/service/"];
+
+/** A file's lane; a file not listed anywhere is an integration test, so that every file runs in some lane. */
+function laneOf(file: string): Lane {
+  if (UNIT.has(file)) return "unit";
+  if (E2E_FOLDERS.some((folder) => file.startsWith(folder))) return "e2e";
+  return "integration";
+}
+
+const requested = process.argv[2] ?? "all";
+if (requested !== "all" && !LANES.includes(requested as Lane)) {
+  console.error(`unknown lane "${requested}": one of all, ${LANES.join(", ")}`);
+  process.exit(2);
+}
+
+const files = readdirSync("test", { recursive: true, encoding: "utf8" })
+  .filter((name) => name.endsWith(".test.ts"))
+  .map((name) => `test/${name.split("\\").join("/")}`)
+  .sort();
+// The slow lanes start first, so that the quick files fill the gaps at the end instead of an e2e file running alone.
+const selected = (["e2e", "integration", "unit"] as const)
+  .filter((lane) => requested === "all" || lane === requested)
+  .flatMap((lane) => files.filter((file) => laneOf(file) === lane));
+
+const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(3, availableParallelism() - 1));
+const run = spawnSync(
+  process.execPath,
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...selected],
+  { stdio: "inherit" },
+);
+process.exit(run.status ?? 1);
