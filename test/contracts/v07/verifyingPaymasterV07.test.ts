@@ -345,6 +345,29 @@ for (const version of ["0.7", "0.8"] as const) {
       assert.equal(userOpEvent.success, true);
     });
 
+    test("two operations of one dApp in one bundle cannot both spend a balance that covers one", async () => {
+      const first = await newAccountOperationV07(env, { to: freshAddress(), value: 0n });
+      const second = await newAccountOperationV07(env, { to: freshAddress(), value: 0n });
+      const maxCost = maxCostOf(gasLimitsV07, first.maxFeePerGas);
+      await depositFor(fundingWallet, maxCost + maxCost / 2n);
+      // Another dApp's money keeps the shared EntryPoint deposit large enough (no AA31): only our check can refuse.
+      await depositFor(otherFundingWallet, parseEther("1"));
+      const ops = [await sponsored(first), await sponsored(second)];
+      // Each alone passes; together, validation has reserved the first one's maximum and the second finds the rest short.
+      for (const op of ops) {
+        await env.publicClient.simulateContract({
+          address: env.entryPoint,
+          abi: entryPointV07Abi,
+          functionName: "handleOps",
+          args: [[op], freshAddress()],
+          account: privateKeyToAccount(anvilKeys.bundler),
+        });
+      }
+      const failure = await failedOpOfV07(env, ops);
+      assert.equal(failure.errorName, "FailedOpWithRevert");
+      assert.deepEqual(failure.args.slice(0, 2), [1n, AA33]);
+    });
+
     test("only the EntryPoint calls the hooks, and a funding wallet withdraws only its own balance", async () => {
       await depositFor(fundingWallet, parseEther("1"));
       const stranger = env.wallet(anvilKeys.stranger);
