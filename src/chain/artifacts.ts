@@ -4,6 +4,7 @@
 import { createRequire } from "node:module";
 import { type Abi, type Hex, isHex } from "viem";
 import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
+import { verifyingPaymasterV07Abi } from "../../contracts/artifacts/VerifyingPaymasterV07.abi";
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;
@@ -17,7 +18,7 @@ export interface Artifact<TAbi extends Abi = Abi> {
 const require = createRequire(import.meta.url);
 
 /** Reads one artifact and checks its shape, so a truncated or hand-edited file fails here and not at deployment. */
-function load(specifier: string): Artifact {
+export function loadArtifact(specifier: string): Artifact {
   const raw = require(specifier) as Record<string, unknown>;
   const { contractName, abi, bytecode, deployedBytecode } = raw;
   if (
@@ -34,11 +35,17 @@ function load(specifier: string): Artifact {
 
 const accountAbstraction = "@account-abstraction/contracts/artifacts";
 
-export const entryPointArtifact = load(`${accountAbstraction}/EntryPoint.json`);
-export const simpleAccountFactoryArtifact = load(`${accountAbstraction}/SimpleAccountFactory.json`);
-export const simpleAccountArtifact = load(`${accountAbstraction}/SimpleAccount.json`);
+export const entryPointArtifact = loadArtifact(`${accountAbstraction}/EntryPoint.json`);
+export const simpleAccountFactoryArtifact = loadArtifact(`${accountAbstraction}/SimpleAccountFactory.json`);
+export const simpleAccountArtifact = loadArtifact(`${accountAbstraction}/SimpleAccount.json`);
 
 export const verifyingPaymasterArtifact: Artifact<typeof verifyingPaymasterAbi> = {
-  ...load("../../contracts/artifacts/VerifyingPaymaster.json"),
+  ...loadArtifact("../../contracts/artifacts/VerifyingPaymaster.json"),
   abi: verifyingPaymasterAbi,
+};
+
+/** Our verifying paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */
+export const verifyingPaymasterV07Artifact: Artifact<typeof verifyingPaymasterV07Abi> = {
+  ...loadArtifact("../../contracts/artifacts/VerifyingPaymasterV07.json"),
+  abi: verifyingPaymasterV07Abi,
 };
