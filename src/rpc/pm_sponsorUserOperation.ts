@@ -1,5 +1,5 @@
 import { type Hex, toHex } from "viem";
-import { canEstimateGas, estimateUserOperationGas } from "../chain/gasEstimation";
+import { canEstimateGas } from "../chain/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../chain/gasEstimationErrors";
 import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
@@ -7,6 +7,7 @@ import { CLOCK_SKEW_SECONDS, type SignableUserOperation, sponsor } from "../spon
 import { sponsorErc20 } from "./erc20Mode";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseMode, type SponsoredMode } from "./mode";
+import { observedGasEstimate } from "./observedGasEstimation";
 import { bytes, type Fields } from "./params";
 import { invalidParams, RpcError } from "./rpcError";
 import { sponsoredResult } from "./sponsoredResult";
@@ -28,6 +29,7 @@ export const ESTIMATION_UNAVAILABLE = -32002;
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const userOp = parseUserOperation(params[0]);
   const mode = parseMode(params[1]);
+  ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
     return sponsorErc20(userOp, bytes((params[0] as Fields).signature, "params[0].signature"), mode, ctx);
   }
@@ -46,6 +48,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
     smartAccount: mode.smartAccount,
     webhookData: mode.webhookData,
   });
+  ctx.decision.refusedBy = answer.refusedBy;
   const result = sponsoredResult(answer);
   // Fees the client did not send are ours, and the signature covers them: the client must put exactly these in.
   return feesChosen
@@ -108,7 +111,7 @@ async function withEstimatedGas(
   }
   const started = performance.now();
   try {
-    const estimate = await estimateUserOperationGas({
+    const estimate = await observedGasEstimate(ctx, {
       chain,
       userOp,
       signature,

@@ -1,3 +1,4 @@
+import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 
@@ -49,13 +50,20 @@ const fromJson = (outcome: RawOutcome): ReserveOutcome =>
 export class LimitLedger {
   readonly #batcher: Batcher<Reservation[], ReserveOutcome>;
 
-  constructor(private readonly db: Database) {
-    this.#batcher = new Batcher(async (operations) => {
-      const [row] = await db.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
-        JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
-      ]);
-      return (row?.results ?? []).map(fromJson);
-    });
+  constructor(
+    private readonly db: Database,
+    observe?: BatchObserver,
+  ) {
+    this.#batcher = new Batcher(
+      async (operations) => {
+        const [row] = await db.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
+          JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
+        ]);
+        return (row?.results ?? []).map(fromJson);
+      },
+      undefined,
+      observe,
+    );
   }
 
   /** Reserves all of one operation's limits, or none of them. */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Queryable } from "./database";
 
@@ -89,11 +90,15 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
 export class SponsorshipLog {
   readonly #insert: Batcher<SponsorshipRecord, void>;
 
-  constructor(db: Queryable) {
-    this.#insert = new Batcher(async (records) => {
-      await db.query(INSERT, columns(records));
-      return records.map(() => undefined);
-    });
+  constructor(db: Queryable, observe?: BatchObserver) {
+    this.#insert = new Batcher(
+      async (records) => {
+        await db.query(INSERT, columns(records));
+        return records.map(() => undefined);
+      },
+      undefined,
+      observe,
+    );
   }
 
   record(record: SponsorshipRecord): Promise<void> {
