@@ -94,7 +94,7 @@ export interface Config {
   webhooks: WebhookConfig;
   /**
    * `auto`: when chain 31337 is listed without an rpcUrl, the service starts anvil as its local development chain
-   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL (production).
+   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL or NODE_ENV=production.
    */
   localChain: "auto" | "off";
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -145,7 +145,13 @@ export function loadConfig(
       ...allowPrivateWebhooks(env, host),
       signingKey: webhookSigningKey(env, dataDir, url !== undefined),
     },
-    localChain: oneOf(env, "LOCAL_CHAIN", ["auto", "off"], url === undefined ? "auto" : "off") as "auto" | "off",
+    // A production start (PostgreSQL, or NODE_ENV=production) never runs a development chain unless asked to.
+    localChain: oneOf(
+      env,
+      "LOCAL_CHAIN",
+      ["auto", "off"],
+      url === undefined && env.NODE_ENV !== "production" ? "auto" : "off",
+    ) as "auto" | "off",
     ...metricsToken(env),
     shutdownTimeoutMs: integerIn(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1_000, 120_000),
     prettyLogs: stdoutIsTty && env.NODE_ENV !== "production",

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
 
   // The embedded default's development chain: anvil, kept in the data folder, when 31337 has no RPC (LOCAL_CHAIN=auto).
   // Loaded only then: anvil and the contracts it deploys are development packages, absent from a production install.
-  const localChainModule = wantsLocalChain(config) ? await import("./chain/localChain") : undefined;
+  const localChainModule = wantsLocalChain(config) ? await loadLocalChain() : undefined;
   const localChain = await localChainModule?.startLocalChain({
     dataDir: config.dataDir,
     signer: signer.address,
@@ -111,6 +111,19 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** The local chain's code, or a message that says what to do where the development packages are not installed. */
+async function loadLocalChain() {
+  try {
+    return await import("./chain/localChain");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new ConfigError(
+      "the local development chain (LOCAL_CHAIN=auto, chain 31337 without an rpcUrl) needs the development packages, " +
+        "which this install lacks: set LOCAL_CHAIN=off, or give 31337 an rpcUrl in the chains file",
+    );
+  }
 }
 
 /** JSON lines, the secrets of request headers redacted; readable lines on a development terminal (pino-pretty). */
