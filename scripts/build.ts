@@ -69,4 +69,8 @@ if (missing.length > 0) {
   console.error(`The production build would not run with --omit=dev:\n${missing.join("\n")}`);
   process.exit(1);
 }
-console.log(`built ${Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".js")).join(", ")}`);
+console.log(
+  `built ${Object.keys(result.metafile.outputs)
+    .filter((f) => f.endsWith(".js"))
+    .join(", ")}`,
+);

@@ -43,7 +43,10 @@ before(async () => {
   installDir = path.join(workDir, "package");
   // As the Dockerfile does: the pack, the lock file beside it, production dependencies only.
   copyFileSync(path.join(ROOT, "package-lock.json"), path.join(installDir, "package-lock.json"));
-  await run("npm", ["install", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: installDir, timeout: 120_000 });
+  await run("npm", ["install", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], {
+    cwd: installDir,
+    timeout: 120_000,
+  });
   console.log(`built and packed in ${packedMs - startedMs} ms, installed in ${Date.now() - packedMs} ms`);
 
   databaseName = `paymaster_production_${process.pid}_${Date.now()}`;
@@ -147,16 +150,27 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   const readiness = (await ready.json()) as { status: string; database: string; migrations: string; signer: string };
   assert.equal(ready.status, 200);
   assert.deepEqual(
-    { status: readiness.status, database: readiness.database, migrations: readiness.migrations, signer: readiness.signer },
+    {
+      status: readiness.status,
+      database: readiness.database,
+      migrations: readiness.migrations,
+      signer: readiness.signer,
+    },
     { status: "ready", database: "ok", migrations: "done", signer: "loaded" },
   );
 
-  const dapp = await api(base, "POST", "paymasterParameters", { authToken }, {
-    name: "Production dApp",
-    type: "HYBRID",
-    chainId: 31337,
-    version: "1.0.0",
-  });
+  const dapp = await api(
+    base,
+    "POST",
+    "paymasterParameters",
+    { authToken },
+    {
+      name: "Production dApp",
+      type: "HYBRID",
+      chainId: 31337,
+      version: "1.0.0",
+    },
+  );
   const apiKey = dapp.apiKey as string;
   const headers = { authToken, apiKey };
   const { fundingMessage } = await api(base, "GET", `funding-message/${dapp.paymasterId}`, headers);
@@ -170,15 +184,26 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   await api(base, "POST", "paymaster-policy", headers, {
     name: "one per sender",
     policyType: "PAYMASTER_SA_LIMIT",
-    policyData: { type: "SMART_ACCOUNT", cycleDuration: { value: 1, unit: "day" }, threshold: 1, thresholdType: "COUNT" },
+    policyData: {
+      type: "SMART_ACCOUNT",
+      cycleDuration: { value: 1, unit: "day" },
+      threshold: 1,
+      thresholdType: "COUNT",
+    },
   });
   // A second paymaster without a funding wallet: its requests are refused by the first rule.
-  const unfunded = await api(base, "POST", "paymasterParameters", { authToken }, {
-    name: "Unfunded dApp",
-    type: "HYBRID",
-    chainId: 31337,
-    version: "1.0.0",
-  });
+  const unfunded = await api(
+    base,
+    "POST",
+    "paymasterParameters",
+    { authToken },
+    {
+      name: "Unfunded dApp",
+      type: "HYBRID",
+      chainId: 31337,
+      version: "1.0.0",
+    },
+  );
 
   const WARM = 20;
   for (let i = 0; i < WARM; i++) {
@@ -232,7 +257,9 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   assert.ok(tookMs < SHUTDOWN_TIMEOUT_MS, `the process was gone ${tookMs} ms after SIGTERM`);
 
   const sponsored = results.filter(
-    (r) => r.status === 200 && (JSON.parse(r.body) as { result?: { paymasterAndData: string } }).result?.paymasterAndData !== "0x",
+    (r) =>
+      r.status === 200 &&
+      (JSON.parse(r.body) as { result?: { paymasterAndData: string } }).result?.paymasterAndData !== "0x",
   );
   assert.ok(sponsored.length > 0, "some of the requests in flight were answered");
   const db = await openDatabase({ url: databaseUrl });
