@@ -1,12 +1,18 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
 import { test } from "node:test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { buildApp } from "../../src/app";
+import { createSigner } from "../../src/chain/signer";
 import { Secret } from "../../src/config";
 import { createMetrics } from "../../src/metrics/metrics";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { createAccount } from "../../src/storage/accounts";
+import { startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { openTestDatabase } from "../helpers/database";
+import { startWebhookServer } from "../helpers/webhookServer";
 
 const userOp = (sender: string, nonce = "0x0") => ({
   sender,
@@ -193,4 +199,104 @@ test("/healthz answers without checking anything; /readyz reports the database, 
     await t.app.close();
     await new Promise((resolve) => node.close(resolve));
   }
+});
+
+test("webhook calls are counted and timed by outcome", async () => {
+  const hooks = await startWebhookServer();
+  const t = await startTestApp();
+  try {
+    const dapp = await t.dapp();
+    await linkFundingWallet(t, dapp);
+    await addPolicy(t, dapp, "WEBHOOK", { url: hooks.url("/true") }, "yes");
+    await addPolicy(t, dapp, "WEBHOOK", { url: hooks.url("/false") }, "no");
+    const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [userOp(sender(1)), { mode: "SPONSORED" }]);
+    assert.equal(reply.body.result.paymasterAndData, "0x");
+    const { text } = await scrape(t);
+    assert.match(text, /^paymaster_webhook_calls_total\{outcome="verified"\} 1$/m);
+    assert.match(text, /^paymaster_webhook_calls_total\{outcome="refused"\} 1$/m);
+    assert.match(text, /^paymaster_webhook_duration_seconds_count\{outcome="verified"\} 1$/m);
+    assert.match(text, /^paymaster_sponsorship_decisions_total\{.*outcome="refused",reason="webhooks"\} 1$/m);
+    assert.ok(!text.includes(hooks.url("/")), "no webhook URL in a label");
+  } finally {
+    await t.close();
+    await hooks.close();
+  }
+});
+
+/** Log lines of an app built with a logger at `level`, after one sponsorship request and one management request. */
+async function logLines(level: string): Promise<{ msg: string; req?: { url: string }; dapp?: string }[]> {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).trim().split("\n"));
+      done();
+    },
+  });
+  const db = await openTestDatabase();
+  const app = await buildApp(
+    { db, chains: TEST_CHAINS, bodyLimitBytes: 64 * 1024, signer: createSigner(generatePrivateKey()) },
+    { level, stream },
+  );
+  try {
+    const owner = await createAccount(db, "logs");
+    const created = await app.inject({
+      method: "POST",
+      url: "/api/v2/public/sdk/paymasterParameters",
+      headers: { authToken: owner.authToken, "content-type": "application/json" },
+      payload: JSON.stringify({ name: "Logged dApp", type: "HYBRID", chainId: 31337, version: "1.0.0" }),
+    });
+    const { apiKey } = created.json().data as { apiKey: string };
+    await app.inject({
+      method: "POST",
+      url: `/api/v1/31337/${apiKey}`,
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "pm_sponsorUserOperation",
+        params: [userOp(sender(1)), { mode: "SPONSORED" }],
+      }),
+    });
+    await app.inject({ method: "GET", url: "/healthz" });
+    return lines.map((line) => JSON.parse(line));
+  } finally {
+    await app.close();
+    await db.close();
+  }
+}
+
+test("one info line per decision; the RPC route's and the probes' access lines only at debug", async () => {
+  const info = await logLines("info");
+  const decisions = info.filter((line) => line.msg === "sponsorship decision");
+  assert.equal(decisions.length, 1);
+  assert.deepEqual(
+    {
+      ...decisions[0],
+      level: undefined,
+      time: undefined,
+      pid: undefined,
+      hostname: undefined,
+      reqId: undefined,
+      ms: undefined,
+    },
+    {
+      level: undefined,
+      time: undefined,
+      pid: undefined,
+      hostname: undefined,
+      reqId: undefined,
+      ms: undefined,
+      msg: "sponsorship decision",
+      chainId: 31337,
+      dapp: "Logged dApp",
+      mode: "sponsored",
+      outcome: "refused",
+      reason: "fundingAndRules",
+    },
+  );
+  const accessUrls = (lines: typeof info) =>
+    lines.filter((line) => line.msg === "incoming request").map((line) => line.req?.url ?? "");
+  assert.deepEqual(accessUrls(info), ["/api/v2/public/sdk/paymasterParameters"]);
+  const debug = await logLines("debug");
+  assert.equal(accessUrls(debug).length, 3, "at debug, every request has its access line");
 });
