@@ -300,3 +300,30 @@ test("one info line per decision; the RPC route's and the probes' access lines o
   const debug = await logLines("debug");
   assert.equal(accessUrls(debug).length, 3, "at debug, every request has its access line");
 });
+
+test("a gas estimation that cannot reach the chain counts as a failure and the decision as an error", async () => {
+  const t = await startTestApp({
+    chains: new Map([[31337, { chainId: 31337, name: "local", rpcUrl: "http://127.0.0.1:9/rpc" }]]),
+  });
+  try {
+    const dapp = await t.dapp();
+    const { sender: s, nonce, initCode, callData } = userOp(sender(1));
+    const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [
+      { sender: s, nonce, initCode, callData, signature: "0x" },
+      { mode: "SPONSORED", calculateGasLimits: true },
+    ]);
+    assert.equal(reply.status, 503);
+    const { text } = await scrape(t);
+    assert.match(text, /^paymaster_gas_estimation_failures_total\{chain_id="31337",kind="unavailable"\} 1$/m);
+    assert.match(
+      text,
+      /^paymaster_gas_estimation_duration_seconds_count\{chain_id="31337",outcome="unavailable"\} 1$/m,
+    );
+    assert.match(
+      text,
+      /^paymaster_sponsorship_decisions_total\{chain_id="31337",mode="sponsored",outcome="error",reason="gasEstimationUnavailable"\} 1$/m,
+    );
+  } finally {
+    await t.close();
+  }
+});
