@@ -9,13 +9,16 @@ import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, messages } from "./errors";
+import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
 import { contractRoutes } from "./http/contracts";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
+import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
+import { batchObserver, createMetrics } from "./metrics/metrics";
 import { rpcRoutes } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { depositRule } from "./sponsorship/rules/deposit";
@@ -38,6 +41,7 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    logController: new AccessLog(),
     bodyLimit: ctx.bodyLimitBytes,
     // Operations are rejected early rather than queued for ever behind a stuck client.
     requestTimeout: 30_000,
@@ -73,29 +77,32 @@ export async function buildApp(
     { prefix: MANAGEMENT_PREFIX },
   );
   const chains = sponsoringChains(ctx.chains);
+  const metrics = ctx.metrics ?? createMetrics();
   await app.register(rpcRoutes, {
     setups,
     chains,
+    metrics,
     sponsor: {
       signer: ctx.signer,
-      log: new SponsorshipLog(ctx.db),
+      log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
       now: ctx.now,
       // Memory-only rules first, then the ledger's reservation, then the deposit (a balance read cached for 2 s and one
       // batched query: after the limits, which refuse more often and need no RPC; before the webhooks, which each cost a
       // call out), then calls out to the dApp's webhooks.
       rules: [
         ...CHEAP_RULES,
-        spendingLimitRule(new LimitLedger(ctx.db)),
+        spendingLimitRule(new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks"))),
         depositRule({
           chains,
           balances: new DepositBalances({ now: ctx.now }),
           outstanding: new OutstandingCharges(ctx.db),
         }),
-        webhookRule(ctx.webhooks, () => app.addresses()),
+        webhookRule(ctx.webhooks, () => app.addresses(), metrics),
       ],
     },
   });
   adminRoutes(app, ctx);
+  operationsRoutes(app, ctx, metrics, chains);
   return app;
 }
 

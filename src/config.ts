@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { inspect } from "node:util";
 
@@ -94,9 +94,15 @@ export interface Config {
   webhooks: WebhookConfig;
   /**
    * `auto`: when chain 31337 is listed without an rpcUrl, the service starts anvil as its local development chain
-   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL (production).
+   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL or NODE_ENV=production.
    */
   localChain: "auto" | "off";
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: Secret;
+  /** How long a shutdown may take: in-flight requests are answered and the group commit flushed within it. */
+  shutdownTimeoutMs: number;
+  /** Readable logs (pino-pretty) for a terminal during development; JSON lines otherwise. */
+  prettyLogs: boolean;
 }
 
 /** A configuration value the service refuses to start with; the message names the variable and the problem. */
@@ -106,10 +112,21 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const DEFAULT_CHAINS_FILE = path.join(import.meta.dirname, "..", "config", "chains.json");
+const DEFAULT_CHAINS_FILE = path.join(packageRoot(import.meta.dirname), "config", "chains.json");
+
+/** The folder of the project's package.json: src/ in a checkout, dist/ or dist/cli/ in a build, the same answer. */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    if (path.dirname(dir) === dir) return path.join(from, "..");
+  }
+}
 
 /** The only reader of process.env and of the chains file: everything is checked once, at start. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  stdoutIsTty: boolean = process.stdout.isTTY === true,
+): Config {
   const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
   const dataDir = path.resolve(env.DATA_DIR || "./data");
   const url = databaseUrl(env.DATABASE_URL);
@@ -128,7 +145,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...allowPrivateWebhooks(env, host),
       signingKey: webhookSigningKey(env, dataDir, url !== undefined),
     },
-    localChain: oneOf(env, "LOCAL_CHAIN", ["auto", "off"], url === undefined ? "auto" : "off") as "auto" | "off",
+    // A production start (PostgreSQL, or NODE_ENV=production) never runs a development chain unless asked to.
+    localChain: oneOf(
+      env,
+      "LOCAL_CHAIN",
+      ["auto", "off"],
+      url === undefined && env.NODE_ENV !== "production" ? "auto" : "off",
+    ) as "auto" | "off",
+    ...metricsToken(env),
+    shutdownTimeoutMs: integerIn(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1_000, 120_000),
+    prettyLogs: stdoutIsTty && env.NODE_ENV !== "production",
   };
 }
 
@@ -162,6 +188,17 @@ function webhookSigningKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDataba
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
+const METRICS_TOKEN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
+
+function metricsToken(env: NodeJS.ProcessEnv): { metricsToken?: Secret } {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === "") return {};
+  // A short token can be guessed; other characters cannot travel in a Bearer header. The message never shows it.
+  if (!METRICS_TOKEN.test(raw)) {
+    throw new ConfigError("METRICS_TOKEN must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -");
+  }
+  return { metricsToken: new Secret(raw) };
+}
 
 function signerKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): SignerKeySource {
   const fromEnv = env.SIGNER_PRIVATE_KEY;

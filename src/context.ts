@@ -1,5 +1,6 @@
 import type { Signer } from "./chain/signer";
-import type { ChainConfig } from "./config";
+import type { ChainConfig, Secret } from "./config";
+import type { Metrics } from "./metrics/metrics";
 import type { Database } from "./storage/database";
 import type { WebhookSettings } from "./webhooks/settings";
 
@@ -16,4 +17,8 @@ export interface AppContext {
   webhooks?: WebhookSettings;
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
   adminSecret?: string;
+  /** Where the service counts what it does (GET /metrics); absent: the app makes its own, process metrics left out. */
+  metrics?: Metrics;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: Secret;
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { Metrics } from "../metrics/metrics";
 import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
-import type { RpcMethod } from "./methodContext";
+import { recordDecision } from "./decisionRecord";
+import type { DecisionNote, RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
 import { pm_getPaymasterData } from "./pm_getPaymasterData";
 import { pm_getPaymasterStubData } from "./pm_getPaymasterStubData";
@@ -34,6 +36,7 @@ export interface RpcDeps {
   setups: SetupCache;
   chains: ReadonlyMap<number, SponsoringChain>;
   sponsor: SponsorDeps;
+  metrics?: Metrics;
 }
 
 type Id = string | number | null;
@@ -80,7 +83,17 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
       const ctx = await resolvePath(deps, request.params);
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
-      const result = await handler(params, { ...ctx, deps: deps.sponsor, log: request.log });
+      const decision: DecisionNote = {};
+      const startedMs = performance.now();
+      const methodContext = { ...ctx, deps: deps.sponsor, log: request.log, decision, metrics: deps.metrics };
+      let result: unknown;
+      try {
+        result = await handler(params, methodContext);
+      } catch (error) {
+        recordDecision(deps.metrics, request.log, { note: decision, ...ctx, startedMs, error });
+        throw error;
+      }
+      recordDecision(deps.metrics, request.log, { note: decision, ...ctx, startedMs });
       return reply.send({ jsonrpc: "2.0", id, result });
     } catch (error) {
       if (error instanceof RpcError) return send(reply, id, error);
