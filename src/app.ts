@@ -16,7 +16,9 @@ import { limitUsageRoutes } from "./http/limitUsage";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
-import { rpcRoutes } from "./rpc/server";
+import { redactedRequest, redactUrl } from "./logging/redaction";
+import { INVALID_REQUEST, RpcError } from "./rpc/rpcError";
+import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { depositRule } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
@@ -43,17 +45,34 @@ export async function buildApp(
     requestTimeout: 30_000,
     // An over-long id is an unknown id (404 from its handler), not a 414 from the router.
     routerOptions: { maxParamLength: 2048 },
-    // A badly encoded URL gets the interface's envelope, not Fastify's own body (which bypasses the error handler).
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
+    // A badly encoded URL gets the envelope of its prefix, not Fastify's own body (which bypasses the error handler).
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      const url = redactUrl(request.url);
+      const message = error.code === "FST_ERR_BAD_URL" ? `'${url}' is not a valid url component` : error.message;
+      if (isRpcUrl(request.url)) {
+        return sendOutsideRoute(reply, new RpcError(INVALID_REQUEST, `Invalid request: ${message}`));
+      }
       const statusCode = typeof error.statusCode === "number" && error.statusCode < 500 ? error.statusCode : 400;
-      reply.status(statusCode).send({ statusCode, message: error.message });
+      return reply.status(statusCode).send({ statusCode, message });
     },
+    // Request log lines show URLs with their credentials redacted (the RPC path's apiKey, ?authToken=...), whatever
+    // logger the caller configured.
+    childLoggerFactory: (logger, bindings, options) =>
+      logger.child(bindings, { ...options, serializers: { ...options.serializers, req: redactedRequest } }),
   });
 
   acceptJsonBodies(app);
   app.setErrorHandler(errorHandler(ctx.bodyLimitBytes));
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${request.method} ${request.url}` });
+    const route = `${request.method} ${redactUrl(request.url)}`;
+    if (isRpcUrl(request.url)) {
+      const only = `POST ${RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}")}`;
+      return sendOutsideRoute(
+        reply,
+        new RpcError(INVALID_REQUEST, `Invalid request: no route ${route}; use ${only}`, 404),
+      );
+    }
+    return reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${route}` });
   });
 
   const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));

@@ -16,7 +16,11 @@ import {
   UNKNOWN_PAYMASTER,
 } from "./rpcError";
 
-export const RPC_PATH = "/api/v1/:chainId/:apiKey";
+export const RPC_PREFIX = "/api/v1/";
+export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;
+
+/** Whether a URL, as sent, is under the RPC prefix: every answer there is a JSON-RPC envelope. */
+export const isRpcUrl = (url: string) => url.startsWith(RPC_PREFIX);
 
 /**
  * The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send, and the two ERC-7677 methods
@@ -94,6 +98,14 @@ function send(reply: FastifyReply, id: Id, error: RpcError) {
   return reply
     .status(error.httpStatus)
     .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });
+}
+
+/**
+ * An error answered under the RPC prefix outside its route (a URL the router cannot decode, no such route): the same
+ * envelope and CORS headers as the route's own answers, so a browser wallet can read it.
+ */
+export function sendOutsideRoute(reply: FastifyReply, error: RpcError) {
+  return send(reply.headers(CORS_HEADERS), null, error);
 }
 
 /** The id is echoed with its JSON type; anything that is not a string or a number is answered as null. */

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import { generatePrivateKey } from "viem/accounts";
 import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
 import { createSigner } from "../../src/chain/signer";
@@ -49,7 +49,11 @@ export interface Dapp {
   chainId: number;
 }
 
-export async function startTestApp(overrides: Partial<AppContext> = {}): Promise<TestApp> {
+/** `logger`: Fastify's logger options (tests that read the log pass a capturing stream); silent by default. */
+export async function startTestApp(
+  overrides: Partial<AppContext> = {},
+  logger: FastifyServerOptions["logger"] = process.env.TEST_LOG ? { level: "error" } : false,
+): Promise<TestApp> {
   const db = await openTestDatabase();
   const ctx: AppContext = {
     db,
@@ -60,7 +64,7 @@ export async function startTestApp(overrides: Partial<AppContext> = {}): Promise
     webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()) },
     ...overrides,
   };
-  const app = await buildApp(ctx, process.env.TEST_LOG ? { level: "error" } : false);
+  const app = await buildApp(ctx, logger);
   let counter = 0;
 
   const call: TestApp["call"] = async (method, path, options = {}) => {
