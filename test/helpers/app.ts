@@ -7,6 +7,7 @@ import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
 import { openTestDatabase } from "./database";
+import { testLookup } from "./dns";
 
 export const TEST_CHAINS: ReadonlyMap<number, ChainConfig> = new Map([
   [31337, { chainId: 31337, name: "local" }],
@@ -60,8 +61,8 @@ export async function startTestApp(
     chains: TEST_CHAINS,
     bodyLimitBytes: 64 * 1024,
     signer: createSigner(generatePrivateKey()),
-    // Like the embedded default: the tests' webhook servers listen on 127.0.0.1.
-    webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()) },
+    // Like the embedded default: the tests' webhook servers listen on 127.0.0.1. The DNS is the tests' own.
+    webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()), lookup: testLookup },
     ...overrides,
   };
   const app = await buildApp(ctx, logger);
