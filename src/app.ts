@@ -10,7 +10,9 @@ import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, messages } from "./errors";
 import { adminRoutes } from "./http/admin";
+import { limitConnections, timeoutOptions } from "./http/connectionLimits";
 import { contractRoutes } from "./http/contracts";
+import { throttleFailures } from "./http/failureThrottle";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
 import { paymasterRoutes } from "./http/paymasters";
@@ -41,8 +43,10 @@ export async function buildApp(
   const app = Fastify({
     logger,
     bodyLimit: ctx.bodyLimitBytes,
-    // Operations are rejected early rather than queued for ever behind a stuck client.
-    requestTimeout: 30_000,
+    // Slow clients are cut off (headers, whole request, idle keep-alive) rather than held for ever.
+    ...timeoutOptions(ctx.http),
+    // Behind a reverse proxy, the client address (throttling, logs) comes from X-Forwarded-For when configured.
+    trustProxy: typeof ctx.trustProxy === "number" ? trustHops(ctx.trustProxy) : (ctx.trustProxy ?? false),
     // An over-long id is an unknown id (404 from its handler), not a 414 from the router.
     routerOptions: { maxParamLength: 2048 },
     // A badly encoded URL gets the envelope of its prefix, not Fastify's own body (which bypasses the error handler).
@@ -61,6 +65,7 @@ export async function buildApp(
       logger.child(bindings, { ...options, serializers: { ...options.serializers, req: redactedRequest } }),
   });
 
+  limitConnections(app.server, ctx.http);
   acceptJsonBodies(app);
   app.setErrorHandler(errorHandler(ctx.bodyLimitBytes));
   app.setNotFoundHandler((request, reply) => {
@@ -73,6 +78,14 @@ export async function buildApp(
       );
     }
     return reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${route}` });
+  });
+
+  throttleFailures(app, {
+    config: ctx.failureThrottle,
+    isCredentialed: (request) =>
+      request.method !== "OPTIONS" && (request.url.startsWith(`${MANAGEMENT_PREFIX}/`) || isRpcUrl(request.url)),
+    isRpc: (request) => isRpcUrl(request.url),
+    sendRpc: sendOutsideRoute,
   });
 
   const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
@@ -117,6 +130,9 @@ export async function buildApp(
   adminRoutes(app, ctx);
   return app;
 }
+
+/** Believes the nearest `hops` proxies: Fastify's trustProxy as a number (its type does not list that form). */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 /**
  * JSON is the only body type. An empty body counts as no body (clients often send the JSON content type on a PATCH

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import { noteRejectedCredential } from "../http/failureThrottle";
 import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
 import type { RpcMethod } from "./methodContext";
@@ -81,7 +82,7 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
     const id = validId(body?.id);
     try {
       const { method, params } = frame(body);
-      const ctx = await resolvePath(deps, request.params);
+      const ctx = await resolvePath(deps, request.params, () => noteRejectedCredential(request));
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
       const result = await handler(params, { ...ctx, deps: deps.sponsor, log: request.log });
@@ -131,15 +132,21 @@ function frame(body: unknown): { method: string; params: unknown[] } {
   return { method, params };
 }
 
-/** The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. */
-async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }) {
+/**
+ * The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. An unknown
+ * apiKey counts for the throttle of wrong credentials; an unsupported chain or a chain mismatch does not.
+ */
+async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }, rejected: () => void) {
   const chainId = /^\d{1,15}$/.test(path.chainId) ? Number(path.chainId) : undefined;
   const chain = chainId === undefined ? undefined : deps.chains.get(chainId);
   if (!chain) {
     throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
   }
   const setup = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
-  if (!setup) throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  if (!setup) {
+    rejected();
+    throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  }
   if (setup.chainId !== chain.chainId) {
     throw new RpcError(
       UNKNOWN_PAYMASTER,

@@ -63,6 +63,8 @@ export async function startTestApp(
     signer: createSigner(generatePrivateKey()),
     // Like the embedded default: the tests' webhook servers listen on 127.0.0.1. The DNS is the tests' own.
     webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()), lookup: testLookup },
+    // Tests send many wrong credentials from one address on purpose; test/http/failureThrottle.test.ts turns it on.
+    failureThrottle: { maxFailures: 0, windowMs: 60_000 },
     ...overrides,
   };
   const app = await buildApp(ctx, logger);
