@@ -1,4 +1,5 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyHttpOptions } from "fastify";
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from "../config";
 
@@ -16,14 +17,29 @@ export function timeoutOptions(
   };
 }
 
+const LATE_BODY = JSON.stringify({ statusCode: 408, message: "Request headers did not arrive in time" });
+/** What a connection gets when its headers are late, before it is closed. */
+const HEADERS_TOO_LATE =
+  "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n" +
+  `Content-Length: ${Buffer.byteLength(LATE_BODY)}\r\n\r\n${LATE_BODY}`;
+
 /**
- * What Node's own timeouts leave open: a connection that sends nothing at all (the headers timeout starts at the first
- * byte) is closed after the headers timeout, and connections beyond the cap are closed as they arrive. The idle timer
- * stops once a request has arrived, so a slow answer (webhooks, gas estimation) is never cut; between requests Node's
- * keep-alive timeout applies.
+ * A hard deadline for a connection's first request headers, counted from the connection: Node's own headers timeout
+ * starts later and is checked loosely, so a client dripping a byte every few seconds was held for up to twice as long,
+ * and one that sends nothing was held for ever. Once the headers are in, the deadline stops, so a slow answer
+ * (webhooks, gas estimation) is never cut; later requests on a keep-alive connection have Node's timeouts. Connections
+ * beyond the cap are closed as they arrive.
  */
 export function limitConnections(server: Server, limits: HttpLimits = DEFAULT_HTTP_LIMITS): void {
   server.maxConnections = limits.maxConnections;
-  server.on("connection", (socket) => socket.setTimeout(limits.headersTimeoutMs));
-  server.on("request", (request) => request.socket.setTimeout(0));
+  const deadlines = new WeakMap<Socket, NodeJS.Timeout>();
+  server.on("connection", (socket: Socket) => {
+    const deadline = setTimeout(() => {
+      if (socket.writable) socket.write(HEADERS_TOO_LATE);
+      socket.destroy();
+    }, limits.headersTimeoutMs);
+    deadlines.set(socket, deadline);
+    socket.once("close", () => clearTimeout(deadline));
+  });
+  server.on("request", (request: IncomingMessage) => clearTimeout(deadlines.get(request.socket)));
 }
