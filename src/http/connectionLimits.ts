@@ -17,6 +17,9 @@ export function timeoutOptions(
   };
 }
 
+/** How long a late client has to read its 408 before the connection is destroyed. */
+const CLOSE_GRACE_MS = 1000;
+
 const LATE_BODY = JSON.stringify({ statusCode: 408, message: "Request headers did not arrive in time" });
 /** What a connection gets when its headers are late, before it is closed. */
 const HEADERS_TOO_LATE =
@@ -35,8 +38,10 @@ export function limitConnections(server: Server, limits: HttpLimits = DEFAULT_HT
   const deadlines = new WeakMap<Socket, NodeJS.Timeout>();
   server.on("connection", (socket: Socket) => {
     const deadline = setTimeout(() => {
-      if (socket.writable) socket.write(HEADERS_TOO_LATE);
-      socket.destroy();
+      // end, not write and destroy: closing with the answer still unsent resets the connection, and the client then
+      // learns it is closed only when it next writes. A client that does not read is destroyed a moment later.
+      socket.end(HEADERS_TOO_LATE);
+      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
     }, limits.headersTimeoutMs);
     deadlines.set(socket, deadline);
     socket.once("close", () => clearTimeout(deadline));
