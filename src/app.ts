@@ -52,7 +52,13 @@ export async function buildApp(
     // A badly encoded URL gets the envelope of its prefix, not Fastify's own body (which bypasses the error handler).
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const url = redactUrl(request.url);
-      const message = error.code === "FST_ERR_BAD_URL" ? `'${url}' is not a valid url component` : error.message;
+      // Fastify's messages quote the URL as sent; these quote it redacted.
+      const message =
+        error.code === "FST_ERR_BAD_URL"
+          ? `'${url}' is not a valid url component`
+          : error.code === "FST_ERR_MAX_PARAM_LENGTH"
+            ? `'${url}' has a path segment longer than 2048 characters`
+            : error.message;
       if (isRpcUrl(request.url)) {
         return sendOutsideRoute(reply, new RpcError(INVALID_REQUEST, `Invalid request: ${message}`));
       }

@@ -76,3 +76,22 @@ test("the management prefix keeps its own envelope for the same mistakes", async
   const missing = await t.app.inject({ method: "GET", url: "/api/v1" });
   assert.deepEqual(missing.json(), { statusCode: 404, message: "Route not found: GET /api/v1" });
 });
+
+test("a path segment past the router's limit is a JSON-RPC invalid request that does not quote it", async () => {
+  const long = "k".repeat(3000);
+  const reply = await post(`/api/v1/31337/${long}`);
+  assert.deepEqual(
+    [reply.status, reply.body],
+    [
+      400,
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: "Invalid request: '/api/v1/31337/[redacted]' has a path segment longer than 2048 characters",
+        },
+      },
+    ],
+  );
+});
