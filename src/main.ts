@@ -45,6 +45,9 @@ async function main(): Promise<void> {
       signer,
       chains,
       bodyLimitBytes: config.bodyLimitBytes,
+      http: config.http,
+      failureThrottle: config.failureThrottle,
+      trustProxy: config.trustProxy,
       webhooks: {
         allowPrivate: config.webhooks.allowPrivate,
         timeoutMs: config.webhooks.timeoutMs,

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
 import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
@@ -18,7 +19,11 @@ import {
   UNKNOWN_PAYMASTER,
 } from "./rpcError";
 
-export const RPC_PATH = "/api/v1/:chainId/:apiKey";
+export const RPC_PREFIX = "/api/v1/";
+export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;
+
+/** Whether a URL, as sent, is under the RPC prefix: every answer there is a JSON-RPC envelope. */
+export const isRpcUrl = (url: string) => url.startsWith(RPC_PREFIX);
 
 /**
  * The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send, and the two ERC-7677 methods
@@ -80,7 +85,7 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
     const id = validId(body?.id);
     try {
       const { method, params } = frame(body);
-      const ctx = await resolvePath(deps, request.params);
+      const ctx = await resolvePath(deps, request.params, () => noteRejectedCredential(request));
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
       const decision: DecisionNote = {};
@@ -109,6 +114,14 @@ function send(reply: FastifyReply, id: Id, error: RpcError) {
     .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });
 }
 
+/**
+ * An error answered under the RPC prefix outside its route (a URL the router cannot decode, no such route): the same
+ * envelope and CORS headers as the route's own answers, so a browser wallet can read it.
+ */
+export function sendOutsideRoute(reply: FastifyReply, error: RpcError) {
+  return send(reply.headers(CORS_HEADERS), null, error);
+}
+
 /** The id is echoed with its JSON type; anything that is not a string or a number is answered as null. */
 function validId(id: unknown): Id {
   return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
@@ -132,15 +145,21 @@ function frame(body: unknown): { method: string; params: unknown[] } {
   return { method, params };
 }
 
-/** The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. */
-async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }) {
+/**
+ * The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. An unknown
+ * apiKey counts for the throttle of wrong credentials; an unsupported chain or a chain mismatch does not.
+ */
+async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }, rejected: () => void) {
   const chainId = /^\d{1,15}$/.test(path.chainId) ? Number(path.chainId) : undefined;
   const chain = chainId === undefined ? undefined : deps.chains.get(chainId);
   if (!chain) {
     throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
   }
   const setup = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
-  if (!setup) throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  if (!setup) {
+    rejected();
+    throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  }
   if (setup.chainId !== chain.chainId) {
     throw new RpcError(
       UNKNOWN_PAYMASTER,

@@ -3,6 +3,7 @@ import { parseContractAbi } from "../sponsorship/contractAbi";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { Queryable } from "./database";
 import { listPolicies } from "./policies";
+import { isStorableText } from "./storableText";
 import { listWebhooks } from "./webhooks";
 
 interface PaymasterRow {
@@ -15,6 +16,7 @@ interface PaymasterRow {
 
 /** Loads what the sponsorship rules read about the paymaster an apiKey names; undefined for an unknown apiKey. */
 export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promise<SponsorshipSetup | undefined> {
+  if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
     "SELECT id, account_id, name, chain_id, funding_address FROM paymasters WHERE api_key = $1",
     [apiKey],
