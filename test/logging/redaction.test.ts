@@ -31,7 +31,8 @@ describe("redactUrl", () => {
 describe("what the service logs and answers", () => {
   let t: TestApp;
   let d: Dapp;
-  const log = captureLog("info");
+  // debug: the RPC route's access lines are logged at debug.
+  const log = captureLog("debug");
   before(async () => {
     t = await startTestApp({}, log.logger);
     d = await t.dapp();
