@@ -502,7 +502,9 @@ describe("deposit: what unexpired sponsorships hold", () => {
   }[] = [
     { name: "a recorded sponsorship of the wallet", hold: {}, counts: true },
     { name: "one that expired 30 s ago (within the margin)", hold: { validUntil: nowSeconds - 30 }, counts: true },
-    { name: "one that expired 200 s ago", hold: { validUntil: nowSeconds - 200 }, counts: false },
+    // The margin is 60 s after the validity's end rounded up to the minute (NOW is on a whole minute).
+    { name: "one that expired 60 s ago (the margin's edge)", hold: { validUntil: nowSeconds - 60 }, counts: true },
+    { name: "one that expired 121 s ago (past the margin)", hold: { validUntil: nowSeconds - 121 }, counts: false },
     { name: "one of another funding wallet", hold: { otherWallet: true }, counts: false },
     {
       name: "one for another verifying paymaster contract",
