@@ -217,12 +217,10 @@ describe("who is called, and the outcome", () => {
     assert.deepEqual(calls, []);
   });
 
-  // Found while writing these tests: for a registered GET webhook the rule builds the URL with its query before the
-  // call (registeredWebhookRequest), outside callWebhook's fail-closed handling, so a stored URL that does not parse
-  // makes evaluate() throw instead of refusing. Registration validates URLs, so only a row written otherwise reaches it.
-  test("a registered GET webhook whose stored URL does not parse: refused like a POST one, not thrown", {
-    todo: "registeredWebhookRequest throws on an invalid GET URL; src left as is",
-  }, async () => {
+  // Found while writing these tests: for a registered GET webhook the rule built the URL with its query before the
+  // call, outside callWebhook's fail-closed handling, so a stored URL that did not parse made evaluate() throw.
+  // Registration validates URLs, so only a row written otherwise reaches it.
+  test("a registered GET webhook whose stored URL does not parse: refused like a POST one, not thrown", async () => {
     const hook: Webhook = { ...registered("/true", "GET"), url: "not a url" };
     const { outcome } = await evaluate(input([hook], []), rule);
     assert.deepEqual(outcome, {
