@@ -1,7 +1,8 @@
-// Compiles every contracts/*.sol, and contracts/local/*.sol (what only the embedded local chain deploys: a test token,
-// a fixed-price oracle), with the npm solc (pinned in package-lock) and writes one artifact per contract we own to
-// contracts/artifacts/<Name>.json. The artifacts are committed: the service and the tests never need a compiler, and
-// the CREATE2 address of the paymaster follows from the committed bytecode alone.
+// Compiles every contracts/*.sol, contracts/local/*.sol (what only the embedded local chain deploys: a test token,
+// a fixed-price oracle) and contracts/v07/*.sol (the paymasters for EntryPoint v0.7 and v0.8) with the npm solc
+// (pinned in package-lock), and writes one artifact per contract we own to contracts/artifacts/<Name>.json. The
+// artifacts are committed: the service and the tests never need a compiler, and the CREATE2 address of the paymaster
+// follows from the committed bytecode alone.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -10,8 +11,8 @@ import solc from "solc";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const contractsDir = join(root, "contracts");
 const artifactsDir = join(contractsDir, "artifacts");
-/** Folders whose .sol files are compiled, relative to contracts/; contracts/test and others are not. */
-const sourceDirs = ["", "local"];
+/** Folders whose .sol files are compiled, relative to contracts/ (v07: the paymasters for EntryPoint v0.7 and v0.8). */
+const sourceDirs = ["", "local", "v07"];
 
 // Every setting here changes the bytecode, hence the paymaster's deterministic address; change them deliberately.
 const settings = {

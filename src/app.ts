@@ -9,14 +9,21 @@ import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, messages } from "./errors";
+import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
+import { limitConnections, timeoutOptions } from "./http/connectionLimits";
 import { contractRoutes } from "./http/contracts";
+import { throttleFailures } from "./http/failureThrottle";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
+import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
-import { rpcRoutes } from "./rpc/server";
+import { redactedRequest, redactUrl } from "./logging/redaction";
+import { batchObserver, createMetrics } from "./metrics/metrics";
+import { INVALID_REQUEST, RpcError } from "./rpc/rpcError";
+import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { depositRule } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
@@ -38,22 +45,57 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    logController: new AccessLog(),
     bodyLimit: ctx.bodyLimitBytes,
-    // Operations are rejected early rather than queued for ever behind a stuck client.
-    requestTimeout: 30_000,
+    // Slow clients are cut off (headers, whole request, idle keep-alive) rather than held for ever.
+    ...timeoutOptions(ctx.http),
+    // Behind a reverse proxy, the client address (throttling, logs) comes from X-Forwarded-For when configured.
+    trustProxy: typeof ctx.trustProxy === "number" ? trustHops(ctx.trustProxy) : (ctx.trustProxy ?? false),
     // An over-long id is an unknown id (404 from its handler), not a 414 from the router.
     routerOptions: { maxParamLength: 2048 },
-    // A badly encoded URL gets the interface's envelope, not Fastify's own body (which bypasses the error handler).
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
+    // A badly encoded URL gets the envelope of its prefix, not Fastify's own body (which bypasses the error handler).
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      const url = redactUrl(request.url);
+      // Fastify's messages quote the URL as sent; these quote it redacted.
+      const message =
+        error.code === "FST_ERR_BAD_URL"
+          ? `'${url}' is not a valid url component`
+          : error.code === "FST_ERR_MAX_PARAM_LENGTH"
+            ? `'${url}' has a path segment longer than 2048 characters`
+            : error.message;
+      if (isRpcUrl(request.url)) {
+        return sendOutsideRoute(reply, new RpcError(INVALID_REQUEST, `Invalid request: ${message}`));
+      }
       const statusCode = typeof error.statusCode === "number" && error.statusCode < 500 ? error.statusCode : 400;
-      reply.status(statusCode).send({ statusCode, message: error.message });
+      return reply.status(statusCode).send({ statusCode, message });
     },
+    // Request log lines show URLs with their credentials redacted (the RPC path's apiKey, ?authToken=...), whatever
+    // logger the caller configured.
+    childLoggerFactory: (logger, bindings, options) =>
+      logger.child(bindings, { ...options, serializers: { ...options.serializers, req: redactedRequest } }),
   });
 
+  limitConnections(app.server, ctx.http);
   acceptJsonBodies(app);
   app.setErrorHandler(errorHandler(ctx.bodyLimitBytes));
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${request.method} ${request.url}` });
+    const route = `${request.method} ${redactUrl(request.url)}`;
+    if (isRpcUrl(request.url)) {
+      const only = `POST ${RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}")}`;
+      return sendOutsideRoute(
+        reply,
+        new RpcError(INVALID_REQUEST, `Invalid request: no route ${route}; use ${only}`, 404),
+      );
+    }
+    return reply.status(404).send({ statusCode: 404, message: `${messages.notFound}: ${route}` });
+  });
+
+  throttleFailures(app, {
+    config: ctx.failureThrottle,
+    isCredentialed: (request) =>
+      request.method !== "OPTIONS" && (request.url.startsWith(`${MANAGEMENT_PREFIX}/`) || isRpcUrl(request.url)),
+    isRpc: (request) => isRpcUrl(request.url),
+    sendRpc: sendOutsideRoute,
   });
 
   const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
@@ -73,31 +115,37 @@ export async function buildApp(
     { prefix: MANAGEMENT_PREFIX },
   );
   const chains = sponsoringChains(ctx.chains);
+  const metrics = ctx.metrics ?? createMetrics();
   await app.register(rpcRoutes, {
     setups,
     chains,
+    metrics,
     sponsor: {
       signer: ctx.signer,
-      log: new SponsorshipLog(ctx.db),
+      log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
       now: ctx.now,
       // Memory-only rules first, then the ledger's reservation, then the deposit (a balance read cached for 2 s and one
       // batched query: after the limits, which refuse more often and need no RPC; before the webhooks, which each cost a
       // call out), then calls out to the dApp's webhooks.
       rules: [
         ...CHEAP_RULES,
-        spendingLimitRule(new LimitLedger(ctx.db)),
+        spendingLimitRule(new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks"))),
         depositRule({
           chains,
           balances: new DepositBalances({ now: ctx.now }),
           outstanding: new OutstandingCharges(ctx.db),
         }),
-        webhookRule(ctx.webhooks, () => app.addresses()),
+        webhookRule(ctx.webhooks, () => app.addresses(), metrics),
       ],
     },
   });
   adminRoutes(app, ctx);
+  operationsRoutes(app, ctx, metrics, chains);
   return app;
 }
+
+/** Believes the nearest `hops` proxies: Fastify's trustProxy as a number (its type does not list that form). */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 /**
  * JSON is the only body type. An empty body counts as no body (clients often send the JSON content type on a PATCH

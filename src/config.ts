@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import path from "node:path";
 import { inspect } from "node:util";
 
@@ -81,6 +82,37 @@ export interface WebhookConfig {
   signingKey: WebhookSigningKeySource;
 }
 
+/** The HTTP server's limits against slow and numerous clients (src/app.ts). */
+export interface HttpLimits {
+  /** A request's headers must arrive within this (a client dripping header bytes is cut off). */
+  headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this; above a load balancer's idle timeout (60 s on AWS). */
+  keepAliveTimeoutMs: number;
+  /** Connections beyond this many open ones are closed at once. */
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 72_000,
+  maxConnections: 4096,
+};
+
+/** Per client address throttling of wrong credentials (src/http/failureThrottle.ts). */
+export interface FailureThrottleConfig {
+  /** Wrong credentials an address may send per window; then it gets 429 until the window ends. 0: no throttling. */
+  maxFailures: number;
+  windowMs: number;
+}
+
+export const DEFAULT_FAILURE_THROTTLE: FailureThrottleConfig = { maxFailures: 30, windowMs: 60_000 };
+
+/** Fastify's trustProxy: whose X-Forwarded-For to believe for the client address (false: the socket's peer). */
+export type TrustProxy = boolean | number | string[];
+
 export interface Config {
   port: number;
   host: string;
@@ -89,14 +121,23 @@ export interface Config {
   databaseUrl?: string;
   logLevel: string;
   bodyLimitBytes: number;
+  http: HttpLimits;
+  failureThrottle: FailureThrottleConfig;
+  trustProxy: TrustProxy;
   chains: ReadonlyMap<number, ChainConfig>;
   signerKey: SignerKeySource;
   webhooks: WebhookConfig;
   /**
    * `auto`: when chain 31337 is listed without an rpcUrl, the service starts anvil as its local development chain
-   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL (production).
+   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL or NODE_ENV=production.
    */
   localChain: "auto" | "off";
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: Secret;
+  /** How long a shutdown may take: in-flight requests are answered and the group commit flushed within it. */
+  shutdownTimeoutMs: number;
+  /** Readable logs (pino-pretty) for a terminal during development; JSON lines otherwise. */
+  prettyLogs: boolean;
 }
 
 /** A configuration value the service refuses to start with; the message names the variable and the problem. */
@@ -106,10 +147,21 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const DEFAULT_CHAINS_FILE = path.join(import.meta.dirname, "..", "config", "chains.json");
+const DEFAULT_CHAINS_FILE = path.join(packageRoot(import.meta.dirname), "config", "chains.json");
+
+/** The folder of the project's package.json: src/ in a checkout, dist/ or dist/cli/ in a build, the same answer. */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    if (path.dirname(dir) === dir) return path.join(from, "..");
+  }
+}
 
 /** The only reader of process.env and of the chains file: everything is checked once, at start. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  stdoutIsTty: boolean = process.stdout.isTTY === true,
+): Config {
   const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
   const dataDir = path.resolve(env.DATA_DIR || "./data");
   const url = databaseUrl(env.DATABASE_URL);
@@ -121,6 +173,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: url,
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     bodyLimitBytes: integerIn(env, "BODY_LIMIT_BYTES", 512 * 1024, 1024, 16 * 1024 * 1024),
+    http: httpLimits(env),
+    failureThrottle: {
+      maxFailures: integerIn(env, "AUTH_FAILURE_LIMIT", DEFAULT_FAILURE_THROTTLE.maxFailures, 0, 1_000_000),
+      windowMs:
+        1000 * integerIn(env, "AUTH_FAILURE_WINDOW_SECONDS", DEFAULT_FAILURE_THROTTLE.windowMs / 1000, 1, 86_400),
+    },
+    trustProxy: trustProxy(env.TRUST_PROXY),
     chains: readChains(chainsFile),
     signerKey: signerKey(env, dataDir, url !== undefined),
     webhooks: {
@@ -128,8 +187,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...allowPrivateWebhooks(env, host),
       signingKey: webhookSigningKey(env, dataDir, url !== undefined),
     },
-    localChain: oneOf(env, "LOCAL_CHAIN", ["auto", "off"], url === undefined ? "auto" : "off") as "auto" | "off",
+    // A production start (PostgreSQL, or NODE_ENV=production) never runs a development chain unless asked to.
+    localChain: oneOf(
+      env,
+      "LOCAL_CHAIN",
+      ["auto", "off"],
+      url === undefined && env.NODE_ENV !== "production" ? "auto" : "off",
+    ) as "auto" | "off",
+    ...metricsToken(env),
+    shutdownTimeoutMs: integerIn(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1_000, 120_000),
+    prettyLogs: stdoutIsTty && env.NODE_ENV !== "production",
   };
+}
+
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const d = DEFAULT_HTTP_LIMITS;
+  const limits = {
+    headersTimeoutMs: integerIn(env, "HTTP_HEADERS_TIMEOUT_MS", d.headersTimeoutMs, 100, 300_000),
+    requestTimeoutMs: integerIn(env, "HTTP_REQUEST_TIMEOUT_MS", d.requestTimeoutMs, 100, 600_000),
+    keepAliveTimeoutMs: integerIn(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", d.keepAliveTimeoutMs, 100, 600_000),
+    maxConnections: integerIn(env, "HTTP_MAX_CONNECTIONS", d.maxConnections, 1, 1_000_000),
+  };
+  // Node refuses a headers timeout longer than the request's, which covers the headers too.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`,
+    );
+  }
+  return limits;
+}
+
+/** `false` (default), `true`, a number of proxy hops, or a comma-separated list of proxy addresses and CIDR ranges. */
+function trustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined || raw === "" || raw === "false") return false;
+  if (raw === "true") return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split("/");
+    const family = isIP(address ?? "");
+    const maxBits = family === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !bitsOk || rest.length > 0) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of hops or a comma-separated list of IP addresses and CIDR ranges, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
@@ -162,6 +267,17 @@ function webhookSigningKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDataba
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
+const METRICS_TOKEN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
+
+function metricsToken(env: NodeJS.ProcessEnv): { metricsToken?: Secret } {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === "") return {};
+  // A short token can be guessed; other characters cannot travel in a Bearer header. The message never shows it.
+  if (!METRICS_TOKEN.test(raw)) {
+    throw new ConfigError("METRICS_TOKEN must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -");
+  }
+  return { metricsToken: new Secret(raw) };
+}
 
 function signerKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): SignerKeySource {
   const fromEnv = env.SIGNER_PRIVATE_KEY;

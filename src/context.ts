@@ -1,5 +1,6 @@
 import type { Signer } from "./chain/signer";
-import type { ChainConfig } from "./config";
+import type { ChainConfig, FailureThrottleConfig, HttpLimits, Secret, TrustProxy } from "./config";
+import type { Metrics } from "./metrics/metrics";
 import type { Database } from "./storage/database";
 import type { WebhookSettings } from "./webhooks/settings";
 
@@ -8,6 +9,12 @@ export interface AppContext {
   db: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   bodyLimitBytes: number;
+  /** Timeouts and the connection cap of the HTTP server; absent: the defaults (DEFAULT_HTTP_LIMITS). */
+  http?: HttpLimits;
+  /** Throttling of wrong credentials per client address; absent: the defaults (DEFAULT_FAILURE_THROTTLE). */
+  failureThrottle?: FailureThrottleConfig;
+  /** Fastify's trustProxy, for the client address behind a reverse proxy; absent: the socket's peer. */
+  trustProxy?: TrustProxy;
   /** The clock of sponsorship decisions (validity windows, limit cycles); tests move it. */
   now?: () => number;
   /** The verifying signer of sponsored paymasterAndData. */
@@ -16,6 +23,10 @@ export interface AppContext {
   webhooks?: WebhookSettings;
   /** When set, the loopback-only admin route accepts this secret (the account command uses it). */
   adminSecret?: string;
+  /** Where the service counts what it does (GET /metrics); absent: the app makes its own, process metrics left out. */
+  metrics?: Metrics;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: Secret;
 }
 
 /** The time (ms) by the context's clock: the injected one, or the wall clock. */

@@ -1,15 +1,11 @@
+import type { FastifyServerOptions } from "fastify";
 import { buildApp } from "./app";
-import {
-  describeLocalChain,
-  LocalChainError,
-  startLocalChain,
-  wantsLocalChain,
-  withLocalChain,
-} from "./chain/localChain";
+import { wantsLocalChain } from "./chain/localChainWanted";
 import { startSettlement } from "./chain/settlement";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
-import { ConfigError, loadConfig } from "./config";
+import { type Config, ConfigError, loadConfig } from "./config";
+import { createMetrics } from "./metrics/metrics";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
 import { openStorage } from "./storage/open";
@@ -32,31 +28,39 @@ async function main(): Promise<void> {
   }
 
   // The embedded default's development chain: anvil, kept in the data folder, when 31337 has no RPC (LOCAL_CHAIN=auto).
-  const localChain = wantsLocalChain(config)
-    ? await startLocalChain({ dataDir: config.dataDir, signer: signer.address, warn: (m) => console.error(m) })
-    : undefined;
-  const chains = localChain ? withLocalChain(config.chains, localChain) : config.chains;
+  // Loaded only then: anvil and the contracts it deploys are development packages, absent from a production install.
+  const localChainModule = wantsLocalChain(config) ? await loadLocalChain() : undefined;
+  const localChain = await localChainModule?.startLocalChain({
+    dataDir: config.dataDir,
+    signer: signer.address,
+    warn: (m) => console.error(m),
+  });
+  const chains =
+    localChain && localChainModule ? localChainModule.withLocalChain(config.chains, localChain) : config.chains;
 
+  const metrics = createMetrics({ processMetrics: true });
   const app = await buildApp(
     {
       db,
       signer,
       chains,
       bodyLimitBytes: config.bodyLimitBytes,
+      http: config.http,
+      failureThrottle: config.failureThrottle,
+      trustProxy: config.trustProxy,
       webhooks: {
         allowPrivate: config.webhooks.allowPrivate,
         timeoutMs: config.webhooks.timeoutMs,
         signingKey: webhookSigningKey,
       },
       adminSecret: embedded ? adminSecret(config.dataDir) : undefined,
+      metrics,
+      metricsToken: config.metricsToken,
     },
-    {
-      level: config.logLevel,
-      redact: ["req.headers.authtoken", "req.headers.apikey", 'req.headers["x-admin-secret"]'],
-    },
+    loggerOptions(config),
   );
   const address = await app.listen({ port: config.port, host: config.host });
-  const settlement = startSettlement({ db, chains }, { log: app.log });
+  const settlement = startSettlement({ db, chains }, { log: app.log, metrics });
   const port = app.server.address();
   storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
   app.log.info(
@@ -67,33 +71,94 @@ async function main(): Promise<void> {
     },
     `paymaster service listening on ${address}`,
   );
-  if (localChain) app.log.info({ startMs: localChain.timings }, describeLocalChain(localChain));
+  if (localChain && localChainModule) {
+    app.log.info({ startMs: localChain.timings }, localChainModule.describeLocalChain(localChain));
+  }
   app.log.info(
     `webhook addresses in private, loopback and link-local ranges are ${config.webhooks.allowPrivate ? "allowed" : "refused"}: ${config.webhooks.allowPrivateReason}`,
   );
+  if (!config.metricsToken) {
+    app.log.info("GET /metrics needs no token (METRICS_TOKEN is not set): keep the port away from the public network");
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info(`${signal} received, shutting down`);
-    await settlement.stop();
-    await app.close();
-    await localChain?.stop();
-    await storage.close();
+    const startedMs = Date.now();
+    app.log.info(
+      `${signal} received: answering requests in flight, then stopping (at most ${config.shutdownTimeoutMs} ms)`,
+    );
+    // Past the bound, whatever is left is cut: an orchestrator would kill the process a little later anyway.
+    const deadline = setTimeout(() => {
+      app.log.error(`shutdown did not finish within ${config.shutdownTimeoutMs} ms; exiting with requests unanswered`);
+      app.server.closeAllConnections();
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    // Fastify stops accepting and waits for the requests in flight; a kept-alive connection that goes idle meanwhile
+    // is closed as soon as it does, instead of after the keep-alive timeout (72 s).
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 50);
+    try {
+      // Settlement's pass under way ends after its current range; requests in flight wait for their records (the group
+      // commit writes them before they are answered), so once both are done nothing answered is unrecorded.
+      await Promise.all([settlement.stop(), app.close()]);
+      clearInterval(closeIdle);
+      await localChain?.stop();
+      await storage.close();
+    } catch (error) {
+      app.log.error({ err: error }, "shutdown failed");
+      process.exit(1);
+    }
+    app.log.info(`stopped in ${Date.now() - startedMs} ms`);
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 
+/** The local chain's code, or a message that says what to do where the development packages are not installed. */
+async function loadLocalChain() {
+  try {
+    return await import("./chain/localChain");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new ConfigError(
+      "the local development chain (LOCAL_CHAIN=auto, chain 31337 without an rpcUrl) needs the development packages, " +
+        "which this install lacks: set LOCAL_CHAIN=off, or give 31337 an rpcUrl in the chains file",
+    );
+  }
+}
+
+/** JSON lines, the secrets of request headers redacted; readable lines on a development terminal (pino-pretty). */
+function loggerOptions(config: Config): FastifyServerOptions["logger"] {
+  const options = {
+    level: config.logLevel,
+    redact: [
+      "req.headers.authtoken",
+      "req.headers.apikey",
+      'req.headers["x-admin-secret"]',
+      "req.headers.authorization",
+    ],
+  };
+  return config.prettyLogs && prettyPrinterInstalled() ? { ...options, transport: { target: "pino-pretty" } } : options;
+}
+
+/** pino-pretty is a development package: a production install without it logs JSON, as it should. */
+function prettyPrinterInstalled(): boolean {
+  try {
+    import.meta.resolve("pino-pretty");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 main().catch((error) => {
-  if (
-    error instanceof ConfigError ||
-    error instanceof DataFolderBusyError ||
-    error instanceof DataFolderPermissionError ||
-    error instanceof LocalChainError
-  ) {
+  // LocalChainError is matched by name: its module is loaded only when the local chain runs.
+  const known =
+    error instanceof ConfigError || error instanceof DataFolderBusyError || error instanceof DataFolderPermissionError;
+  if (known || error?.name === "LocalChainError") {
     console.error(`Cannot start: ${error.message}`);
   } else {
     console.error("Cannot start:", error);

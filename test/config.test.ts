@@ -76,3 +76,49 @@ test("a chains file replaces the default list", () => {
   assert.deepEqual([...config.chains.keys()], [137]);
   assert.equal(config.chains.get(137)?.rpcUrl, "https://rpc.example");
 });
+
+test("HTTP limits: defaults, values from the environment, and refusals", () => {
+  assert.deepEqual(loadConfig({}).http, {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 72_000,
+    maxConnections: 4096,
+  });
+  const set = loadConfig({
+    HTTP_HEADERS_TIMEOUT_MS: "2000",
+    HTTP_REQUEST_TIMEOUT_MS: "5000",
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000",
+    HTTP_MAX_CONNECTIONS: "500",
+  }).http;
+  assert.deepEqual(set, {
+    headersTimeoutMs: 2000,
+    requestTimeoutMs: 5000,
+    keepAliveTimeoutMs: 65_000,
+    maxConnections: 500,
+  });
+  assert.throws(() => loadConfig({ HTTP_MAX_CONNECTIONS: "0" }), /HTTP_MAX_CONNECTIONS must be a whole number/);
+  assert.throws(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "10s" }), /HTTP_HEADERS_TIMEOUT_MS must be/);
+  assert.throws(
+    () => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" }),
+    /HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/,
+  );
+});
+
+test("the wrong-credential throttle and the trusted proxy", () => {
+  assert.deepEqual(loadConfig({}).failureThrottle, { maxFailures: 30, windowMs: 60_000 });
+  assert.deepEqual(loadConfig({ AUTH_FAILURE_LIMIT: "0", AUTH_FAILURE_WINDOW_SECONDS: "300" }).failureThrottle, {
+    maxFailures: 0,
+    windowMs: 300_000,
+  });
+  assert.throws(() => loadConfig({ AUTH_FAILURE_WINDOW_SECONDS: "0" }), /AUTH_FAILURE_WINDOW_SECONDS must be/);
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, true);
+  assert.equal(loadConfig({ TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,::1" }).trustProxy, [
+    "10.0.0.0/8",
+    "127.0.0.1",
+    "::1",
+  ]);
+  assert.throws(() => loadConfig({ TRUST_PROXY: "proxy.internal" }), /TRUST_PROXY must be .*got "proxy.internal"/);
+  assert.throws(() => loadConfig({ TRUST_PROXY: "10.0.0.0/33" }), /TRUST_PROXY must be/);
+});

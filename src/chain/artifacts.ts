@@ -1,9 +1,20 @@
 // Compiled contracts: ours from contracts/artifacts (built by scripts/build-contracts.ts and committed), and the
 // EntryPoint v0.6 reference contracts from @account-abstraction/contracts, whose bytecode is the one deployed on
 // mainnets (that is what puts the EntryPoint at its canonical CREATE2 address).
+// Imported as JSON modules (not read from disk at run time), so that a build bundles our own artifacts; the npm ones stay
+// a development package that only the local chain and the tests load.
+
 import { createRequire } from "node:module";
+import entryPointJson from "@account-abstraction/contracts/artifacts/EntryPoint.json" with { type: "json" };
+import simpleAccountJson from "@account-abstraction/contracts/artifacts/SimpleAccount.json" with { type: "json" };
+import simpleAccountFactoryJson from "@account-abstraction/contracts/artifacts/SimpleAccountFactory.json" with {
+  type: "json",
+};
 import { type Abi, type Hex, isHex } from "viem";
 import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
+import verifyingPaymasterJson from "../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
+import { verifyingPaymasterV07Abi } from "../../contracts/artifacts/VerifyingPaymasterV07.abi";
+import verifyingPaymasterV07Json from "../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;
@@ -14,11 +25,9 @@ export interface Artifact<TAbi extends Abi = Abi> {
   deployedBytecode: Hex;
 }
 
-const require = createRequire(import.meta.url);
-
-/** Reads one artifact and checks its shape, so a truncated or hand-edited file fails here and not at deployment. */
-function load(specifier: string): Artifact {
-  const raw = require(specifier) as Record<string, unknown>;
+/** Checks one artifact's shape, so a truncated or hand-edited file fails here and not at deployment. */
+function load(json: unknown, specifier: string): Artifact {
+  const raw = json as Record<string, unknown>;
   const { contractName, abi, bytecode, deployedBytecode } = raw;
   if (
     typeof contractName !== "string" ||
@@ -32,13 +41,27 @@ function load(specifier: string): Artifact {
   return { contractName, abi: abi as Abi, bytecode, deployedBytecode };
 }
 
-const accountAbstraction = "@account-abstraction/contracts/artifacts";
-
-export const entryPointArtifact = load(`${accountAbstraction}/EntryPoint.json`);
-export const simpleAccountFactoryArtifact = load(`${accountAbstraction}/SimpleAccountFactory.json`);
-export const simpleAccountArtifact = load(`${accountAbstraction}/SimpleAccount.json`);
+export const entryPointArtifact = load(entryPointJson, "EntryPoint.json");
+export const simpleAccountFactoryArtifact = load(simpleAccountFactoryJson, "SimpleAccountFactory.json");
+export const simpleAccountArtifact = load(simpleAccountJson, "SimpleAccount.json");
 
 export const verifyingPaymasterArtifact: Artifact<typeof verifyingPaymasterAbi> = {
-  ...load("../../contracts/artifacts/VerifyingPaymaster.json"),
+  ...load(verifyingPaymasterJson, "contracts/artifacts/VerifyingPaymaster.json"),
   abi: verifyingPaymasterAbi,
 };
+
+/** Our verifying paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */
+export const verifyingPaymasterV07Artifact: Artifact<typeof verifyingPaymasterV07Abi> = {
+  ...load(verifyingPaymasterV07Json, "contracts/artifacts/VerifyingPaymasterV07.json"),
+  abi: verifyingPaymasterV07Abi,
+};
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Reads an artifact of an npm package by its module specifier (development packages: the v0.7/v0.8 EntryPoint stacks
+ * that only the tests and the local chain deploy).
+ */
+export function loadArtifact(specifier: string): Artifact {
+  return load(require(specifier), specifier);
+}

@@ -32,6 +32,8 @@ import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "./lo
 import { LOCAL_CHAIN_ID } from "./sponsoringChains";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
+export { wantsLocalChain } from "./localChainWanted";
+
 /**
  * anvil's first default accounts (mnemonic "test test test test test test test test test test test junk"), each
  * funded with 10,000 ETH on every local chain. Their keys are public: local chains only.
@@ -103,15 +105,6 @@ const SAVE_INTERVAL_MS = 2_000;
 /** Each call to anvil is bounded, so neither a start nor a stop can hang on it. */
 const RPC_TIMEOUT_MS = 5_000;
 const ORPHAN_STOP_GRACE_MS = 2_000;
-
-/** Whether this configuration asks for the local chain: LOCAL_CHAIN=auto and 31337 listed without an rpcUrl. */
-export function wantsLocalChain(config: {
-  localChain: "auto" | "off";
-  chains: ReadonlyMap<number, ChainConfig>;
-}): boolean {
-  const local = config.chains.get(LOCAL_CHAIN_ID);
-  return config.localChain === "auto" && local !== undefined && !local.rpcUrl;
-}
 
 /** The configured chains with the local chain's RPC set on 31337, and its test token unless 31337 lists tokens. */
 export function withLocalChain(

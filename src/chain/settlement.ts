@@ -1,5 +1,6 @@
 import { type Address, getAbiItem, type PublicClient } from "viem";
 import type { AppContext } from "../context";
+import type { Metrics } from "../metrics/metrics";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
 import type { Database } from "../storage/database";
 import {
@@ -34,6 +35,8 @@ export interface SettlementOptions {
   poll?: boolean;
   maxBlockRange?: number;
   log?: SettlementLog;
+  /** The settlement lag gauge is kept here. */
+  metrics?: Metrics;
 }
 
 /** What one pass did on one chain. */
@@ -62,6 +65,7 @@ export class ChainSettlement {
   readonly #client: PublicClient;
   readonly #now: () => number;
   readonly #log?: SettlementLog;
+  readonly #metrics?: Metrics;
   #range: number;
   #genesis?: string;
   #queue: Promise<unknown> = Promise.resolve();
@@ -71,13 +75,20 @@ export class ChainSettlement {
     db: Database,
     readonly chain: WatchedChain,
     client: PublicClient,
-    options: { now?: () => number; maxBlockRange?: number; log?: SettlementLog } = {},
+    options: { now?: () => number; maxBlockRange?: number; log?: SettlementLog; metrics?: Metrics } = {},
   ) {
     this.#db = db;
     this.#client = client;
     this.#now = options.now ?? Date.now;
     this.#range = options.maxBlockRange ?? SETTLEMENT_BLOCK_RANGE;
     this.#log = options.log;
+    this.#metrics = options.metrics;
+  }
+
+  /** Blocks between the head and what settlement has read: what an alert on a stuck settlement watches. */
+  #reportLag(head: bigint, lastBlock: bigint): void {
+    const lag = head > lastBlock ? Number(head - lastBlock) : 0;
+    this.#metrics?.settlementLagBlocks.set({ chain_id: String(this.chain.chainId) }, lag);
   }
 
   /** Ends the pass under way after its current range (each range is committed whole or not at all). */
@@ -99,6 +110,7 @@ export class ChainSettlement {
     const startedAtMs = this.#now();
     const head = await this.#client.getBlockNumber({ cacheTime: 0 });
     let cursor = await this.#cursor(head);
+    this.#reportLag(head, cursor.lastBlock);
     while (cursor.lastBlock < head) {
       if (this.#halted) return result;
       const fromBlock = cursor.lastBlock + 1n;
@@ -123,6 +135,7 @@ export class ChainSettlement {
       result.superseded += outcome.superseded;
       result.reservations += outcome.reservations;
       cursor = { ...cursor, lastBlock: toBlock };
+      this.#reportLag(head, toBlock);
     }
     result.released = await releaseExpired(this.#db, {
       chainId,
@@ -216,6 +229,7 @@ export function startSettlement(
         now: ctx.now,
         maxBlockRange: options.maxBlockRange,
         log: options.log,
+        metrics: options.metrics,
       }),
     );
   }

@@ -1,8 +1,7 @@
 import type { Address } from "viem";
 import type { ChainConfig, TokenConfig } from "../config";
-import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
-import { LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
+import { LOCAL_TOKEN_PAYMASTER_ADDRESS, LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "./localAddresses";
 
 /** A supported chain with the contract addresses a sponsorship signs for. */
 export interface SponsoringChain {

@@ -3,6 +3,7 @@ import { type ApiError, unauthorized } from "../errors";
 import { type Account, findAccountByToken } from "../storage/accounts";
 import type { Queryable } from "../storage/database";
 import { findPaymasterByApiKey, type Paymaster } from "../storage/paymasters";
+import { noteRejectedCredential } from "./failureThrottle";
 
 /** Reads one of our headers; node lowercases header names, and a repeated header counts as missing. */
 function header(request: FastifyRequest, name: "authtoken" | "apikey"): string | undefined {
@@ -10,12 +11,15 @@ function header(request: FastifyRequest, name: "authtoken" | "apikey"): string |
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** Endpoints 1 and 2: the account's token alone. */
+/** Endpoints 1 and 2: the account's token alone. A token or apiKey sent and not accepted counts for the throttle. */
 export async function requireAccount(db: Queryable, request: FastifyRequest, missingMessage: string): Promise<Account> {
   const token = header(request, "authtoken");
   if (!token) throw unauthorized(missingMessage);
   const account = await findAccountByToken(db, token);
-  if (!account) throw unauthorized(missingMessage);
+  if (!account) {
+    noteRejectedCredential(request);
+    throw unauthorized(missingMessage);
+  }
   return account;
 }
 
@@ -39,8 +43,14 @@ export async function requireDapp(
   if (!token || !apiKey) throw unauthorized(options.missingMessage);
   const rejected = options.rejected ?? unauthorized(options.missingMessage);
   const account = await findAccountByToken(db, token);
-  if (!account) throw rejected;
+  if (!account) {
+    noteRejectedCredential(request);
+    throw rejected;
+  }
   const paymaster = await findPaymasterByApiKey(db, account.id, apiKey);
-  if (!paymaster) throw options.unknownApiKey ?? rejected;
+  if (!paymaster) {
+    noteRejectedCredential(request);
+    throw options.unknownApiKey ?? rejected;
+  }
   return { account, paymaster };
 }

@@ -4,7 +4,6 @@
 // policy, spending limit or webhook is consulted, since the user pays; the dApp's apiKey only names the chain.
 import { type Address, erc20Abi, formatUnits, type Hex, toHex, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
-import { estimateUserOperationGas } from "../chain/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../chain/gasEstimationErrors";
 import { stubTokenPaymasterAndData } from "../chain/gasEstimationStub";
 import type { SponsoringChain } from "../chain/sponsoringChains";
@@ -23,6 +22,7 @@ import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice,
 import { type FeeQuote, feeQuote, feeTerms } from "../tokens/quote";
 import type { MethodContext } from "./methodContext";
 import type { Erc20Mode } from "./mode";
+import { observedGasEstimate } from "./observedGasEstimation";
 import type { Fields } from "./params";
 import { ESTIMATION_UNAVAILABLE } from "./pm_sponsorUserOperation";
 import { invalidParams, RpcError } from "./rpcError";
@@ -338,7 +338,7 @@ async function withGas(
         "fee token allowance slot not found: quote estimated on the real allowance",
       );
     }
-    const { source, ...estimate } = await estimateUserOperationGas({
+    const { source, ...estimate } = await observedGasEstimate(ctx, {
       chain,
       userOp: {
         ...userOp,

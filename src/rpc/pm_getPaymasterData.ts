@@ -11,6 +11,7 @@ import { RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
  */
 export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
   const { userOp, mode } = parseErc7677Params(params, ctx);
+  ctx.decision.mode = "sponsored";
   const answer = await sponsor(ctx.deps, {
     setup: ctx.setup,
     chain: ctx.chain,
@@ -19,6 +20,7 @@ export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
     smartAccount: mode.smartAccount,
     webhookData: mode.webhookData,
   });
+  ctx.decision.refusedBy = answer.refusedBy;
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   return { paymasterAndData: answer.paymasterAndData };
 };

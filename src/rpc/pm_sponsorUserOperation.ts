@@ -1,5 +1,5 @@
 import { type Hex, toHex } from "viem";
-import { canEstimateGas, estimateUserOperationGas } from "../chain/gasEstimation";
+import { canEstimateGas } from "../chain/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../chain/gasEstimationErrors";
 import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
@@ -7,6 +7,7 @@ import { CLOCK_SKEW_SECONDS, type SignableUserOperation, sponsor } from "../spon
 import { sponsorErc20 } from "./erc20Mode";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, type SponsoredMode } from "./mode";
+import { observedGasEstimate } from "./observedGasEstimation";
 import { bytes, type Fields } from "./params";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 import { sponsoredResult } from "./sponsoredResult";
@@ -30,6 +31,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const userOp = parseUserOperation(params[0]);
   const request = parseModeParams(params);
   const { mode } = request;
+  ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
     return sponsorErc20(userOp, bytes((params[0] as Fields).signature, "params[0].signature"), mode, ctx);
   }
@@ -48,6 +50,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
     smartAccount: mode.smartAccount,
     webhookData: mode.webhookData,
   });
+  ctx.decision.refusedBy = answer.refusedBy;
   if (answer.reason !== undefined && request.form === "entryPoint") {
     throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   }
@@ -113,7 +116,7 @@ async function withEstimatedGas(
   }
   const started = performance.now();
   try {
-    const estimate = await estimateUserOperationGas({
+    const estimate = await observedGasEstimate(ctx, {
       chain,
       userOp,
       signature,

@@ -1,6 +1,7 @@
 /**
  * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
- * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200
+ * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200. The one 429 is
+ * the throttle of wrong apiKeys (LIMIT_EXCEEDED), where a later retry is what the client should do
  * (docs/sponsorship-rpc.md, 'Errors').
  */
 export class RpcError extends Error {
@@ -18,6 +19,8 @@ export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
+/** EIP-1474 "limit exceeded": too many wrong apiKeys from this address (HTTP 429, with Retry-After). */
+export const LIMIT_EXCEEDED = -32005;
 /** Server-defined: the path names no paymaster, or one of another chain. */
 export const UNKNOWN_PAYMASTER = -32001;
 

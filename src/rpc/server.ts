@@ -1,8 +1,11 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import { noteRejectedCredential } from "../http/failureThrottle";
+import type { Metrics } from "../metrics/metrics";
 import type { SetupCache } from "../sponsorship/setupCache";
 import type { SponsorDeps } from "../sponsorship/sponsor";
-import type { RpcMethod } from "./methodContext";
+import { recordDecision } from "./decisionRecord";
+import type { DecisionNote, RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
 import { pm_getPaymasterData } from "./pm_getPaymasterData";
 import { pm_getPaymasterStubData } from "./pm_getPaymasterStubData";
@@ -16,7 +19,11 @@ import {
   UNKNOWN_PAYMASTER,
 } from "./rpcError";
 
-export const RPC_PATH = "/api/v1/:chainId/:apiKey";
+export const RPC_PREFIX = "/api/v1/";
+export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;
+
+/** Whether a URL, as sent, is under the RPC prefix: every answer there is a JSON-RPC envelope. */
+export const isRpcUrl = (url: string) => url.startsWith(RPC_PREFIX);
 
 /**
  * The methods by name; the misspelling `pm_getFeeQuotesOrData` is what some clients send, and the two ERC-7677 methods
@@ -34,6 +41,7 @@ export interface RpcDeps {
   setups: SetupCache;
   chains: ReadonlyMap<number, SponsoringChain>;
   sponsor: SponsorDeps;
+  metrics?: Metrics;
 }
 
 type Id = string | number | null;
@@ -77,10 +85,20 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
     const id = validId(body?.id);
     try {
       const { method, params } = frame(body);
-      const ctx = await resolvePath(deps, request.params);
+      const ctx = await resolvePath(deps, request.params, () => noteRejectedCredential(request));
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
-      const result = await handler(params, { ...ctx, deps: deps.sponsor, log: request.log });
+      const decision: DecisionNote = {};
+      const startedMs = performance.now();
+      const methodContext = { ...ctx, deps: deps.sponsor, log: request.log, decision, metrics: deps.metrics };
+      let result: unknown;
+      try {
+        result = await handler(params, methodContext);
+      } catch (error) {
+        recordDecision(deps.metrics, request.log, { note: decision, ...ctx, startedMs, error });
+        throw error;
+      }
+      recordDecision(deps.metrics, request.log, { note: decision, ...ctx, startedMs });
       return reply.send({ jsonrpc: "2.0", id, result });
     } catch (error) {
       if (error instanceof RpcError) return send(reply, id, error);
@@ -94,6 +112,14 @@ function send(reply: FastifyReply, id: Id, error: RpcError) {
   return reply
     .status(error.httpStatus)
     .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });
+}
+
+/**
+ * An error answered under the RPC prefix outside its route (a URL the router cannot decode, no such route): the same
+ * envelope and CORS headers as the route's own answers, so a browser wallet can read it.
+ */
+export function sendOutsideRoute(reply: FastifyReply, error: RpcError) {
+  return send(reply.headers(CORS_HEADERS), null, error);
 }
 
 /** The id is echoed with its JSON type; anything that is not a string or a number is answered as null. */
@@ -119,15 +145,21 @@ function frame(body: unknown): { method: string; params: unknown[] } {
   return { method, params };
 }
 
-/** The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. */
-async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }) {
+/**
+ * The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. An unknown
+ * apiKey counts for the throttle of wrong credentials; an unsupported chain or a chain mismatch does not.
+ */
+async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }, rejected: () => void) {
   const chainId = /^\d{1,15}$/.test(path.chainId) ? Number(path.chainId) : undefined;
   const chain = chainId === undefined ? undefined : deps.chains.get(chainId);
   if (!chain) {
     throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
   }
   const setup = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
-  if (!setup) throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  if (!setup) {
+    rejected();
+    throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);
+  }
   if (setup.chainId !== chain.chainId) {
     throw new RpcError(
       UNKNOWN_PAYMASTER,

@@ -30,12 +30,19 @@ export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<
   const reserved: RuleResult[] = [];
   const afterRecord: ((recorded: boolean) => void)[] = [];
   let claim: LimitClaim | undefined;
+  // Released once at most: a refusal releases, and if that release fails the catch below must not release again.
+  let released = false;
+  const releaseHeld = async () => {
+    if (released) return;
+    released = true;
+    await releaseAll(reserved);
+  };
   try {
     for (const rule of rules) {
       const { release, afterRecord: after, claim: ruleClaim, ...outcome } = await rule.evaluate(input);
       outcomes.push(outcome);
       if (!outcome.passed) {
-        await releaseAll(reserved);
+        await releaseHeld();
         return { sponsored: false, reason: outcome.reason ?? rule.name, outcomes };
       }
       if (release) reserved.push({ ...outcome, release });
@@ -46,7 +53,7 @@ export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<
       }
     }
   } catch (error) {
-    await releaseAll(reserved);
+    await releaseHeld();
     throw error;
   }
   return {
@@ -59,6 +66,15 @@ export async function decide(input: RuleInput, rules: readonly Rule[]): Promise<
   };
 }
 
-async function releaseAll(reserved: RuleResult[]): Promise<void> {
-  for (const result of reserved.reverse()) await result.release?.();
+/** Releases latest first; a release that fails does not keep the others from running, and its error is thrown after. */
+async function releaseAll(reserved: readonly RuleResult[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const result of [...reserved].reverse()) {
+    try {
+      await result.release?.();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
 }

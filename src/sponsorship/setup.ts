@@ -6,6 +6,8 @@ import type { Webhook } from "../storage/webhooks";
 export interface SponsorshipSetup {
   paymasterId: string;
   accountId: string;
+  /** The paymaster's name (the dApp's own), for logs; optional so that tests can build a setup by hand. */
+  name?: string;
   chainId: number;
   /** The dApp's funding wallet, the key of its deposit on chain; null until linked. */
   fundingAddress: Address | null;

@@ -30,6 +30,8 @@ export interface SponsorAnswer {
   verificationGasLimit: bigint;
   preVerificationGas: bigint;
   reason?: string;
+  /** When refused: the rule that refused (a fixed name, for metrics and logs), or "noVerifyingPaymaster". */
+  refusedBy?: string;
 }
 
 export interface SponsorDeps {
@@ -69,7 +71,7 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
 
   const refusal = async (reason: string, outcomes: RuleOutcome[]): Promise<SponsorAnswer> => {
     await deps.log.record({ ...base, sponsored: false, reason, ruleOutcomes: outcomes });
-    return { paymasterAndData: "0x", ...gas, reason };
+    return { paymasterAndData: "0x", ...gas, reason, refusedBy: outcomes.at(-1)?.rule ?? "noVerifyingPaymaster" };
   };
 
   const paymaster = chain.verifyingPaymaster;

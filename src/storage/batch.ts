@@ -1,3 +1,5 @@
+import type { BatchObserver } from "../metrics/metrics";
+
 interface Pending<In, Out> {
   item: In;
   resolve(result: Out): void;
@@ -17,6 +19,8 @@ export class Batcher<In, Out> {
   constructor(
     private readonly run: (items: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
+    /** Told each batch's size and time (the group-commit metrics). */
+    private readonly observe?: BatchObserver,
   ) {}
 
   submit(item: In): Promise<Out> {
@@ -33,10 +37,13 @@ export class Batcher<In, Out> {
   async #drain(): Promise<void> {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, this.maxBatch);
+      const started = performance.now();
       try {
         const results = await this.run(batch.map((p) => p.item));
+        this.observe?.(batch.length, (performance.now() - started) / 1000, true);
         for (const [i, p] of batch.entries()) p.resolve(results[i] as Out);
       } catch (error) {
+        this.observe?.(batch.length, (performance.now() - started) / 1000, false);
         for (const p of batch) p.reject(error);
       }
     }

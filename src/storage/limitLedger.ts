@@ -1,3 +1,4 @@
+import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Queryable } from "./database";
 
@@ -77,31 +78,35 @@ const CURRENT = `
 export class LimitLedger {
   readonly #batcher: Batcher<Reservation[], CheckOutcome>;
 
-  constructor(db: Queryable) {
-    this.#batcher = new Batcher(async (operations) => {
-      const flat = operations.flat();
-      const rows = await db.query<{ i: number; used: string; previous: string | null }>(CURRENT, [
-        flat.map((r) => r.policyId),
-        flat.map((r) => String(r.cycleStartMs)),
-        flat.map((r) => r.scopeKey),
-        flat.map((r) => r.sender),
-        flat.map((r) => r.nonce.toString()),
-      ]);
-      const current = new Map(rows.map((row) => [Number(row.i), row]));
-      let position = 0;
-      return operations.map((reservations) => {
-        let outcome: CheckOutcome = { ok: true };
-        for (const [index, r] of reservations.entries()) {
-          const row = current.get(++position);
-          const used = BigInt(row?.used ?? "0");
-          const previous = row?.previous ? BigInt(row.previous) : 0n;
-          if (outcome.ok && (r.amount > r.threshold || used + r.amount - previous > r.threshold)) {
-            outcome = { ok: false, index, used };
+  constructor(db: Queryable, observe?: BatchObserver) {
+    this.#batcher = new Batcher(
+      async (operations) => {
+        const flat = operations.flat();
+        const rows = await db.query<{ i: number; used: string; previous: string | null }>(CURRENT, [
+          flat.map((r) => r.policyId),
+          flat.map((r) => String(r.cycleStartMs)),
+          flat.map((r) => r.scopeKey),
+          flat.map((r) => r.sender),
+          flat.map((r) => r.nonce.toString()),
+        ]);
+        const current = new Map(rows.map((row) => [Number(row.i), row]));
+        let position = 0;
+        return operations.map((reservations) => {
+          let outcome: CheckOutcome = { ok: true };
+          for (const [index, r] of reservations.entries()) {
+            const row = current.get(++position);
+            const used = BigInt(row?.used ?? "0");
+            const previous = row?.previous ? BigInt(row.previous) : 0n;
+            if (outcome.ok && (r.amount > r.threshold || used + r.amount - previous > r.threshold)) {
+              outcome = { ok: false, index, used };
+            }
           }
-        }
-        return outcome;
-      });
-    });
+          return outcome;
+        });
+      },
+      undefined,
+      observe,
+    );
   }
 
   /** Whether all of one operation's limits have room for it now; reserves nothing. */

@@ -1,4 +1,4 @@
-import type { Database } from "./database";
+import type { Database, Queryable } from "./database";
 
 /**
  * The schema, one numbered step at a time. Steps are applied in order at start and never edited once released:
@@ -265,4 +265,11 @@ export async function migrate(db: Database): Promise<void> {
       await tx.query("INSERT INTO schema_migrations (id) VALUES ($1)", [migration.id]);
     }
   });
+}
+
+/** How many steps of this build's schema the database lacks (readiness: 0 once migrate has run here or elsewhere). */
+export async function pendingMigrations(db: Queryable): Promise<number> {
+  const rows = await db.query<{ id: number }>("SELECT id FROM schema_migrations");
+  const applied = new Set(rows.map((row) => Number(row.id)));
+  return MIGRATIONS.filter((migration) => !applied.has(migration.id)).length;
 }

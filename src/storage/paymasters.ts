@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { badRequest, messages } from "../errors";
 import { isUniqueViolation, type Queryable } from "./database";
+import { isStorableText } from "./storableText";
 
 export interface Paymaster {
   id: string;
@@ -70,6 +71,7 @@ export async function findPaymasterByApiKey(
   accountId: string,
   apiKey: string,
 ): Promise<Paymaster | undefined> {
+  if (!isStorableText(apiKey)) return undefined;
   const rows = await db.query<PaymasterRow>(
     `SELECT ${COLUMNS} FROM paymasters WHERE api_key = $1 AND account_id = $2`,
     [apiKey, accountId],

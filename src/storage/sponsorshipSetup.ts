@@ -3,19 +3,22 @@ import { parseContractAbi } from "../sponsorship/contractAbi";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { Queryable } from "./database";
 import { listPolicies } from "./policies";
+import { isStorableText } from "./storableText";
 import { listWebhooks } from "./webhooks";
 
 interface PaymasterRow {
   id: string;
   account_id: string;
+  name: string;
   chain_id: string | number;
   funding_address: string | null;
 }
 
 /** Loads what the sponsorship rules read about the paymaster an apiKey names; undefined for an unknown apiKey. */
 export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promise<SponsorshipSetup | undefined> {
+  if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, chain_id, funding_address FROM paymasters WHERE api_key = $1",
+    "SELECT id, account_id, name, chain_id, funding_address FROM paymasters WHERE api_key = $1",
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -37,6 +40,7 @@ export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promi
   return {
     paymasterId: paymaster.id,
     accountId: paymaster.account_id,
+    name: paymaster.name,
     chainId: Number(paymaster.chain_id),
     fundingAddress: paymaster.funding_address as Address | null,
     policies: policies.filter((policy) => policy.active),

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 import { type Reservation, reserveLimits } from "./limitLedger";
@@ -121,16 +122,20 @@ const DEADLOCK_RETRIES = 3;
 export class SponsorshipLog {
   readonly #insert: Batcher<Pending, RecordOutcome>;
 
-  constructor(db: Database) {
-    this.#insert = new Batcher(async (items) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction((tx) => recordBatch(tx, items));
-        } catch (error) {
-          if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
+  constructor(db: Database, observe?: BatchObserver) {
+    this.#insert = new Batcher(
+      async (items) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await db.transaction((tx) => recordBatch(tx, items));
+          } catch (error) {
+            if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
+          }
         }
-      }
-    });
+      },
+      undefined,
+      observe,
+    );
   }
 
   /**

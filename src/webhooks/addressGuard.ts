@@ -202,10 +202,13 @@ export type Lookup = (hostname: string) => Promise<LookupAddress[]>;
 
 export const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-/** The outcome of a check: the addresses to connect to, or why not (`unresolved` when DNS gave no answer). */
+/**
+ * The outcome of a check: the addresses to connect to, or why not (`unresolved` when DNS gave no address, with the
+ * error code of the lookup when it failed: ENOTFOUND for a name that does not exist, EAI_AGAIN when DNS did not answer).
+ */
 export type GuardResult =
   | { ok: true; addresses: LookupAddress[] }
-  | { ok: false; reason: string; unresolved?: boolean };
+  | { ok: false; reason: string; unresolved?: boolean; dnsCode?: string };
 
 export const defaultPort = (url: URL) => (url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80);
 
@@ -231,7 +234,7 @@ export async function checkUrl(
   } catch (error) {
     if (options.signal?.aborted) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    return { ok: false, reason: `host ${host} does not resolve (${code})`, unresolved: true };
+    return { ok: false, reason: `host ${host} does not resolve (${code})`, unresolved: true, dnsCode: code };
   }
   if (addresses.length === 0) return { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
   for (const { address } of addresses) {

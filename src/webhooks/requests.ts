@@ -11,6 +11,8 @@ type WebhookData = Record<string, unknown> | undefined;
  */
 export function registeredWebhookRequest(url: string, requestType: "GET" | "POST", data: WebhookData): WebhookRequest {
   if (requestType === "POST") return { method: "POST", url, body: JSON.stringify({ data: data ?? {} }) };
+  // A URL that does not parse goes to the call as it is, which refuses it (fail closed) like a POST one.
+  if (!URL.canParse(url)) return { method: "GET", url };
   const target = new URL(url);
   for (const [key, value] of Object.entries(data ?? {})) {
     if (value === undefined) continue;

@@ -37,22 +37,39 @@ export function guardOf(settings: WebhookSettings, addresses: () => readonly Lis
   return { allowPrivate: settings.allowPrivate, self: addresses };
 }
 
+/** Lookup errors that mean DNS answered: the name does not exist, or has no address. */
+const NAME_DOES_NOT_EXIST = new Set(["ENOTFOUND", "ENODATA"]);
+
+/** What registration makes of a webhook URL: refuse it (why), accept it with a warning for the log, or accept it. */
+export type RegistrationCheck = { refusal: string } | { warning: string } | { accepted: true };
+
 /**
- * At registration: why the service would refuse to call this URL, or undefined. A host that does not resolve (yet),
- * or does not answer within the timeout, is accepted: the guard runs again before every call.
+ * At registration: whether the service would refuse to call this URL. A blocked address, or a name DNS says does not
+ * exist (ENOTFOUND: `localhost.`, `foo.localhost`, a typo), is refused. When DNS cannot tell (no answer within the
+ * timeout, a server failure, no DNS server reachable), the URL is accepted with a warning: the guard runs again before
+ * every call, so nothing is called that the guard would refuse.
  */
-export async function registrationRefusal(
+export async function registrationCheck(
   url: string,
   guard: GuardPolicy,
   settings: WebhookSettings,
-): Promise<string | undefined> {
+): Promise<RegistrationCheck> {
+  const host = new URL(url).hostname;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), settings.timeoutMs);
+  const unchecked = (why: string) => ({
+    warning: `webhook host ${host} accepted unchecked: ${why}; it is checked again before every call`,
+  });
   try {
     const checked = await checkUrl(new URL(url), guard, { lookup: settings.lookup, signal: controller.signal });
-    return checked.ok || checked.unresolved ? undefined : checked.reason;
+    if (checked.ok) return { accepted: true };
+    if (!checked.unresolved) return { refusal: checked.reason };
+    if (checked.dnsCode === undefined || NAME_DOES_NOT_EXIST.has(checked.dnsCode)) {
+      return { refusal: `host ${host} does not exist (DNS answered ${checked.dnsCode ?? "no address"})` };
+    }
+    return unchecked(`DNS failed (${checked.dnsCode})`);
   } catch {
-    return undefined;
+    return unchecked(`DNS did not answer within ${settings.timeoutMs} ms`);
   } finally {
     clearTimeout(timer);
   }

@@ -3,11 +3,13 @@ import { test } from "node:test";
 import type { Abi, AbiParameter } from "viem";
 import {
   entryPointArtifact,
+  loadArtifact,
   simpleAccountArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
 } from "../../src/chain/artifacts";
 import { entryPointAbi } from "../../src/chain/entryPoint";
+import { entryPointV07Abi } from "../../src/chain/entryPointV07";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
 
 function typeOf(parameter: AbiParameter): string {
@@ -34,6 +36,20 @@ const subsets = [
   ["EntryPoint", entryPointAbi, entryPointArtifact.abi],
   ["SimpleAccount", simpleAccountAbi, simpleAccountArtifact.abi],
   ["SimpleAccountFactory", simpleAccountFactoryAbi, simpleAccountFactoryArtifact.abi],
+  // v0.7 and v0.8 share the hand-written PackedUserOperation ABI, and their SimpleAccounts the v0.6 calls the tests
+  // make; executeBatch is not among them (0.7 added a values array, 0.8 takes Call structs).
+  ...(["0.7", "0.8"] as const).flatMap((version) => {
+    const npm = (name: string) => loadArtifact(`@account-abstraction/contracts-v${version}/artifacts/${name}.json`).abi;
+    return [
+      [`EntryPoint v${version}`, entryPointV07Abi, npm("EntryPoint")],
+      [
+        `SimpleAccount v${version}`,
+        simpleAccountAbi.filter((item) => item.name !== "executeBatch"),
+        npm("SimpleAccount"),
+      ],
+      [`SimpleAccountFactory v${version}`, simpleAccountFactoryAbi, npm("SimpleAccountFactory")],
+    ] as const;
+  }),
 ] as const;
 
 for (const [name, subset, full] of subsets) {

@@ -9,6 +9,7 @@ import { entryPointAbi } from "../../src/chain/entryPoint";
 import { EXPIRY_MARGIN_SECONDS, maxChargeWei } from "../../src/chain/paymasterDeposit";
 import { type Settlement, startSettlement } from "../../src/chain/settlement";
 import type { UserOperation } from "../../src/chain/userOperation";
+import { createMetrics } from "../../src/metrics/metrics";
 import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { readCursor } from "../../src/storage/settlement";
@@ -29,6 +30,7 @@ import { addPolicy } from "../helpers/dappSetup";
 let app: ChainApp;
 let dapp: Dapp;
 let settlement: Settlement;
+const settlementMetrics = createMetrics();
 let policies: { spend: string; count: string };
 const fundingAddress = () => app.env.wallet(anvilKeys.fundingWallet).account.address.toLowerCase();
 
@@ -52,7 +54,7 @@ before(async () => {
       "count",
     ),
   };
-  settlement = startSettlement(app.t.ctx, { poll: false });
+  settlement = startSettlement(app.t.ctx, { poll: false, metrics: settlementMetrics });
 });
 after(async () => {
   await settlement?.stop();
@@ -144,6 +146,12 @@ describe("settlement", () => {
     assert.equal(pass?.settled, 1);
     assert.equal(pass?.reservations, 2);
     assert.equal(pass?.toBlock, receipt.blockNumber);
+    // Caught up with the head: the lag gauge of the chain says 0 blocks.
+    const lag = (await settlementMetrics.settlementLagBlocks.get()).values;
+    assert.deepEqual(
+      lag.map((v) => [v.labels.chain_id, v.value]),
+      [["31337", 0]],
+    );
 
     const [row] = await rows(op.sender);
     assert.equal(row?.user_op_hash, event.userOpHash);

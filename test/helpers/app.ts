@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import { generatePrivateKey } from "viem/accounts";
 import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
 import { createSigner } from "../../src/chain/signer";
@@ -7,6 +7,7 @@ import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
 import { openTestDatabase } from "./database";
+import { testLookup } from "./dns";
 
 export const TEST_CHAINS: ReadonlyMap<number, ChainConfig> = new Map([
   [31337, { chainId: 31337, name: "local" }],
@@ -49,18 +50,24 @@ export interface Dapp {
   chainId: number;
 }
 
-export async function startTestApp(overrides: Partial<AppContext> = {}): Promise<TestApp> {
+/** `logger`: Fastify's logger options (tests that read the log pass a capturing stream); silent by default. */
+export async function startTestApp(
+  overrides: Partial<AppContext> = {},
+  logger: FastifyServerOptions["logger"] = process.env.TEST_LOG ? { level: "error" } : false,
+): Promise<TestApp> {
   const db = await openTestDatabase();
   const ctx: AppContext = {
     db,
     chains: TEST_CHAINS,
     bodyLimitBytes: 64 * 1024,
     signer: createSigner(generatePrivateKey()),
-    // Like the embedded default: the tests' webhook servers listen on 127.0.0.1.
-    webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()) },
+    // Like the embedded default: the tests' webhook servers listen on 127.0.0.1. The DNS is the tests' own.
+    webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()), lookup: testLookup },
+    // Tests send many wrong credentials from one address on purpose; test/http/failureThrottle.test.ts turns it on.
+    failureThrottle: { maxFailures: 0, windowMs: 60_000 },
     ...overrides,
   };
-  const app = await buildApp(ctx, process.env.TEST_LOG ? { level: "error" } : false);
+  const app = await buildApp(ctx, logger);
   let counter = 0;
 
   const call: TestApp["call"] = async (method, path, options = {}) => {

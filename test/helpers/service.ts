@@ -35,12 +35,24 @@ export function embeddedEnv(dataDir: string, extra: Record<string, string> = {})
   return env;
 }
 
+/** How to run the service: `src/main.ts` through tsx in this checkout unless told otherwise (a built install). */
+export interface ServiceCommand {
+  args: string[];
+  cwd: string;
+}
+
+const FROM_SOURCE: ServiceCommand = { args: ["--import", "tsx", "src/main.ts"], cwd: ROOT };
+
 /**
  * Starts `src/main.ts` as a real process and waits until it says where it listens: the embedded service writes it
  * in its data folder's lock; with PostgreSQL, the start is read from its log (LOG_LEVEL must be info or lower).
  */
-export async function startService(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<RunningService> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: ROOT, env, stdio: "pipe" });
+export async function startService(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 30_000,
+  command: ServiceCommand = FROM_SOURCE,
+): Promise<RunningService> {
+  const child = spawn(process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));

@@ -5,13 +5,19 @@ import { generatePrivateKey } from "viem/accounts";
 import { Secret } from "../../src/config";
 import type { Lookup } from "../../src/webhooks/addressGuard";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { dnsError } from "../helpers/dns";
+import { captureLog } from "../helpers/logCapture";
 
-/** A DNS where `internal.example.com` is a private address and unknown names do not resolve (like this sandbox). */
+/**
+ * A DNS where `internal.example.com` is a private address, `flaky.example.com` gets no answer from a DNS server
+ * (EAI_AGAIN, as when DNS is unreachable) and other unknown names do not exist (ENOTFOUND).
+ */
 const lookup: Lookup = async (hostname) => {
   if (hostname === "internal.example.com") return [{ address: "10.0.0.5", family: 4 }];
   if (hostname === "public.example.com") return [{ address: "93.184.216.34", family: 4 }];
   if (hostname === "localhost") return [{ address: "127.0.0.1", family: 4 }];
-  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+  if (hostname === "flaky.example.com") throw dnsError("EAI_AGAIN", hostname);
+  throw dnsError("ENOTFOUND", hostname);
 };
 const settings = (allowPrivate: boolean) => ({
   allowPrivate,
@@ -40,8 +46,9 @@ function registrar(t: TestApp, dapp: Dapp) {
 describe("production settings: only public webhook addresses", () => {
   let t: TestApp;
   let dapp: Dapp;
+  const log = captureLog("warn");
   before(async () => {
-    t = await startTestApp({ webhooks: settings(false) });
+    t = await startTestApp({ webhooks: settings(false) }, log.logger);
     dapp = await t.dapp();
   });
   after(() => t.close());
@@ -65,12 +72,35 @@ describe("production settings: only public webhook addresses", () => {
     });
   }
 
-  test("public addresses, and names that do not resolve yet, are accepted (the call checks again)", async () => {
+  for (const host of ["localhost.", "foo.localhost", "metadata.google.internal", "not-yet.example.com"]) {
+    test(`${host}: DNS says it does not exist, so it is refused at registration`, async () => {
+      const { webhook, rule, count } = registrar(t, dapp);
+      const reason = `host ${host} does not exist (DNS answered ENOTFOUND)`;
+      const url = `https://${host}/hook`;
+      assert.deepEqual((await webhook(url)).body, { statusCode: 400, message: `webhookUrl ${reason}` });
+      assert.deepEqual((await rule(url)).body, { statusCode: 400, message: `policyData.url ${reason}` });
+      assert.equal(await count(), 0, "nothing was stored");
+    });
+  }
+
+  test("public addresses are accepted; a name DNS cannot answer for is accepted with a warning", async () => {
     const { webhook, rule } = registrar(t, dapp);
-    for (const url of ["https://public.example.com/hook", "https://93.184.216.34/", "https://not-yet.example.com/"]) {
+    for (const url of ["https://public.example.com/hook", "https://93.184.216.34/"]) {
       assert.equal((await webhook(url)).status, 200, url);
       assert.equal((await rule(url)).status, 200, url);
     }
+    const warnings = () => log.entries().filter((entry) => entry.level === 40);
+    assert.equal(warnings().length, 0);
+    assert.equal((await webhook("https://flaky.example.com/hook?key=dapp-secret")).status, 200);
+    assert.equal((await rule("https://flaky.example.com/rule")).status, 200);
+    assert.deepEqual(
+      warnings().map((entry) => [entry.field, entry.msg]),
+      ["webhookUrl", "policyData.url"].map((field) => [
+        field,
+        "webhook host flaky.example.com accepted unchecked: DNS failed (EAI_AGAIN); it is checked again before every call",
+      ]),
+    );
+    assert.doesNotMatch(log.text(), /dapp-secret/, "the warning names the host, not the URL");
   });
 
   test("syntax is still checked first", async () => {

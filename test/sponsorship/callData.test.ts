@@ -220,3 +220,56 @@ describe("a selector two layouts read differently", () => {
     assert.deepEqual(decodeWith("0x12345678", undefined, shared), other());
   });
 });
+
+describe("batch arrays", () => {
+  // Not covered above: the arrays of a batch must pair up; Biconomy's may leave the value array empty.
+  const withValues = parseAbiItem("function executeBatch(address[],uint256[],bytes[])") as AbiFunction;
+  const withoutValues = parseAbiItem("function executeBatch(address[],bytes[])") as AbiFunction;
+  const MISMATCH = { ok: false, reason: "batch callData has arrays of different lengths" };
+  const cases: { name: string; callData: Hex; expected: unknown }[] = [
+    {
+      name: "Biconomy, no values at all: every call with value 0",
+      callData: encodeFunctionData({ abi: [withValues], args: [[A, B], [], [MINT, "0x"]] }),
+      expected: {
+        ok: true,
+        calls: [
+          { to: A, value: 0n, data: MINT },
+          { to: B, value: 0n, data: "0x" },
+        ],
+      },
+    },
+    {
+      name: "Biconomy, fewer values than targets",
+      callData: encodeFunctionData({ abi: [withValues], args: [[A, B], [1n], [MINT, "0x"]] }),
+      expected: MISMATCH,
+    },
+    {
+      name: "Biconomy, more values than targets",
+      callData: encodeFunctionData({ abi: [withValues], args: [[A], [1n, 2n], [MINT]] }),
+      expected: MISMATCH,
+    },
+    {
+      name: "Biconomy, fewer datas than targets",
+      callData: encodeFunctionData({ abi: [withValues], args: [[A, B], [], [MINT]] }),
+      expected: MISMATCH,
+    },
+    {
+      name: "SimpleAccount, fewer datas than targets",
+      callData: encodeFunctionData({ abi: [withoutValues], args: [[A, B], [MINT]] }),
+      expected: MISMATCH,
+    },
+    {
+      name: "SimpleAccount, more datas than targets",
+      callData: encodeFunctionData({ abi: [withoutValues], args: [[A], [MINT, "0x"]] }),
+      expected: MISMATCH,
+    },
+    {
+      name: "SimpleAccount, empty arrays: no call",
+      callData: encodeFunctionData({ abi: [withoutValues], args: [[], []] }),
+      expected: { ok: true, calls: [] },
+    },
+  ];
+  for (const { name, callData, expected } of cases) {
+    test(name, () => assert.deepEqual(decodeAccountCalls(callData), expected));
+  }
+});

@@ -190,6 +190,7 @@ describe("checkUrl: resolution, then every address", () => {
       ok: false,
       reason: "host nowhere.example.com does not resolve (ENOTFOUND)",
       unresolved: true,
+      dnsCode: "ENOTFOUND",
     });
   });
 

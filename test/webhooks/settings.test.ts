@@ -5,8 +5,9 @@ import path from "node:path";
 import { test } from "node:test";
 import { inspect } from "node:util";
 import { loadConfig, Secret } from "../../src/config";
-import { registrationRefusal } from "../../src/webhooks/settings";
+import { registrationCheck } from "../../src/webhooks/settings";
 import { loadWebhookSigningKey } from "../../src/webhooks/signingKey";
+import { dnsError } from "../helpers/dns";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-webhook-"));
 
@@ -86,24 +87,60 @@ test("the key file is made once, owner-only, and read back; refusals name the fi
   );
 });
 
-test("registration accepts a name that does not resolve yet (the call checks again), and refuses blocked ones", async () => {
+test("registration refuses a name DNS says does not exist, accepts with a warning when DNS cannot tell", async () => {
+  const failing: Record<string, string> = {
+    "foo.localhost": "ENOTFOUND",
+    "localhost.": "ENOTFOUND",
+    "metadata.google.internal": "ENOTFOUND",
+    "no-address.example.com": "ENODATA",
+    "servfail.example.com": "ESERVFAIL",
+    "flaky.example.com": "EAI_AGAIN",
+    "refused.example.com": "ECONNREFUSED",
+    "timeout.example.com": "ETIMEOUT",
+  };
   const settings = {
     allowPrivate: false,
     timeoutMs: 500,
     signingKey: new Secret(`0x${"01".repeat(32)}`),
     lookup: async (hostname: string) => {
       if (hostname === "internal.example.com") return [{ address: "10.0.0.5", family: 4 }];
-      throw Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" });
+      if (hostname === "public.example.com") return [{ address: "93.184.216.34", family: 4 }];
+      if (hostname === "empty.example.com") return [];
+      throw dnsError(failing[hostname] ?? "ENOTFOUND", hostname);
     },
   };
   const guard = { allowPrivate: false };
-  assert.equal(await registrationRefusal("https://not-yet.example.com/", guard, settings), undefined);
-  assert.equal(
-    await registrationRefusal("https://internal.example.com/", guard, settings),
-    "resolves to 10.0.0.5, a private address",
-  );
+  const check = (host: string, using = settings) => registrationCheck(`https://${host}/hook`, guard, using);
+  assert.deepEqual(await check("public.example.com"), { accepted: true });
+  assert.deepEqual(await check("internal.example.com"), { refusal: "resolves to 10.0.0.5, a private address" });
+  for (const host of ["foo.localhost", "localhost.", "metadata.google.internal", "not-yet.example.com"]) {
+    assert.deepEqual(await check(host), { refusal: `host ${host} does not exist (DNS answered ENOTFOUND)` }, host);
+  }
+  assert.deepEqual(await check("no-address.example.com"), {
+    refusal: "host no-address.example.com does not exist (DNS answered ENODATA)",
+  });
+  assert.deepEqual(await check("empty.example.com"), {
+    refusal: "host empty.example.com does not exist (DNS answered no address)",
+  });
+  for (const [host, code] of [
+    ["servfail.example.com", "ESERVFAIL"],
+    ["flaky.example.com", "EAI_AGAIN"],
+    ["refused.example.com", "ECONNREFUSED"],
+    ["timeout.example.com", "ETIMEOUT"],
+  ]) {
+    assert.deepEqual(
+      await check(host as string),
+      {
+        warning: `webhook host ${host} accepted unchecked: DNS failed (${code}); it is checked again before every call`,
+      },
+      host,
+    );
+  }
   const hanging = { ...settings, timeoutMs: 100, lookup: () => new Promise<never>(() => {}) };
   const started = performance.now();
-  assert.equal(await registrationRefusal("https://slow-dns.example.com/", guard, hanging), undefined);
+  assert.deepEqual(await check("slow-dns.example.com", hanging), {
+    warning:
+      "webhook host slow-dns.example.com accepted unchecked: DNS did not answer within 100 ms; it is checked again before every call",
+  });
   assert.ok(performance.now() - started < 600);
 });

@@ -1,5 +1,6 @@
+import type { Metrics, WebhookOutcome } from "../../metrics/metrics";
 import type { ListenAddress } from "../../webhooks/addressGuard";
-import { callWebhook } from "../../webhooks/call";
+import { type CallOptions, type CallResult, callWebhook } from "../../webhooks/call";
 import { registeredWebhookRequest, type WebhookRequest, webhookRuleRequest } from "../../webhooks/requests";
 import { accountWebhookSecret, guardOf, type WebhookSettings, webhookSettings } from "../../webhooks/settings";
 import type { PartialUserOperation } from "../partialUserOperation";
@@ -45,7 +46,11 @@ function origin(url: string): string {
  * are called at once, each within the timeout; every refusal is named in the reason. No webhook, no call. Requests
  * are signed with the paymaster's account's secret; `selfAddresses` are where this service listens (never called).
  */
-export function webhookRule(context: WebhookSettings | undefined, selfAddresses: () => readonly ListenAddress[]): Rule {
+export function webhookRule(
+  context: WebhookSettings | undefined,
+  selfAddresses: () => readonly ListenAddress[],
+  metrics?: Metrics,
+): Rule {
   const settings = webhookSettings(context);
   const guard = guardOf(settings, selfAddresses);
   return {
@@ -69,11 +74,27 @@ export function webhookRule(context: WebhookSettings | undefined, selfAddresses:
       if (targets.length === 0) return pass(RULE);
       const secret = accountWebhookSecret(settings, setup.accountId);
       const options = { guard, timeoutMs: settings.timeoutMs, secret, lookup: settings.lookup };
-      const results = await Promise.all(targets.map((target) => callWebhook(target.request, options)));
+      const results = await Promise.all(targets.map((target) => observedCall(target.request, options, metrics)));
       const refusals = results.flatMap((result, index) =>
         result.ok ? [] : [`${targets[index]?.label} refused: ${result.reason}`],
       );
       return refusals.length === 0 ? pass(RULE) : refuse(RULE, refusals.join("; "));
     },
   };
+}
+
+/** One webhook call, counted and timed by outcome (verified, refused, timeout). */
+async function observedCall(request: WebhookRequest, options: CallOptions, metrics?: Metrics): Promise<CallResult> {
+  const started = performance.now();
+  const result = await callWebhook(request, options);
+  if (metrics) {
+    const outcome: WebhookOutcome = result.ok
+      ? "verified"
+      : result.reason.startsWith("timed out")
+        ? "timeout"
+        : "refused";
+    metrics.webhookCalls.inc({ outcome });
+    metrics.webhookSeconds.observe({ outcome }, (performance.now() - started) / 1000);
+  }
+  return result;
 }

@@ -1,0 +1,52 @@
+// The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
+// 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
+import { type Address, concat, type Hex, isAddress, numberToHex } from "viem";
+
+/** Field names match the ABI struct, so viem encodes it as is. */
+export interface PackedUserOperation {
+  sender: Address;
+  nonce: bigint;
+  /** factory (20 bytes) ++ factoryData, or empty when the account exists. */
+  initCode: Hex;
+  callData: Hex;
+  /** verificationGasLimit (high 128 bits) ++ callGasLimit (low 128 bits). */
+  accountGasLimits: Hex;
+  preVerificationGas: bigint;
+  /** maxPriorityFeePerGas (high 128 bits) ++ maxFeePerGas (low 128 bits). */
+  gasFees: Hex;
+  /** paymaster (20) ++ paymasterVerificationGasLimit (16) ++ paymasterPostOpGasLimit (16) ++ paymasterData. */
+  paymasterAndData: Hex;
+  signature: Hex;
+}
+
+/** The fields a paymaster signature covers as they are: all but the two that carry signatures. */
+export type PackedUserOperationSignedFields = Omit<PackedUserOperation, "paymasterAndData" | "signature">;
+
+const MAX_UINT128 = 2n ** 128n - 1n;
+
+/** One 16-byte big-endian half of a packed word; refuses what does not fit rather than silently truncating it. */
+export function uint128Bytes(name: string, value: bigint): Hex {
+  if (value < 0n || value > MAX_UINT128) throw new RangeError(`${name} must fit in uint128, got ${value}`);
+  return numberToHex(value, { size: 16 });
+}
+
+export function packAccountGasLimits(limits: { verificationGasLimit: bigint; callGasLimit: bigint }): Hex {
+  return concat([
+    uint128Bytes("verificationGasLimit", limits.verificationGasLimit),
+    uint128Bytes("callGasLimit", limits.callGasLimit),
+  ]);
+}
+
+export function packGasFees(fees: { maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }): Hex {
+  return concat([
+    uint128Bytes("maxPriorityFeePerGas", fees.maxPriorityFeePerGas),
+    uint128Bytes("maxFeePerGas", fees.maxFeePerGas),
+  ]);
+}
+
+/** initCode from the unpacked form's factory and factoryData; no factory means no initCode. */
+export function packInitCode(factory: Address | undefined, factoryData: Hex = "0x"): Hex {
+  if (factory === undefined) return "0x";
+  if (!isAddress(factory, { strict: false })) throw new TypeError(`factory is not an address: ${factory}`);
+  return concat([factory.toLowerCase() as Address, factoryData]);
+}

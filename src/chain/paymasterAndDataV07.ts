@@ -1,0 +1,164 @@
+// The verifying paymaster's paymasterAndData for EntryPoint v0.7 and v0.8, byte for byte as
+// contracts/v07/VerifyingPaymasterV07.sol parses it, and the hash its verifying signer signs (docs/contracts.md,
+// 'VerifyingPaymasterV07 (EntryPoint v0.7 and v0.8)').
+//
+//   [0:20]    paymaster address                      \
+//   [20:36]   paymasterVerificationGasLimit (uint128)  } read by the EntryPoint
+//   [36:52]   paymasterPostOpGasLimit (uint128)       /
+//   [52:308]  paymasterData = abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)
+import {
+  type Address,
+  concat,
+  decodeAbiParameters,
+  encodeAbiParameters,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  isAddress,
+  size,
+  slice,
+} from "viem";
+import { keccak256 } from "./keccak";
+import type { PackedUserOperationSignedFields } from "./packedUserOperation";
+import { uint128Bytes } from "./packedUserOperation";
+import { PAYMASTER_SIGNATURE_LENGTH, type SponsorshipTerms } from "./paymasterAndData";
+
+/** Where paymasterData starts: after the address and the two gas limits the EntryPoint reads. */
+export const PAYMASTER_DATA_OFFSET = 52;
+/** Four head words + the signature's length word + 65 bytes padded to three words. */
+export const VERIFYING_PAYMASTER_DATA_V07_LENGTH = 256;
+export const VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + VERIFYING_PAYMASTER_DATA_V07_LENGTH;
+
+const MAX_UINT48 = 2 ** 48 - 1;
+
+const dataParameters = [
+  { name: "paymasterId", type: "address" },
+  { name: "validUntil", type: "uint48" },
+  { name: "validAfter", type: "uint48" },
+  { name: "signature", type: "bytes" },
+] as const;
+
+const hashParameters = [
+  { name: "sender", type: "address" },
+  { name: "nonce", type: "uint256" },
+  { name: "initCodeHash", type: "bytes32" },
+  { name: "callDataHash", type: "bytes32" },
+  { name: "accountGasLimits", type: "bytes32" },
+  { name: "preVerificationGas", type: "uint256" },
+  { name: "gasFees", type: "bytes32" },
+  { name: "paymasterVerificationGasLimit", type: "uint128" },
+  { name: "paymasterPostOpGasLimit", type: "uint128" },
+  { name: "chainId", type: "uint256" },
+  { name: "paymaster", type: "address" },
+  { name: "paymasterId", type: "address" },
+  { name: "validUntil", type: "uint48" },
+  { name: "validAfter", type: "uint48" },
+] as const;
+
+/** The paymaster's own gas limits, which the EntryPoint reads from paymasterAndData and the hash binds. */
+export interface PaymasterGasLimits {
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+}
+
+export interface VerifyingPaymasterDataV07 extends SponsorshipTerms, PaymasterGasLimits {
+  paymaster: Address;
+  /** 65 bytes r,s,v with v 27 or 28. */
+  signature: Hex;
+}
+
+export interface VerifyingHashContextV07 extends SponsorshipTerms, PaymasterGasLimits {
+  chainId: number | bigint;
+  paymaster: Address;
+}
+
+function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
+  for (const [name, value] of [
+    ["validUntil", validUntil],
+    ["validAfter", validAfter],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 0 || value > MAX_UINT48) {
+      throw new RangeError(`${name} must be an integer number of seconds within uint48, got ${value}`);
+    }
+  }
+}
+
+function checkSignature(signature: Hex): void {
+  // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
+  if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
+    throw new RangeError(`paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`);
+  }
+}
+
+/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+export function getVerifyingPaymasterHashV07(
+  userOp: PackedUserOperationSignedFields,
+  context: VerifyingHashContextV07,
+): Hex {
+  checkWindow(context);
+  // Range checks only: the values are encoded as uint128 below.
+  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
+  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
+  return keccak256(
+    encodeAbiParameters(hashParameters, [
+      userOp.sender,
+      userOp.nonce,
+      keccak256(userOp.initCode),
+      keccak256(userOp.callData),
+      userOp.accountGasLimits,
+      userOp.preVerificationGas,
+      userOp.gasFees,
+      context.paymasterVerificationGasLimit,
+      context.paymasterPostOpGasLimit,
+      BigInt(context.chainId),
+      context.paymaster,
+      context.paymasterId,
+      context.validUntil,
+      context.validAfter,
+    ]),
+  );
+}
+
+/** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
+export function encodeVerifyingPaymasterDataV07(data: SponsorshipTerms & { signature: Hex }): Hex {
+  checkWindow(data);
+  checkSignature(data.signature);
+  return encodeAbiParameters(dataParameters, [data.paymasterId, data.validUntil, data.validAfter, data.signature]);
+}
+
+export function encodeVerifyingPaymasterAndDataV07(data: VerifyingPaymasterDataV07): Hex {
+  // concat keeps the case of its parts: lowercase the checksummed address so the result is uniform hex.
+  if (!isAddress(data.paymaster, { strict: false })) {
+    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
+  }
+  return concat([
+    data.paymaster.toLowerCase() as Address,
+    uint128Bytes("paymasterVerificationGasLimit", data.paymasterVerificationGasLimit),
+    uint128Bytes("paymasterPostOpGasLimit", data.paymasterPostOpGasLimit),
+    encodeVerifyingPaymasterDataV07(data),
+  ]);
+}
+
+export function decodeVerifyingPaymasterAndDataV07(paymasterAndData: Hex): VerifyingPaymasterDataV07 {
+  const length = size(paymasterAndData);
+  if (length !== VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH) {
+    throw new RangeError(
+      `verifying paymasterAndData (v0.7) must be ${VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH} bytes, got ${length}`,
+    );
+  }
+  const [paymasterId, validUntil, validAfter, signature] = decodeAbiParameters(
+    dataParameters,
+    slice(paymasterAndData, PAYMASTER_DATA_OFFSET),
+  );
+  // The right total length can still hide another signature length behind a crafted length word.
+  checkSignature(signature);
+  return {
+    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
+    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
+    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+    paymasterId,
+    validUntil,
+    validAfter,
+    signature,
+  };
+}

@@ -1,0 +1,93 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { AppContext } from "../context";
+import type { Metrics } from "../metrics/metrics";
+import { pendingMigrations } from "../storage/migrations";
+
+/** A readiness probe must answer well within the orchestrator's own timeout, whatever the chains do. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+type Reachability = "reachable" | "unreachable" | "not configured";
+
+/**
+ * The routes an operator's tooling calls: liveness, readiness and the Prometheus scrape. None of them takes an account
+ * token; /metrics takes METRICS_TOKEN when one is configured. Answers never name an RPC or bundler URL (they often
+ * carry a provider's API key).
+ */
+export function operationsRoutes(
+  app: FastifyInstance,
+  ctx: AppContext,
+  metrics: Metrics,
+  chains: ReadonlyMap<number, SponsoringChain>,
+): void {
+  // Alive: the event loop answers. Nothing else is checked, so a database outage never gets the process restarted.
+  app.get("/healthz", async () => ({ status: "ok" }));
+
+  app.get("/readyz", async (_request, reply) => {
+    const [database, chainStates] = await Promise.all([
+      databaseState(ctx),
+      Promise.all([...chains.values()].map(probeChain)),
+    ]);
+    const ready = database.database === "ok" && database.migrations === "done";
+    const degraded = chainStates.some((chain) => chain.rpc === "unreachable" || chain.bundler === "unreachable");
+    const status = !ready ? "unready" : degraded ? "degraded" : "ready";
+    return reply.status(ready ? 200 : 503).send({
+      status,
+      database: database.database,
+      migrations: database.migrations,
+      // Loaded at start (the service does not start without it): reported so the body says all that readiness means.
+      signer: ctx.signer.address ? "loaded" : "missing",
+      chains: chainStates,
+    });
+  });
+
+  app.get("/metrics", async (request, reply) => {
+    if (ctx.metricsToken && !bearerMatches(request.headers.authorization, ctx.metricsToken.reveal())) {
+      return reply
+        .status(401)
+        .header("www-authenticate", 'Bearer realm="metrics"')
+        .send({ statusCode: 401, message: "GET /metrics needs the header Authorization: Bearer <METRICS_TOKEN>" });
+    }
+    return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+}
+
+async function databaseState(ctx: AppContext): Promise<{ database: "ok" | "unreachable"; migrations: string }> {
+  try {
+    const pending = await pendingMigrations(ctx.db);
+    return { database: "ok", migrations: pending === 0 ? "done" : `${pending} pending` };
+  } catch {
+    return { database: "unreachable", migrations: "unknown" };
+  }
+}
+
+async function probeChain(chain: SponsoringChain) {
+  const [rpc, bundler] = await Promise.all([probe(chain.rpcUrl), probe(chain.bundlerUrl)]);
+  return { chainId: chain.chainId, name: chain.name, rpc, bundler };
+}
+
+/** One eth_chainId call: any JSON-RPC result within the timeout counts as reachable. */
+async function probe(url: string | undefined): Promise<Reachability> {
+  if (!url) return "not configured";
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
+    const body = (await response.json()) as { result?: unknown };
+    return response.ok && body.result !== undefined ? "reachable" : "unreachable";
+  } catch {
+    return "unreachable";
+  }
+}
+
+/** Compares digests, so the time taken says nothing about how much of the token was right. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer (.+)$/i.exec(header ?? "");
+  if (!match) return false;
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(match[1] as string), digest(token));
+}

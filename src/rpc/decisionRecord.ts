@@ -1,0 +1,69 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { DecisionOutcome, Metrics } from "../metrics/metrics";
+import type { SponsorshipSetup } from "../sponsorship/setup";
+import type { DecisionNote } from "./methodContext";
+import { ESTIMATION_UNAVAILABLE } from "./pm_sponsorUserOperation";
+import { INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
+
+/** The rules' names (src/sponsorship/rules) and the refusals before them: the only values the reason label takes. */
+const RULE_REASONS = new Set([
+  "fundingAndRules",
+  "walletDeployment",
+  "contractWhitelist",
+  "spendingLimits",
+  "deposit",
+  "webhooks",
+  "noVerifyingPaymaster",
+]);
+
+export interface DecisionEnd {
+  note: DecisionNote;
+  chain: SponsoringChain;
+  setup: SponsorshipSetup;
+  startedMs: number;
+  /** What the method threw, if it did. */
+  error?: unknown;
+}
+
+/** outcome and a bounded reason: the refusing rule's name, or the kind of error, never the free-text reason. */
+export function classify(note: DecisionNote, error: unknown): { outcome: DecisionOutcome; reason: string } {
+  if (note.refusedBy !== undefined) {
+    return { outcome: "refused", reason: RULE_REASONS.has(note.refusedBy) ? note.refusedBy : "other" };
+  }
+  if (error === undefined) return { outcome: "sponsored", reason: "" };
+  if (error instanceof RpcError) {
+    if (error.code === ESTIMATION_UNAVAILABLE) return { outcome: "error", reason: "gasEstimationUnavailable" };
+    if (error.httpStatus >= 500) return { outcome: "error", reason: "internal" };
+    // ERC20 mode refuses by error (no price, too small a balance, an operation that reverts): a client-side reason.
+    if (error.code === INVALID_PARAMS) return { outcome: "refused", reason: "invalidParams" };
+    if (error.code === SPONSORSHIP_REFUSED) return { outcome: "refused", reason: "refused" };
+    return { outcome: "refused", reason: "other" };
+  }
+  return { outcome: "error", reason: "internal" };
+}
+
+/**
+ * Counts and logs one sponsorship decision, once the method has answered: one info line with the chain, the dApp's
+ * paymaster name, the outcome, the reason and the time taken; never the apiKey, a token or the operation.
+ */
+export function recordDecision(metrics: Metrics | undefined, log: FastifyBaseLogger, end: DecisionEnd): void {
+  const mode = end.note.mode;
+  if (mode === undefined) return;
+  const seconds = (performance.now() - end.startedMs) / 1000;
+  const { outcome, reason } = classify(end.note, end.error);
+  const chainId = String(end.chain.chainId);
+  metrics?.decisions.inc({ chain_id: chainId, mode, outcome, reason });
+  metrics?.sponsorSeconds.observe({ chain_id: chainId, mode, outcome }, seconds);
+  log.info(
+    {
+      chainId: end.chain.chainId,
+      dapp: end.setup.name,
+      mode,
+      outcome,
+      ...(reason ? { reason } : {}),
+      ms: Math.round(seconds * 1000),
+    },
+    "sponsorship decision",
+  );
+}

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { parse } from "yaml";
+import { createMetrics } from "../../src/metrics/metrics";
+
+// The deployment files cannot be run here (no container engine): these checks keep them in step with the code that
+// test/service/production.test.ts runs the same way without a container.
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
+
+/** Every environment variable src/config.ts (the only reader of process.env) reads. */
+function configVariables(): string[] {
+  const source = read("src/config.ts");
+  const names = new Set<string>();
+  for (const match of source.matchAll(/env\.([A-Z][A-Z0-9_]*)|env,\s*"([A-Z][A-Z0-9_]*)"/g)) {
+    names.add((match[1] ?? match[2]) as string);
+  }
+  return [...names].sort();
+}
+
+test("config.ts reads the variables this test looks for (the pattern still finds them)", () => {
+  const names = configVariables();
+  for (const known of [
+    "DATABASE_URL",
+    "LOCAL_CHAIN",
+    "PORT",
+    "SIGNER_PRIVATE_KEY",
+    "METRICS_TOKEN",
+    "SHUTDOWN_TIMEOUT_MS",
+  ]) {
+    assert.ok(names.includes(known), `${known} is found in src/config.ts`);
+  }
+});
+
+test(".env.example names every variable config.ts reads, each with a comment", () => {
+  const lines = read(".env.example").split("\n");
+  for (const name of configVariables()) {
+    const index = lines.findIndex((line) => line.startsWith(`${name}=`));
+    assert.ok(index > 0, `.env.example lists ${name}`);
+    assert.match(lines[index - 1] as string, /^# /, `${name} has its meaning and default in a comment above it`);
+  }
+});
+
+test("compose.yaml: PostgreSQL and two service instances sharing it, each given every variable config.ts reads", () => {
+  const compose = parse(read("compose.yaml"), { merge: true }) as {
+    services: Record<string, { image?: string; build?: string; environment?: Record<string, unknown> }>;
+  };
+  assert.match(compose.services.postgres?.image ?? "", /^postgres:/);
+  const instances = Object.entries(compose.services).filter(([, service]) => service.build === ".");
+  assert.equal(instances.length, 2);
+  for (const [name, service] of instances) {
+    const environment = service.environment ?? {};
+    for (const variable of configVariables()) {
+      assert.ok(Object.hasOwn(environment, variable), `${name} sets ${variable}`);
+    }
+    assert.match(String(environment.DATABASE_URL), /@postgres:5432\//, `${name} uses the compose PostgreSQL`);
+    assert.equal(environment.NODE_ENV, "production");
+  }
+});
+
+test("Dockerfile: a build stage, then a slim runtime stage of the pack, non-root, with a HEALTHCHECK and NODE_ENV=production", () => {
+  const dockerfile = read("Dockerfile").replace(/\\\n/g, " ");
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  assert.ok(stages.length >= 2, "multi-stage");
+  const runtime = stages.at(-1) as string;
+  assert.match(runtime, /^\S+-slim\b/, "the runtime stage is a slim image");
+  assert.match(runtime, /^COPY --from=build /m, "it copies the build stage's output");
+  assert.match(stages[0] as string, /npm pack/, "the build stage packs the same `files` the test installs");
+  assert.match(runtime, /npm install --omit=dev/, "production dependencies only");
+  const user = /^USER (\S+)/m.exec(runtime)?.[1];
+  assert.ok(user && user !== "root" && user !== "0", "a USER other than root");
+  assert.match(runtime, /^HEALTHCHECK .*\/healthz/m);
+  assert.match(runtime, /^ENV .*\bNODE_ENV=production\b/m);
+  assert.match(runtime, /^CMD \[.*"dist\/main\.js"\]/m, "it starts what the build writes");
+  const files = (JSON.parse(read("package.json")) as { files: string[] }).files;
+  assert.deepEqual(files.sort(), ["config", "dist"]);
+});
+
+test("the example Prometheus rules parse, and every metric they use is one the service exports", async () => {
+  const rules = parse(read("deploy/prometheus-rules.yml")) as {
+    groups: { name: string; rules: { alert: string; expr: string; labels: { severity: string } }[] }[];
+  };
+  const exported = new Set(
+    (await createMetrics({ processMetrics: true }).registry.getMetricsAsJSON()).map((metric) => metric.name),
+  );
+  const alerts = rules.groups.flatMap((group) => group.rules);
+  assert.ok(alerts.length >= 5);
+  for (const rule of alerts) {
+    assert.match(rule.alert, /^Paymaster\w+$/);
+    assert.match(rule.labels.severity, /^(critical|warning)$/);
+    for (const [name] of rule.expr.matchAll(/\b(paymaster|nodejs|process)_\w+/g)) {
+      const base = name.replace(/_(bucket|count|sum)$/, "");
+      assert.ok(exported.has(base), `${rule.alert} uses ${name}, which /metrics exports`);
+    }
+  }
+});

@@ -1,0 +1,293 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { promisify } from "node:util";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { openDatabase } from "../../src/storage/database";
+import { type RunningService, startService } from "../helpers/service";
+
+// The production path end to end, as an operator takes it (and as the Dockerfile does): build, pack, install the pack
+// with --omit=dev in an empty folder, start `node dist/main.js` against PostgreSQL, create an account with
+// `node dist/cli/account.js`, sponsor, scrape /metrics, then SIGTERM under load. PostgreSQL is what production runs on,
+// so this runs in the DATABASE_URL pass of the suite; it makes a database of its own there.
+const url = process.env.DATABASE_URL;
+const skip = url ? false : "needs DATABASE_URL (PostgreSQL): the production path runs in the suite's PostgreSQL pass";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+const METRICS_TOKEN = `metrics-${generatePrivateKey().slice(2, 34)}`;
+/** Packages only development needs: a production install must run without any of them. */
+const DEVELOPMENT_PACKAGES = ["@foundry-rs/anvil", "@account-abstraction/contracts", "tsx", "pino-pretty", "esbuild"];
+
+let workDir = "";
+let installDir = "";
+let databaseName = "";
+let databaseUrl = "";
+let service: RunningService | undefined;
+let env: NodeJS.ProcessEnv = {};
+
+before(async () => {
+  if (!url) return;
+  workDir = mkdtempSync(path.join(tmpdir(), "paymaster-production-"));
+  // `npm pack` builds first (prepack), then packs exactly the `files` of package.json.
+  const startedMs = Date.now();
+  await run("npm", ["pack", "--pack-destination", workDir], { cwd: ROOT, timeout: 60_000 });
+  const packedMs = Date.now();
+  const tarball = readdirSync(workDir).find((name) => name.endsWith(".tgz"));
+  assert.ok(tarball, "npm pack wrote a tarball");
+  await run("tar", ["-xzf", tarball, "-C", workDir], { cwd: workDir });
+  installDir = path.join(workDir, "package");
+  // As the Dockerfile does: the pack, the lock file beside it, production dependencies only.
+  copyFileSync(path.join(ROOT, "package-lock.json"), path.join(installDir, "package-lock.json"));
+  await run("npm", ["install", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], {
+    cwd: installDir,
+    timeout: 120_000,
+  });
+  console.log(`built and packed in ${packedMs - startedMs} ms, installed in ${Date.now() - packedMs} ms`);
+
+  databaseName = `paymaster_production_${process.pid}_${Date.now()}`;
+  const admin = await openDatabase({ url });
+  await admin.exec(`CREATE DATABASE ${databaseName}`);
+  await admin.close();
+  const target = new URL(url);
+  target.pathname = `/${databaseName}`;
+  databaseUrl = target.toString();
+  // Nothing of this test process's environment (NODE_OPTIONS, test runner variables): only what an operator sets.
+  env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: "production",
+    DATABASE_URL: databaseUrl,
+    SIGNER_PRIVATE_KEY: generatePrivateKey(),
+    WEBHOOK_SIGNING_KEY: generatePrivateKey(),
+    DATA_DIR: path.join(workDir, "data"),
+    PORT: "0",
+    LOG_LEVEL: "info",
+    METRICS_TOKEN,
+    SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+  };
+});
+
+after(async () => {
+  if (service?.process.exitCode === null) await service.stop();
+  if (!url) return;
+  const admin = await openDatabase({ url });
+  await admin.exec(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+  await admin.close();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
+  const response = await fetch(`${base}/api/v2/public/sdk/${route}`, {
+    method,
+    headers: { ...headers, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data?: Record<string, string> };
+  assert.equal(response.status, 200, `${method} ${route}: ${JSON.stringify(json)}`);
+  return json.data ?? {};
+}
+
+function sponsorRequest(base: string, apiKey: string, sender: string) {
+  return fetch(`${base}/api/v1/31337/${apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "pm_sponsorUserOperation",
+      params: [
+        {
+          sender,
+          nonce: 0,
+          initCode: "0x",
+          callData: "0x",
+          callGasLimit: 100000,
+          verificationGasLimit: 100000,
+          preVerificationGas: 50000,
+          maxFeePerGas: 1000000000,
+          maxPriorityFeePerGas: 1000000,
+        },
+        { mode: "SPONSORED" },
+      ],
+    }),
+  });
+}
+
+const senderOf = (i: number) => `0x${(i + 1).toString(16).padStart(40, "0")}`;
+
+/** The value of one series in a Prometheus text exposition, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+test("the packed production install runs against PostgreSQL: account, sponsorship, health, metrics, then SIGTERM under load", {
+  skip,
+  timeout: 240_000,
+}, async () => {
+  for (const name of DEVELOPMENT_PACKAGES) {
+    assert.ok(!existsSync(path.join(installDir, "node_modules", name)), `${name} is not installed with --omit=dev`);
+  }
+  service = await startService(env, 30_000, { args: ["dist/main.js"], cwd: installDir });
+  const base = service.baseUrl;
+
+  // The account command of the install, against the same database: the authToken is its last line.
+  const created = await run(process.execPath, ["dist/cli/account.js", "create", "--name", "production"], {
+    cwd: installDir,
+    env,
+  });
+  const authToken = created.stdout.trim().split("\n").at(-1) as string;
+  assert.match(authToken, /^\S{20,}$/);
+
+  const health = await fetch(`${base}/healthz`);
+  assert.equal(health.status, 200);
+  const ready = await fetch(`${base}/readyz`);
+  const readiness = (await ready.json()) as { status: string; database: string; migrations: string; signer: string };
+  assert.equal(ready.status, 200);
+  assert.deepEqual(
+    {
+      status: readiness.status,
+      database: readiness.database,
+      migrations: readiness.migrations,
+      signer: readiness.signer,
+    },
+    { status: "ready", database: "ok", migrations: "done", signer: "loaded" },
+  );
+
+  const dapp = await api(
+    base,
+    "POST",
+    "paymasterParameters",
+    { authToken },
+    {
+      name: "Production dApp",
+      type: "HYBRID",
+      chainId: 31337,
+      version: "1.0.0",
+    },
+  );
+  const apiKey = dapp.apiKey as string;
+  const headers = { authToken, apiKey };
+  const { fundingMessage } = await api(base, "GET", `funding-message/${dapp.paymasterId}`, headers);
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  await api(base, "PATCH", "paymasterParameters", headers, {
+    paymasterId: dapp.paymasterId,
+    type: "paymasterFundingId",
+    signature: await wallet.signMessage({ message: fundingMessage as string }),
+    address: wallet.address,
+  });
+  await api(base, "POST", "paymaster-policy", headers, {
+    name: "one per sender",
+    policyType: "PAYMASTER_SA_LIMIT",
+    policyData: {
+      type: "SMART_ACCOUNT",
+      cycleDuration: { value: 1, unit: "day" },
+      threshold: 1,
+      thresholdType: "COUNT",
+    },
+  });
+  // A second paymaster without a funding wallet: its requests are refused by the first rule.
+  const unfunded = await api(
+    base,
+    "POST",
+    "paymasterParameters",
+    { authToken },
+    {
+      name: "Unfunded dApp",
+      type: "HYBRID",
+      chainId: 31337,
+      version: "1.0.0",
+    },
+  );
+
+  const WARM = 20;
+  for (let i = 0; i < WARM; i++) {
+    const body = (await (await sponsorRequest(base, apiKey, senderOf(i))).json()) as {
+      result: { paymasterAndData: string };
+    };
+    assert.notEqual(body.result.paymasterAndData, "0x", JSON.stringify(body));
+  }
+  const refused = (await (await sponsorRequest(base, unfunded.apiKey as string, senderOf(0))).json()) as {
+    result: { paymasterAndData: string };
+  };
+  assert.equal(refused.result.paymasterAndData, "0x");
+
+  assert.equal((await fetch(`${base}/metrics`)).status, 401, "METRICS_TOKEN is required");
+  const scrape = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  assert.equal(scrape.status, 200);
+  assert.match(scrape.headers.get("content-type") ?? "", /^text\/plain/);
+  const metrics = await scrape.text();
+  const decisions = "paymaster_sponsorship_decisions_total";
+  assert.equal(sample(metrics, `${decisions}{chain_id="31337",mode="sponsored",outcome="sponsored",reason=""}`), WARM);
+  assert.equal(
+    sample(metrics, `${decisions}{chain_id="31337",mode="sponsored",outcome="refused",reason="fundingAndRules"}`),
+    1,
+  );
+  assert.ok((sample(metrics, 'paymaster_group_commit_batch_size_count{batch="sponsorships"}') ?? 0) >= 1);
+  assert.ok(sample(metrics, "process_resident_memory_bytes") !== undefined, "the default process metrics are there");
+  assert.ok(!metrics.includes(apiKey) && !metrics.includes(senderOf(0)), "no apiKey or sender in any label");
+
+  // SIGTERM with 300 sponsorships in flight on kept-alive connections.
+  const LOAD = 300;
+  // The signal comes once the service has answered a few of this load, with the rest of it in flight.
+  const SIGNAL_AFTER = 20;
+  let answered = 0;
+  let enoughAnswered: () => void = () => {};
+  const answering = new Promise<void>((resolve) => (enoughAnswered = resolve));
+  const answers = Array.from({ length: LOAD }, (_, i) =>
+    sponsorRequest(base, apiKey, senderOf(WARM + i)).then(
+      async (response) => {
+        if (++answered === SIGNAL_AFTER) enoughAnswered();
+        return { sender: senderOf(WARM + i), status: response.status, body: await response.text() };
+      },
+      () => ({ sender: senderOf(WARM + i), status: 0, body: "" }),
+    ),
+  );
+  await answering;
+  const signalledMs = Date.now();
+  const exited = new Promise<number | null>((resolve) => service?.process.once("exit", (code) => resolve(code)));
+  service.process.kill("SIGTERM");
+  const results = await Promise.all(answers);
+  const code = await exited;
+  const tookMs = Date.now() - signalledMs;
+  assert.equal(code, 0, `the service exits with 0 (output:\n${service.output().slice(-2000)})`);
+  assert.ok(tookMs < SHUTDOWN_TIMEOUT_MS, `the process was gone ${tookMs} ms after SIGTERM`);
+
+  const sponsored = results.filter(
+    (r) =>
+      r.status === 200 &&
+      (JSON.parse(r.body) as { result?: { paymasterAndData: string } }).result?.paymasterAndData !== "0x",
+  );
+  assert.ok(
+    sponsored.length >= SIGNAL_AFTER,
+    "the requests answered before the signal, and those in flight, are there",
+  );
+  const db = await openDatabase({ url: databaseUrl });
+  try {
+    const rows = await db.query<{ sender: string }>("SELECT sender FROM sponsorships WHERE sponsored");
+    const recorded = new Set(rows.map((row) => row.sender.toLowerCase()));
+    const unrecorded = sponsored.filter((r) => !recorded.has(r.sender));
+    assert.deepEqual(unrecorded, [], "every answered sponsorship is recorded");
+  } finally {
+    await db.close();
+  }
+
+  // Logs: JSON lines, one per decision with the dApp's name, and no secret anywhere.
+  const lines = service.output().trim().split("\n");
+  const parsed = lines.map((line) => JSON.parse(line) as { msg?: string; dapp?: string; outcome?: string });
+  const decisionLines = parsed.filter((line) => line.msg === "sponsorship decision");
+  assert.ok(decisionLines.length >= WARM + 1 + sponsored.length);
+  assert.ok(decisionLines.some((line) => line.dapp === "Production dApp" && line.outcome === "sponsored"));
+  const output = service.output();
+  for (const secret of [apiKey, authToken, METRICS_TOKEN, env.SIGNER_PRIVATE_KEY as string]) {
+    assert.ok(!output.includes(secret), "no apiKey, token or key is logged");
+  }
+  console.log(
+    `production path: ${sponsored.length} of ${LOAD} in-flight sponsorships answered and recorded, exit ${tookMs} ms after SIGTERM`,
+  );
+});
