@@ -1,7 +1,7 @@
 // Runs the test suite, or one lane of it, with node's test runner:
 //
 //   npm test                  every lane (what CI runs)
-//   npm run test:unit         pure code: no database, no chain, no child process
+//   npm run test:unit         the code alone: no database, no chain, no child process
 //   npm run test:integration  the service's parts against PGlite or PostgreSQL, anvil and the real EntryPoint
 //   npm run test:e2e          the service as a whole: Alto bundling our operations, the service as its own process
 //
@@ -15,18 +15,27 @@ import { availableParallelism } from "node:os";
 const LANES = ["unit", "integration", "e2e"] as const;
 type Lane = (typeof LANES)[number];
 
-/** Files that need nothing but the code: no database, no chain, no bundler, no service process. */
+/** Files that need nothing but the code (and at most a local HTTP server): no database, chain, bundler or service. */
 const UNIT = new Set([
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
+  "test/chain/localAddresses.test.ts",
   "test/chain/paymasterAndData.test.ts",
+  "test/chain/paymasterAndDataV07.test.ts",
   "test/chain/signer.test.ts",
   "test/chain/signerKey.test.ts",
   "test/chain/tokenArtifacts.test.ts",
   "test/chain/tokenPaymasterAndData.test.ts",
   "test/config.test.ts",
   "test/docs.test.ts",
+  "test/rpc/mode.test.ts",
+  "test/rpc/params.test.ts",
   "test/sponsorship/callData.test.ts",
+  "test/sponsorship/contractAbi.test.ts",
+  "test/sponsorship/decide.test.ts",
+  "test/sponsorship/rules.test.ts",
+  "test/sponsorship/spendingLimitCycle.test.ts",
+  "test/sponsorship/webhookRule.test.ts",
   "test/tokens/tokenConfig.test.ts",
   "test/webhooks/addressGuard.test.ts",
   "test/webhooks/call.test.ts",

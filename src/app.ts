@@ -96,6 +96,7 @@ export async function buildApp(
       request.method !== "OPTIONS" && (request.url.startsWith(`${MANAGEMENT_PREFIX}/`) || isRpcUrl(request.url)),
     isRpc: (request) => isRpcUrl(request.url),
     sendRpc: sendOutsideRoute,
+    now: ctx.now,
   });
 
   const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
