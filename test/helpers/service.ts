@@ -49,7 +49,9 @@ const FROM_SOURCE: ServiceCommand = { args: ["--import", "tsx", "src/main.ts"], 
  */
 export async function startService(
   env: NodeJS.ProcessEnv,
-  timeoutMs = 30_000,
+  // A healthy start takes seconds alone, but tens of seconds while other test files (three at a time) share two busy
+  // cores; past this, the start is broken rather than slow.
+  timeoutMs = 90_000,
   command: ServiceCommand = FROM_SOURCE,
 ): Promise<RunningService> {
   const child = spawn(process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
