@@ -8,6 +8,7 @@ import { createAccount } from "../../src/storage/accounts";
 import { openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { type RunningService, startService } from "../helpers/service";
+import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // Two service processes sharing one PostgreSQL database: the limits must hold across them.
 const url = process.env.DATABASE_URL;
@@ -55,17 +56,6 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${base}/api/v2/public/sdk/${route}`, {
-    method,
-    headers: { ...headers, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data?: Record<string, string> };
-  assert.equal(response.status, 200, `${method} ${route}: ${JSON.stringify(json)}`);
-  return json.data ?? {};
-}
-
 test("1,000 concurrent requests from 200 senders on two instances: exactly 100 sponsored, none above 1 per sender", {
   skip,
 }, async () => {
@@ -74,7 +64,7 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
   const { authToken } = await createAccount(db, "concurrency");
   const [first, second] = services as [RunningService, RunningService];
 
-  const dapp = await api(
+  const dapp = await managementCall(
     first.baseUrl,
     "POST",
     "paymasterParameters",
@@ -87,9 +77,9 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
     },
   );
   const headers = { authToken, apiKey: dapp.apiKey as string };
-  const { fundingMessage } = await api(first.baseUrl, "GET", `funding-message/${dapp.paymasterId}`, headers);
+  const { fundingMessage } = await managementCall(first.baseUrl, "GET", `funding-message/${dapp.paymasterId}`, headers);
   const wallet = privateKeyToAccount(generatePrivateKey());
-  await api(first.baseUrl, "PATCH", "paymasterParameters", headers, {
+  await managementCall(first.baseUrl, "PATCH", "paymasterParameters", headers, {
     paymasterId: dapp.paymasterId,
     type: "paymasterFundingId",
     signature: await wallet.signMessage({ message: fundingMessage as string }),
@@ -99,7 +89,7 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
     ["global", "PAYMASTER", GLOBAL_LIMIT],
     ["per sender", "SMART_ACCOUNT", 1],
   ] as const) {
-    await api(second.baseUrl, "POST", "paymaster-policy", headers, {
+    await managementCall(second.baseUrl, "POST", "paymaster-policy", headers, {
       name,
       policyType: "PAYMASTER_SA_LIMIT",
       policyData: { type, cycleDuration: { value: 1, unit: "day" }, threshold, thresholdType: "COUNT" },
@@ -109,36 +99,16 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
   const requests = [];
   for (let nonce = 0; nonce < NONCES_PER_SENDER; nonce++) {
     for (let s = 0; s < SENDERS; s++) {
-      const sender = `0x${(s + 1).toString(16).padStart(40, "0")}`;
+      const sender = testSender(s);
       const service = (s + nonce) % 2 === 0 ? first : second;
       requests.push(
-        fetch(`${service.baseUrl}/api/v1/31337/${dapp.apiKey}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: requests.length,
-            method: "pm_sponsorUserOperation",
-            params: [
-              {
-                sender,
-                nonce,
-                initCode: "0x",
-                callData: "0x",
-                callGasLimit: 100000,
-                verificationGasLimit: 100000,
-                preVerificationGas: 50000,
-                maxFeePerGas: 1000000000,
-                maxPriorityFeePerGas: 1000000,
-              },
-              { mode: "SPONSORED" },
-            ],
+        postSponsorship(service.baseUrl, headers.apiKey, { sender, nonce, id: requests.length }).then(
+          async (response) => ({
+            sender,
+            status: response.status,
+            body: (await response.json()) as { result?: { paymasterAndData: string } },
           }),
-        }).then(async (response) => ({
-          sender,
-          status: response.status,
-          body: (await response.json()) as { result?: { paymasterAndData: string } },
-        })),
+        ),
       );
     }
   }

@@ -9,6 +9,7 @@ import { type Database, openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { openStorage } from "../../src/storage/open";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
+import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // SIGKILL under load, then a restart: a spending limit's usage must equal the sponsorships on record, on both
 // databases. Chain 31337 has no RPC here, so nothing (no settlement, no expiry) would ever give an orphan back.
@@ -23,20 +24,9 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${base}/api/v2/public/sdk/${route}`, {
-    method,
-    headers: { ...headers, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data?: unknown };
-  assert.equal(response.status, 200, `${method} ${route}: ${JSON.stringify(json)}`);
-  return json.data;
-}
-
 /** A dApp with a funding wallet and one PAYMASTER COUNT limit far above what the test sends. */
 async function setUpDapp(base: string, authToken: string) {
-  const dapp = (await api(
+  const dapp = (await managementCall<unknown>(
     base,
     "POST",
     "paymasterParameters",
@@ -49,17 +39,22 @@ async function setUpDapp(base: string, authToken: string) {
     },
   )) as { apiKey: string; paymasterId: string };
   const headers = { authToken, apiKey: dapp.apiKey };
-  const { fundingMessage } = (await api(base, "GET", `funding-message/${dapp.paymasterId}`, headers)) as {
+  const { fundingMessage } = (await managementCall<unknown>(
+    base,
+    "GET",
+    `funding-message/${dapp.paymasterId}`,
+    headers,
+  )) as {
     fundingMessage: string;
   };
   const wallet = privateKeyToAccount(generatePrivateKey());
-  await api(base, "PATCH", "paymasterParameters", headers, {
+  await managementCall(base, "PATCH", "paymasterParameters", headers, {
     paymasterId: dapp.paymasterId,
     type: "paymasterFundingId",
     signature: await wallet.signMessage({ message: fundingMessage }),
     address: wallet.address,
   });
-  await api(base, "POST", "paymaster-policy", headers, {
+  await managementCall(base, "POST", "paymaster-policy", headers, {
     name: "cap",
     policyType: "PAYMASTER_SA_LIMIT",
     policyData: {
@@ -85,29 +80,7 @@ async function loadUntilKilled(service: RunningService, apiKey: string, first: n
     while (!dead) {
       const n = next++;
       try {
-        const response = await fetch(`${service.baseUrl}/api/v1/31337/${apiKey}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: n,
-            method: "pm_sponsorUserOperation",
-            params: [
-              {
-                sender: `0x${(n + 1).toString(16).padStart(40, "0")}`,
-                nonce: 0,
-                initCode: "0x",
-                callData: "0x",
-                callGasLimit: 100000,
-                verificationGasLimit: 100000,
-                preVerificationGas: 50000,
-                maxFeePerGas: 1000000000,
-                maxPriorityFeePerGas: 1000000,
-              },
-              { mode: "SPONSORED" },
-            ],
-          }),
-        });
+        const response = await postSponsorship(service.baseUrl, apiKey, { sender: testSender(n), id: n });
         const body = (await response.json()) as { result?: { paymasterAndData: string } };
         assert.equal(response.status, 200, JSON.stringify(body));
         // Answered, even after the kill was decided: a signature given out, which must be on record.
@@ -161,7 +134,9 @@ async function crashScenario(
     service = await startService(env, START_TIMEOUT_MS);
   }
   try {
-    const [usage] = (await api(service.baseUrl, "GET", "paymaster-policy/usage", dapp.headers)) as { used: string }[];
+    const [usage] = (await managementCall<unknown>(service.baseUrl, "GET", "paymaster-policy/usage", dapp.headers)) as {
+      used: string;
+    }[];
     // The embedded database is the service's alone while it runs.
     if (!env.DATABASE_URL) assert.equal(await service.stop(), 0);
     const state = await readState(dapp.paymasterId);

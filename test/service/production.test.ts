@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openDatabase } from "../../src/storage/database";
 import { type RunningService, startService } from "../helpers/service";
+import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // The production path end to end, as an operator takes it (and as the Dockerfile does): build, pack, install the pack
 // with --omit=dev in an empty folder, start `node dist/main.js` against PostgreSQL, create an account with
@@ -81,45 +82,6 @@ after(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${base}/api/v2/public/sdk/${route}`, {
-    method,
-    headers: { ...headers, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data?: Record<string, string> };
-  assert.equal(response.status, 200, `${method} ${route}: ${JSON.stringify(json)}`);
-  return json.data ?? {};
-}
-
-function sponsorRequest(base: string, apiKey: string, sender: string) {
-  return fetch(`${base}/api/v1/31337/${apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "pm_sponsorUserOperation",
-      params: [
-        {
-          sender,
-          nonce: 0,
-          initCode: "0x",
-          callData: "0x",
-          callGasLimit: 100000,
-          verificationGasLimit: 100000,
-          preVerificationGas: 50000,
-          maxFeePerGas: 1000000000,
-          maxPriorityFeePerGas: 1000000,
-        },
-        { mode: "SPONSORED" },
-      ],
-    }),
-  });
-}
-
-const senderOf = (i: number) => `0x${(i + 1).toString(16).padStart(40, "0")}`;
-
 /** The value of one series in a Prometheus text exposition, or undefined. */
 function sample(text: string, series: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
@@ -159,7 +121,7 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
     { status: "ready", database: "ok", migrations: "done", signer: "loaded" },
   );
 
-  const dapp = await api(
+  const dapp = await managementCall(
     base,
     "POST",
     "paymasterParameters",
@@ -173,15 +135,15 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   );
   const apiKey = dapp.apiKey as string;
   const headers = { authToken, apiKey };
-  const { fundingMessage } = await api(base, "GET", `funding-message/${dapp.paymasterId}`, headers);
+  const { fundingMessage } = await managementCall(base, "GET", `funding-message/${dapp.paymasterId}`, headers);
   const wallet = privateKeyToAccount(generatePrivateKey());
-  await api(base, "PATCH", "paymasterParameters", headers, {
+  await managementCall(base, "PATCH", "paymasterParameters", headers, {
     paymasterId: dapp.paymasterId,
     type: "paymasterFundingId",
     signature: await wallet.signMessage({ message: fundingMessage as string }),
     address: wallet.address,
   });
-  await api(base, "POST", "paymaster-policy", headers, {
+  await managementCall(base, "POST", "paymaster-policy", headers, {
     name: "one per sender",
     policyType: "PAYMASTER_SA_LIMIT",
     policyData: {
@@ -192,7 +154,7 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
     },
   });
   // A second paymaster without a funding wallet: its requests are refused by the first rule.
-  const unfunded = await api(
+  const unfunded = await managementCall(
     base,
     "POST",
     "paymasterParameters",
@@ -207,12 +169,14 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
 
   const WARM = 20;
   for (let i = 0; i < WARM; i++) {
-    const body = (await (await sponsorRequest(base, apiKey, senderOf(i))).json()) as {
+    const body = (await (await postSponsorship(base, apiKey, { sender: testSender(i) })).json()) as {
       result: { paymasterAndData: string };
     };
     assert.notEqual(body.result.paymasterAndData, "0x", JSON.stringify(body));
   }
-  const refused = (await (await sponsorRequest(base, unfunded.apiKey as string, senderOf(0))).json()) as {
+  const refused = (await (
+    await postSponsorship(base, unfunded.apiKey as string, { sender: testSender(0) })
+  ).json()) as {
     result: { paymasterAndData: string };
   };
   assert.equal(refused.result.paymasterAndData, "0x");
@@ -230,7 +194,7 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   );
   assert.ok((sample(metrics, 'paymaster_group_commit_batch_size_count{batch="sponsorships"}') ?? 0) >= 1);
   assert.ok(sample(metrics, "process_resident_memory_bytes") !== undefined, "the default process metrics are there");
-  assert.ok(!metrics.includes(apiKey) && !metrics.includes(senderOf(0)), "no apiKey or sender in any label");
+  assert.ok(!metrics.includes(apiKey) && !metrics.includes(testSender(0)), "no apiKey or sender in any label");
 
   // SIGTERM with 300 sponsorships in flight on kept-alive connections.
   const LOAD = 300;
@@ -240,12 +204,12 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   let enoughAnswered: () => void = () => {};
   const answering = new Promise<void>((resolve) => (enoughAnswered = resolve));
   const answers = Array.from({ length: LOAD }, (_, i) =>
-    sponsorRequest(base, apiKey, senderOf(WARM + i)).then(
+    postSponsorship(base, apiKey, { sender: testSender(WARM + i) }).then(
       async (response) => {
         if (++answered === SIGNAL_AFTER) enoughAnswered();
-        return { sender: senderOf(WARM + i), status: response.status, body: await response.text() };
+        return { sender: testSender(WARM + i), status: response.status, body: await response.text() };
       },
-      () => ({ sender: senderOf(WARM + i), status: 0, body: "" }),
+      () => ({ sender: testSender(WARM + i), status: 0, body: "" }),
     ),
   );
   await answering;
