@@ -16,6 +16,24 @@ export interface ChainConfig {
   tokenPaymaster?: string;
   /** ERC20 mode: the fee tokens the token paymaster accepts on this chain (requires tokenPaymaster, except on 31337). */
   tokens?: TokenConfig[];
+  /**
+   * EntryPoint v0.7 and v0.8 served on this chain, by version (the chains file's `entryPoints` object). The top-level
+   * `entryPoint`/`verifyingPaymaster`/`tokenPaymaster` are v0.6's. A version not listed is refused with a reason,
+   * except on the local chain 31337, where every version is served at the project's deterministic addresses.
+   */
+  entryPoints?: Partial<Record<LaterEntryPointVersion, EntryPointConfig>>;
+}
+
+/** The EntryPoint versions after v0.6, which share the packed user operation. */
+export type LaterEntryPointVersion = "0.7" | "0.8";
+export const LATER_ENTRY_POINT_VERSIONS: readonly LaterEntryPointVersion[] = ["0.7", "0.8"];
+
+/** Our contracts for one EntryPoint version on one chain. Addresses lowercase. */
+export interface EntryPointConfig {
+  /** Defaults to the version's canonical address. */
+  entryPoint?: string;
+  verifyingPaymaster?: string;
+  tokenPaymaster?: string;
 }
 
 /**
@@ -345,10 +363,8 @@ function parseChain(entry: unknown, where: string): ChainConfig {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw new ConfigError(`${where}: must be an object`);
   }
-  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster, tokens } = entry as Record<
-    string,
-    unknown
-  >;
+  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster, tokens, entryPoints } =
+    entry as Record<string, unknown>;
   if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId <= 0) {
     throw new ConfigError(`${where}: chainId must be a positive integer`);
   }
@@ -369,7 +385,40 @@ function parseChain(entry: unknown, where: string): ChainConfig {
     chain[field as "entryPoint" | "verifyingPaymaster" | "tokenPaymaster"] = value;
   }
   if (tokens !== undefined) chain.tokens = parseTokens(tokens, chain, where);
+  if (entryPoints !== undefined) chain.entryPoints = parseEntryPoints(entryPoints, where);
   return chain;
+}
+
+function parseEntryPoints(value: unknown, where: string): Partial<Record<LaterEntryPointVersion, EntryPointConfig>> {
+  const expected = `entryPoints must be an object keyed by EntryPoint version (${LATER_ENTRY_POINT_VERSIONS.join(", ")})`;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigError(`${where}: ${expected}`);
+  const result: Partial<Record<LaterEntryPointVersion, EntryPointConfig>> = {};
+  for (const [version, served] of Object.entries(value)) {
+    if (!(LATER_ENTRY_POINT_VERSIONS as readonly string[]).includes(version)) {
+      throw new ConfigError(
+        `${where}: ${expected}; "${version}" is not one of them (v0.6 uses the chain's own fields)`,
+      );
+    }
+    const at = `${where}, entryPoints["${version}"]`;
+    if (typeof served !== "object" || served === null || Array.isArray(served)) {
+      throw new ConfigError(
+        `${at}: must be an object with verifyingPaymaster, tokenPaymaster and entryPoint addresses`,
+      );
+    }
+    const config: EntryPointConfig = {};
+    for (const [field, address] of Object.entries(served as Record<string, unknown>)) {
+      if (field !== "entryPoint" && field !== "verifyingPaymaster" && field !== "tokenPaymaster") {
+        throw new ConfigError(`${at}: unknown field ${field} (entryPoint, verifyingPaymaster, tokenPaymaster)`);
+      }
+      if (typeof address !== "string" || !ADDRESS.test(address)) {
+        throw new ConfigError(`${at}: ${field} must be a 20-byte hex address`);
+      }
+      config[field] = address.toLowerCase();
+    }
+    result[version as LaterEntryPointVersion] = config;
+  }
+  return result;
 }
 
 /** The local chain's token paymaster has a deterministic default address (src/chain/sponsoringChains.ts). */

@@ -1,4 +1,22 @@
 /**
+ * One error model for the whole service. Every deliberate error is a `PaymasterError`: it carries the code a client
+ * sees on the wire (an HTTP status for the management API, a JSON-RPC code for the RPC), the HTTP status it is sent
+ * with, and the `cause` that led to it (logged, never sent). Anything that is not a PaymasterError is a bug or an
+ * outage and is answered as a 500 / -32603 without its message.
+ */
+export abstract class PaymasterError extends Error {
+  /** What the client matches on: the HTTP status (management API) or the JSON-RPC error code. */
+  abstract readonly code: number;
+  /** The HTTP status the answer is sent with. */
+  abstract readonly httpStatus: number;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
  * Every message the management API can answer with, written once. Texts in `messages` are part of the
  * interface (clients match on them); change them only together with the spec.
  */
@@ -23,14 +41,20 @@ export const messages = {
   internal: "Internal server error",
 } as const;
 
-/** An error whose status and message are safe to show the client as they are. */
-export class ApiError extends Error {
+/** A management API error: its status and message are safe to show the client as they are. */
+export class ApiError extends PaymasterError {
   constructor(
     readonly statusCode: number,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
-    this.name = "ApiError";
+    super(message, options);
+  }
+  get code(): number {
+    return this.statusCode;
+  }
+  get httpStatus(): number {
+    return this.statusCode;
   }
 }
 

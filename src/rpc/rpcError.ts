@@ -1,17 +1,19 @@
+import { PaymasterError } from "../errors";
+
 /**
  * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
  * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200. The one 429 is
  * the throttle of wrong apiKeys (LIMIT_EXCEEDED), where a later retry is what the client should do
  * (docs/sponsorship-rpc.md, 'Errors').
  */
-export class RpcError extends Error {
+export class RpcError extends PaymasterError {
   constructor(
     readonly code: number,
     message: string,
     readonly httpStatus = 400,
+    options?: { cause?: unknown },
   ) {
-    super(message);
-    this.name = "RpcError";
+    super(message, options);
   }
 }
 
