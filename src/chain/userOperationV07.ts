@@ -1,0 +1,219 @@
+// The user operation of EntryPoint v0.7 and v0.8 as clients send it over JSON-RPC (the "unpacked" form: factory and
+// paymaster fields apart), its packing into the PackedUserOperation the EntryPoint takes, and the EntryPoint's user
+// operation hash, which is the id the operation's events carry on chain.
+import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
+import { keccak256 } from "./keccak";
+import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
+
+/** An EIP-7702 authorization as it travels with a v0.8 operation (`eip7702Auth`): the EOA delegates to `address`. */
+export interface Eip7702Authorization {
+  chainId: bigint;
+  address: Address;
+  nonce: bigint;
+  yParity: number;
+  r: Hex;
+  s: Hex;
+}
+
+export interface UserOperationV07 {
+  sender: Address;
+  nonce: bigint;
+  /** Absent when the account exists; `0x7702` (the EIP-7702 marker) for an EOA delegating through `eip7702Auth`. */
+  factory?: Address | Hex;
+  factoryData?: Hex;
+  callData: Hex;
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  paymaster?: Address;
+  paymasterVerificationGasLimit?: bigint;
+  paymasterPostOpGasLimit?: bigint;
+  paymasterData?: Hex;
+  signature: Hex;
+  eip7702Auth?: Eip7702Authorization;
+}
+
+export type EntryPointVersionV07 = "0.7" | "0.8";
+
+/** The EIP-7702 marker a v0.8 operation carries as its factory: 0x7702, zero-padded to 20 bytes on chain. */
+const EIP7702_MARKER_PADDED = "0x7702000000000000000000000000000000000000";
+
+export function isEip7702Marker(factory: string | undefined): boolean {
+  if (factory === undefined) return false;
+  const lower = factory.toLowerCase();
+  return lower === "0x7702" || lower === EIP7702_MARKER_PADDED;
+}
+
+/** initCode as the bundler puts it on chain: factory ++ factoryData, or empty without a factory. */
+export function initCodeOf(op: Pick<UserOperationV07, "factory" | "factoryData">): Hex {
+  return op.factory === undefined ? "0x" : concat([op.factory, op.factoryData ?? "0x"]);
+}
+
+/** paymasterAndData as the bundler puts it on chain; empty without a paymaster. */
+export function paymasterAndDataOf(
+  op: Pick<
+    UserOperationV07,
+    "paymaster" | "paymasterVerificationGasLimit" | "paymasterPostOpGasLimit" | "paymasterData"
+  >,
+): Hex {
+  if (op.paymaster === undefined) return "0x";
+  return concat([
+    op.paymaster,
+    uint128Bytes("paymasterVerificationGasLimit", op.paymasterVerificationGasLimit ?? 0n),
+    uint128Bytes("paymasterPostOpGasLimit", op.paymasterPostOpGasLimit ?? 0n),
+    op.paymasterData ?? "0x",
+  ]);
+}
+
+export function packUserOperation(op: UserOperationV07): PackedUserOperation {
+  return {
+    sender: op.sender,
+    nonce: op.nonce,
+    initCode: initCodeOf(op),
+    callData: op.callData,
+    accountGasLimits: packAccountGasLimits(op),
+    preVerificationGas: op.preVerificationGas,
+    gasFees: packGasFees(op),
+    paymasterAndData: paymasterAndDataOf(op),
+    signature: op.signature,
+  };
+}
+
+/**
+ * The initCode the EntryPoint v0.8 hashes. For an EIP-7702 operation (initCode starting with the marker, zero-padded
+ * to 20 bytes) the EntryPoint puts the address the EOA delegates to in place of the first 20 bytes, and keeps the rest
+ * only when initCode is longer than 20 bytes; the delegate comes from the authorization the operation carries. This
+ * follows the EntryPoint, not viem: for the short marker followed by data, viem's hash keeps the data and the
+ * EntryPoint's does not.
+ */
+function initCodeForHash(op: UserOperationV07, version: EntryPointVersionV07): Hex {
+  const initCode = initCodeOf(op);
+  if (version !== "0.8" || !isEip7702InitCode(initCode)) return initCode;
+  if (op.eip7702Auth === undefined) return EIP7702_MARKER_PADDED;
+  const rest = initCode.length > 42 ? (`0x${initCode.slice(42)}` as Hex) : "0x";
+  return concat([op.eip7702Auth.address, rest]);
+}
+
+/** The EntryPoint's test: at least 2 bytes, and the first 20 (zero-padded) equal the padded marker. */
+function isEip7702InitCode(initCode: Hex): boolean {
+  if (initCode.length < 6) return false;
+  return initCode.slice(2, 42).toLowerCase().padEnd(40, "0") === EIP7702_MARKER_PADDED.slice(2);
+}
+
+const PACKED_USER_OPERATION_TYPEHASH = keccak256(
+  new TextEncoder().encode(
+    "PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits," +
+      "uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)",
+  ),
+);
+const DOMAIN_TYPEHASH = keccak256(
+  new TextEncoder().encode("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+);
+const DOMAIN_NAME_HASH = keccak256(new TextEncoder().encode("ERC4337"));
+const DOMAIN_VERSION_HASH = keccak256(new TextEncoder().encode("1"));
+
+/** v0.8's EIP-712 domain separator, fixed per chain and EntryPoint, so computed once for each. */
+const domainSeparators = new Map<string, Hex>();
+function domainSeparator(entryPoint: Address, chainId: number): Hex {
+  const key = `${chainId}:${entryPoint.toLowerCase()}`;
+  let separator = domainSeparators.get(key);
+  if (separator === undefined) {
+    separator = keccak256(
+      encodeAbiParameters(
+        [{ type: "bytes32" }, { type: "bytes32" }, { type: "bytes32" }, { type: "uint256" }, { type: "address" }],
+        [DOMAIN_TYPEHASH, DOMAIN_NAME_HASH, DOMAIN_VERSION_HASH, BigInt(chainId), entryPoint],
+      ),
+    );
+    domainSeparators.set(key, separator);
+  }
+  return separator;
+}
+
+/** The hash of the packed fields the signatures cover (paymasterAndData included, the account's signature not). */
+function packedFieldsHash(op: UserOperationV07, version: EntryPointVersionV07, prefix: Hex[]): Hex {
+  const types = [
+    ...prefix.map(() => ({ type: "bytes32" })),
+    { type: "address" },
+    { type: "uint256" },
+    { type: "bytes32" },
+    { type: "bytes32" },
+    { type: "bytes32" },
+    { type: "uint256" },
+    { type: "bytes32" },
+    { type: "bytes32" },
+  ];
+  return keccak256(
+    encodeAbiParameters(types, [
+      ...prefix,
+      op.sender,
+      op.nonce,
+      keccak256(initCodeForHash(op, version)),
+      keccak256(op.callData),
+      packAccountGasLimits(op),
+      op.preVerificationGas,
+      packGasFees(op),
+      keccak256(paymasterAndDataOf(op)),
+    ]),
+  );
+}
+
+/**
+ * EntryPoint.getUserOpHash: v0.7 hashes the packed fields with the EntryPoint and chain id; v0.8 makes it an EIP-712
+ * typed-data hash (domain "ERC4337", version "1"), so wallets can show what they sign.
+ */
+export function getUserOpHashV07(
+  op: UserOperationV07,
+  entryPoint: Address,
+  chainId: number,
+  version: EntryPointVersionV07,
+): Hex {
+  if (version === "0.8") {
+    const structHash = packedFieldsHash(op, version, [PACKED_USER_OPERATION_TYPEHASH]);
+    return keccak256(concat(["0x1901", domainSeparator(entryPoint, chainId), structHash]));
+  }
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: "bytes32" }, { type: "address" }, { type: "uint256" }],
+      [packedFieldsHash(op, version, []), entryPoint, BigInt(chainId)],
+    ),
+  );
+}
+
+/** The operation's JSON-RPC quantity form, for bundler calls and webhooks. */
+export function toRpcUserOperationV07(op: UserOperationV07): Record<string, unknown> {
+  const hex = (value: bigint) => numberToHex(value);
+  return {
+    sender: op.sender,
+    nonce: hex(op.nonce),
+    ...(op.factory === undefined ? {} : { factory: op.factory, factoryData: op.factoryData ?? "0x" }),
+    callData: op.callData,
+    callGasLimit: hex(op.callGasLimit),
+    verificationGasLimit: hex(op.verificationGasLimit),
+    preVerificationGas: hex(op.preVerificationGas),
+    maxFeePerGas: hex(op.maxFeePerGas),
+    maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
+    ...(op.paymaster === undefined
+      ? {}
+      : {
+          paymaster: op.paymaster,
+          paymasterVerificationGasLimit: hex(op.paymasterVerificationGasLimit ?? 0n),
+          paymasterPostOpGasLimit: hex(op.paymasterPostOpGasLimit ?? 0n),
+          paymasterData: op.paymasterData ?? "0x",
+        }),
+    signature: op.signature,
+    ...(op.eip7702Auth === undefined
+      ? {}
+      : {
+          eip7702Auth: {
+            chainId: hex(op.eip7702Auth.chainId),
+            address: op.eip7702Auth.address,
+            nonce: hex(op.eip7702Auth.nonce),
+            yParity: hex(BigInt(op.eip7702Auth.yParity)),
+            r: op.eip7702Auth.r,
+            s: op.eip7702Auth.s,
+          },
+        }),
+  };
+}
