@@ -45,7 +45,8 @@ interface IPriceAggregatorV07 {
  * actual cost with transferFrom. EntryPoint v0.7 and v0.8 have no postOpReverted retry: if the pull fails (the
  * execution spent the tokens or the allowance, or a reverted call undid its own approve), postOp reverts, the
  * EntryPoint reverts the execution, emits PostOpRevertReason and charges this contract's deposit. The owner bears that
- * loss, at most the operation's signed prefund; docs/contracts.md says how the service keeps it rare.
+ * loss, at most the operation's signed prefund (docs/contracts.md, 'When the token charge fails', says how the
+ * service keeps it rare).
  *
  * Why IPaymaster and not BasePaymaster: as the v0.6 TokenPaymaster, with the owner-only deposit and stake functions
  * written out here.

@@ -52,12 +52,11 @@ export const TOKEN_PAYMASTER_V07_POST_OP_OVERHEAD_GAS = 30_000n;
 export const TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT = 50_000n;
 
 /**
- * paymasterPostOpGasLimit to sign for this paymaster. The account cannot estimate postOp (a bundler's estimate does
- * not cover it on its own), so the service must send a limit that does: postOp measured 34,500 gas for the first charge
- * of a token (this contract's token balance written from zero) and 17,400 later; 50,000 covers the first charge with
- * room for heavier tokens. Too low reverts postOp, which reverts the user's call while the deposit pays its gas.
- * EntryPoint v0.7 charges 10% of the unused part to the deposit; v0.8 charges nothing while under 40,000 gas are unused,
- * which 50,000 keeps for every charge after the first.
+ * paymasterPostOpGasLimit to sign for this paymaster. The account cannot estimate our postOp, and the hash binds the
+ * limit, so the service's value is final: postOp measured 34,500 gas for the first charge of a token (this contract's
+ * token balance written from zero) and 17,400 later; 50,000 covers the first charge with room for heavier tokens. Too
+ * low reverts postOp, which reverts the user's call while the deposit pays its gas. EntryPoint v0.7 charges 10% of the
+ * unused part to the deposit; v0.8 charges nothing while under 40,000 gas are unused, which 50,000 keeps.
  */
 export const TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT = 50_000n;
 
