@@ -26,6 +26,7 @@ const UNIT = new Set([
   "test/chain/signerKey.test.ts",
   "test/chain/tokenArtifacts.test.ts",
   "test/chain/tokenPaymasterAndData.test.ts",
+  "test/chain/tokenPaymasterAndDataV07.test.ts",
   "test/config.test.ts",
   "test/docs.test.ts",
   "test/rpc/mode.test.ts",

@@ -1,6 +1,7 @@
 // The ERC20-mode contracts from contracts/artifacts (built by scripts/build-contracts.ts and committed): the token
-// paymaster, and the test token and fixed-price aggregator only the embedded local chain deploys. Kept apart from
-// artifacts.ts so that the sponsored mode's module stays as it is.
+// paymasters (TokenPaymaster for EntryPoint v0.6, TokenPaymasterV07 for v0.7 and v0.8), and the test token and
+// fixed-price aggregator only the embedded local chain deploys. Kept apart from artifacts.ts so that the sponsored
+// mode's module stays as it is.
 import { type Abi, isHex } from "viem";
 import { fixedPriceAggregatorAbi } from "../../contracts/artifacts/FixedPriceAggregator.abi";
 import fixedPriceAggregatorJson from "../../contracts/artifacts/FixedPriceAggregator.json" with { type: "json" };
@@ -8,6 +9,8 @@ import { testTokenAbi } from "../../contracts/artifacts/TestToken.abi";
 import testTokenJson from "../../contracts/artifacts/TestToken.json" with { type: "json" };
 import { tokenPaymasterAbi } from "../../contracts/artifacts/TokenPaymaster.abi";
 import tokenPaymasterJson from "../../contracts/artifacts/TokenPaymaster.json" with { type: "json" };
+import { tokenPaymasterV07Abi } from "../../contracts/artifacts/TokenPaymasterV07.abi";
+import tokenPaymasterV07Json from "../../contracts/artifacts/TokenPaymasterV07.json" with { type: "json" };
 import type { Artifact } from "./artifacts";
 
 /**
@@ -24,6 +27,8 @@ function load<TAbi extends Abi>(json: unknown, contractName: string, abi: TAbi):
 }
 
 export const tokenPaymasterArtifact = load(tokenPaymasterJson, "TokenPaymaster", tokenPaymasterAbi);
+/** The token paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */
+export const tokenPaymasterV07Artifact = load(tokenPaymasterV07Json, "TokenPaymasterV07", tokenPaymasterV07Abi);
 export const testTokenArtifact = load(testTokenJson, "TestToken", testTokenAbi);
 export const fixedPriceAggregatorArtifact = load(
   fixedPriceAggregatorJson,

@@ -89,7 +89,7 @@ export interface TokenHashContext extends TokenFeeTerms {
 }
 
 /** Refuses terms the contract would refuse, so the service never signs an operation that cannot validate. */
-function checkTerms(terms: TokenFeeTerms): void {
+export function checkTokenFeeTerms(terms: TokenFeeTerms): void {
   if (terms.priceSource !== PRICE_SOURCE.exchangeRate && terms.priceSource !== PRICE_SOURCE.oracle) {
     throw new RangeError(`priceSource must be 0 (signed rate) or 1 (oracle), got ${terms.priceSource}`);
   }
@@ -125,7 +125,7 @@ function checkTerms(terms: TokenFeeTerms): void {
 
 /** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
 export function getTokenPaymasterHash(userOp: UserOperationSignedFields, context: TokenHashContext): Hex {
-  checkTerms(context);
+  checkTokenFeeTerms(context);
   return keccak256(
     encodeAbiParameters(hashParameters, [
       ...signedFieldValues(userOp),
@@ -143,7 +143,7 @@ export function getTokenPaymasterHash(userOp: UserOperationSignedFields, context
 }
 
 export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
-  checkTerms(data);
+  checkTokenFeeTerms(data);
   // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
   if (size(data.signature) !== PAYMASTER_SIGNATURE_LENGTH) {
     throw new RangeError(

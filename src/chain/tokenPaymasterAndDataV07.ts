@@ -1,0 +1,239 @@
+// The token paymaster's paymasterAndData for EntryPoint v0.7 and v0.8, byte for byte as
+// contracts/v07/TokenPaymasterV07.sol parses it, the hash its verifying signer signs, the most it charges, and the gas
+// limits the service should sign for it (docs/contracts.md, 'TokenPaymasterV07 (EntryPoint v0.7 and v0.8)').
+//
+//   [0:20]    token paymaster address                  \
+//   [20:36]   paymasterVerificationGasLimit (uint128)    } read by the EntryPoint
+//   [36:52]   paymasterPostOpGasLimit (uint128)         /
+//   [52]      priceSource (0 = the signed exchangeRate, 1 = the oracle aggregator's price)
+//   [53:245]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,
+//                        uint256 exchangeRate, uint32 priceMarkup)
+//   [245:310] signature, 65 raw bytes r,s,v
+// Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/chain/tokenPaymasterAndData.ts).
+import {
+  type Address,
+  concat,
+  decodeAbiParameters,
+  encodeAbiParameters,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  hexToNumber,
+  isAddress,
+  numberToHex,
+  size,
+  slice,
+} from "viem";
+import { keccak256 } from "./keccak";
+import type { PackedUserOperationSignedFields } from "./packedUserOperation";
+import { uint128Bytes } from "./packedUserOperation";
+import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
+import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
+import { checkTokenFeeTerms, PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "./tokenPaymasterAndData";
+
+const TERMS_OFFSET = PAYMASTER_DATA_OFFSET + 1;
+const SIGNATURE_OFFSET = TERMS_OFFSET + 6 * 32;
+/** Our part after the EntryPoint's 52 bytes: price source, six terms words, the raw signature. */
+export const TOKEN_PAYMASTER_DATA_V07_LENGTH = 1 + 6 * 32 + PAYMASTER_SIGNATURE_LENGTH;
+export const TOKEN_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + TOKEN_PAYMASTER_DATA_V07_LENGTH;
+
+/**
+ * The contract's POST_OP_OVERHEAD_GAS (test/contracts/v07 checks they agree): gas charged on top of postOp's
+ * actualGasCost, for postOp itself and the EntryPoint's accounting after it (measured 18,565 on EntryPoint 0.8.0).
+ */
+export const TOKEN_PAYMASTER_V07_POST_OP_OVERHEAD_GAS = 30_000n;
+
+/**
+ * paymasterVerificationGasLimit to sign for this paymaster. Validation measured 21,200 gas with a signed rate and
+ * 33,600 with the oracle (cold token and aggregator) on EntryPoint 0.7.0 and 0.8.0; 50,000 leaves room for heavier
+ * tokens (proxies). Too low fails validation and the bundler refuses the operation. Unused verification gas costs no
+ * penalty, but the limit enters the prefund and so the maximum charge the sender must hold.
+ */
+export const TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT = 50_000n;
+
+/**
+ * paymasterPostOpGasLimit to sign for this paymaster. The account cannot estimate our postOp, and the hash binds the
+ * limit, so the service's value is final: postOp measured 34,500 gas for the first charge of a token (this contract's
+ * token balance written from zero) and 17,400 later; 50,000 covers the first charge with room for heavier tokens. Too
+ * low reverts postOp, which reverts the user's call while the deposit pays its gas. EntryPoint v0.7 charges 10% of the
+ * unused part to the deposit; v0.8 charges nothing while under 40,000 gas are unused, which 50,000 keeps.
+ */
+export const TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT = 50_000n;
+
+const termsParameters = [
+  { name: "validUntil", type: "uint48" },
+  { name: "validAfter", type: "uint48" },
+  { name: "feeToken", type: "address" },
+  { name: "oracleAggregator", type: "address" },
+  { name: "exchangeRate", type: "uint256" },
+  { name: "priceMarkup", type: "uint32" },
+] as const;
+
+const hashParameters = [
+  { name: "sender", type: "address" },
+  { name: "nonce", type: "uint256" },
+  { name: "initCodeHash", type: "bytes32" },
+  { name: "callDataHash", type: "bytes32" },
+  { name: "accountGasLimits", type: "bytes32" },
+  { name: "preVerificationGas", type: "uint256" },
+  { name: "gasFees", type: "bytes32" },
+  { name: "paymasterVerificationGasLimit", type: "uint128" },
+  { name: "paymasterPostOpGasLimit", type: "uint128" },
+  { name: "chainId", type: "uint256" },
+  { name: "paymaster", type: "address" },
+  { name: "priceSource", type: "uint8" },
+  ...termsParameters,
+] as const;
+
+export interface TokenPaymasterDataV07 extends TokenFeeTerms, PaymasterGasLimits {
+  paymaster: Address;
+  /** 65 bytes r,s,v with v 27 or 28. */
+  signature: Hex;
+}
+
+export interface TokenHashContextV07 extends TokenFeeTerms, PaymasterGasLimits {
+  chainId: number | bigint;
+  paymaster: Address;
+}
+
+function checkSignature(signature: Hex): void {
+  // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
+  if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
+    throw new RangeError(`paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`);
+  }
+}
+
+/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+export function getTokenPaymasterHashV07(userOp: PackedUserOperationSignedFields, context: TokenHashContextV07): Hex {
+  checkTokenFeeTerms(context);
+  // Range checks only: the values are encoded as uint128 below.
+  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
+  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
+  return keccak256(
+    encodeAbiParameters(hashParameters, [
+      userOp.sender,
+      userOp.nonce,
+      keccak256(userOp.initCode),
+      keccak256(userOp.callData),
+      userOp.accountGasLimits,
+      userOp.preVerificationGas,
+      userOp.gasFees,
+      context.paymasterVerificationGasLimit,
+      context.paymasterPostOpGasLimit,
+      BigInt(context.chainId),
+      context.paymaster,
+      context.priceSource,
+      context.validUntil,
+      context.validAfter,
+      context.feeToken,
+      context.oracleAggregator,
+      context.exchangeRate,
+      context.priceMarkup,
+    ]),
+  );
+}
+
+/** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
+export function encodeTokenPaymasterDataV07(data: TokenFeeTerms & { signature: Hex }): Hex {
+  checkTokenFeeTerms(data);
+  checkSignature(data.signature);
+  // concat keeps the case of its parts: lowercase the signature so the result is uniform hex.
+  return concat([
+    numberToHex(data.priceSource, { size: 1 }),
+    encodeAbiParameters(termsParameters, [
+      data.validUntil,
+      data.validAfter,
+      data.feeToken,
+      data.oracleAggregator,
+      data.exchangeRate,
+      data.priceMarkup,
+    ]),
+    data.signature.toLowerCase() as Hex,
+  ]);
+}
+
+export function encodeTokenPaymasterAndDataV07(data: TokenPaymasterDataV07): Hex {
+  if (!isAddress(data.paymaster, { strict: false })) {
+    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
+  }
+  return concat([
+    data.paymaster.toLowerCase() as Address,
+    uint128Bytes("paymasterVerificationGasLimit", data.paymasterVerificationGasLimit),
+    uint128Bytes("paymasterPostOpGasLimit", data.paymasterPostOpGasLimit),
+    encodeTokenPaymasterDataV07(data),
+  ]);
+}
+
+/** The layout's fields as the contract reads them; the markup and rate are not judged here, only the shape. */
+export function decodeTokenPaymasterAndDataV07(paymasterAndData: Hex): TokenPaymasterDataV07 {
+  const length = size(paymasterAndData);
+  if (length !== TOKEN_PAYMASTER_AND_DATA_V07_LENGTH) {
+    throw new RangeError(
+      `token paymasterAndData (v0.7) must be ${TOKEN_PAYMASTER_AND_DATA_V07_LENGTH} bytes, got ${length}`,
+    );
+  }
+  const priceSource = hexToNumber(slice(paymasterAndData, PAYMASTER_DATA_OFFSET, TERMS_OFFSET));
+  if (priceSource !== PRICE_SOURCE.exchangeRate && priceSource !== PRICE_SOURCE.oracle) {
+    throw new RangeError(`priceSource must be 0 (signed rate) or 1 (oracle), got ${priceSource}`);
+  }
+  const [validUntil, validAfter, feeToken, oracleAggregator, exchangeRate, priceMarkup] = decodeAbiParameters(
+    termsParameters,
+    slice(paymasterAndData, TERMS_OFFSET, SIGNATURE_OFFSET),
+  );
+  return {
+    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
+    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
+    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+    priceSource,
+    validUntil,
+    validAfter,
+    feeToken,
+    oracleAggregator,
+    exchangeRate,
+    priceMarkup,
+    signature: slice(paymasterAndData, SIGNATURE_OFFSET),
+  };
+}
+
+/** The five gas limits of a v0.7/v0.8 operation, unpacked, and the fee that prices them. */
+export interface GasLimitsV07 extends PaymasterGasLimits {
+  verificationGasLimit: bigint;
+  callGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+}
+
+/** EntryPoint v0.7/v0.8's prefund (maxCost in validatePaymasterUserOp): every gas limit once, at maxFeePerGas. */
+export function maxGasCostV07(op: GasLimitsV07): bigint {
+  const gas =
+    op.verificationGasLimit +
+    op.callGasLimit +
+    op.paymasterVerificationGasLimit +
+    op.paymasterPostOpGasLimit +
+    op.preVerificationGas;
+  return gas * op.maxFeePerGas;
+}
+
+/**
+ * The most the token paymaster can charge for `op`: the prefund converted at the rate with the markup. Validation
+ * requires the sender to hold that much, so it is the quote's maximum fee and what the account approves. In oracle
+ * mode the rate is the aggregator's as the contract reads it (oracleExchangeRate).
+ */
+export function maxTokenCostV07(op: GasLimitsV07, exchangeRate: bigint, priceMarkup: number): bigint {
+  return tokenAmountForWei(maxGasCostV07(op), exchangeRate, priceMarkup);
+}
+
+/** What postOp charges, in tokens: actualGasCost plus the overhead at the fee paid, converted, never above `max`. */
+export function tokenChargeV07(
+  actualGasCost: bigint,
+  feePerGas: bigint,
+  terms: { exchangeRate: bigint; priceMarkup: number; maxTokenCost: bigint },
+): bigint {
+  const amount = tokenAmountForWei(
+    actualGasCost + TOKEN_PAYMASTER_V07_POST_OP_OVERHEAD_GAS * feePerGas,
+    terms.exchangeRate,
+    terms.priceMarkup,
+  );
+  if (amount > terms.maxTokenCost) return terms.maxTokenCost;
+  return amount;
+}
