@@ -41,6 +41,7 @@ export interface ChainConfig {
 
 /** The EntryPoint versions after v0.6, which share the packed user operation: the chains file's `entryPoints` keys. */
 export type LaterEntryPointVersion = keyof typeof EntryPointsSchema.properties;
+/** @public for the EntryPoint v0.7/v0.8 work in flight, which serves the versions listed here. */
 export const LATER_ENTRY_POINT_VERSIONS = Object.keys(
   EntryPointsSchema.properties,
 ) as readonly LaterEntryPointVersion[];

@@ -13,7 +13,7 @@ const NonZeroAddress = described(Address, "a non-zero 20-byte hex address (0x an
 const HttpUrl = Type.String({ pattern: "^https?://\\S+$", description: "an http(s) URL" });
 
 /** Our contracts for one EntryPoint version on one chain; the EntryPoint defaults to the version's canonical one. */
-export const EntryPointContractsSchema = Type.Object(
+const EntryPointContractsSchema = Type.Object(
   {
     entryPoint: Type.Optional(ContractAddress),
     verifyingPaymaster: Type.Optional(ContractAddress),
@@ -60,7 +60,7 @@ const TokenPriceSchema = Type.Object(
 const MIN_TOKEN_MARKUP = 1_000_000;
 const MAX_TOKEN_MARKUP = 2_000_000;
 
-export const TokenSchema = Type.Object(
+const TokenSchema = Type.Object(
   {
     address: NonZeroAddress,
     symbol: Type.String({
@@ -85,7 +85,7 @@ export const TokenSchema = Type.Object(
   { additionalProperties: false, description: "an object describing one fee token" },
 );
 
-export const ChainEntrySchema = Type.Object(
+const ChainEntrySchema = Type.Object(
   {
     chainId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "a positive integer" }),
     name: Type.String({ minLength: 1, description: "a non-empty string" }),
