@@ -6,7 +6,7 @@ import { described } from "./problems";
  * Every environment variable the service reads (docs/configuration.md, 'Environment variables'), as src/config.ts
  * checks them: all optional, an empty value counts as unset, and a whole number is read as a number before the check.
  * What a schema cannot say (DATABASE_URL's scheme, TRUST_PROXY's addresses, one limit against another) src/config.ts
- * checks after it. `writeOnly` marks the secrets, whose values a message never repeats.
+ * checks after it. `writeOnly` marks the secrets (and DATABASE_URL, which may hold a password), whose values a message never repeats.
  */
 
 const wholeNumber = (minimum: number, maximum: number) =>
@@ -23,7 +23,8 @@ export const EnvironmentSchema = Type.Object({
   PORT: wholeNumber(0, 65535),
   HOST: text("the address to listen on"),
   DATA_DIR: text("a folder"),
-  DATABASE_URL: text("a postgres:// or postgresql:// URL"),
+  // May hold a password.
+  DATABASE_URL: Type.Optional(Type.String({ description: "a postgres:// or postgresql:// URL", writeOnly: true })),
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
   CHAINS_FILE: text("the path of the chains file"),
   BODY_LIMIT_BYTES: wholeNumber(1024, 16 * 1024 * 1024),
