@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { inspect } from "node:util";
+import { Settings } from "typebox/system";
 import { ConfigError, loadConfig } from "../src/config";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-config-"));
@@ -237,4 +238,13 @@ test("entryPoints: every problem of both versions at once", () => {
   assert.match(error.message, /entryPoints\["0\.7"\] has unknown field extra/);
   assert.match(error.message, /entryPoints\["0\.7"\]\.entryPoint must be a 20-byte hex address/);
   assert.match(error.message, /entryPoints\["0\.8"\]\.tokenPaymaster must be a 20-byte hex address/);
+});
+
+test("a long list is reported whole (more problems than a validator's usual cap of eight)", () => {
+  const entries = Array.from({ length: 12 }, (_, index) => ({ chainId: index + 1, name: "" }));
+  const usualCap = Settings.Get().maxErrors;
+  const error = configError({ CHAINS_FILE: chainsFile(JSON.stringify(entries)) });
+  assert.equal(error.problems.length, 12);
+  assert.equal(Settings.Get().maxErrors, usualCap, "the cap other validations keep is set back");
+  assert.match(error.problems[11] as string, /entry 11: name must be a non-empty string$/);
 });
