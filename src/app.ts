@@ -194,7 +194,7 @@ function errorHandler(bodyLimitBytes: number) {
 }
 
 /** Fastify's own 4xx errors, reworded to name the problem in the interface's envelope. */
-export function clientErrorMessage(error: FastifyError, bodyLimitBytes: number): string | undefined {
+function clientErrorMessage(error: FastifyError, bodyLimitBytes: number): string | undefined {
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return `Request body is larger than the limit of ${bodyLimitBytes} bytes`;

@@ -2,6 +2,21 @@ import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
 import { inspect } from "node:util";
+import {
+  type ChainEntry,
+  ChainsFileSchema,
+  type EntryPointContracts,
+  EntryPointsSchema,
+  PRICE_FORMS,
+  type TokenEntry,
+} from "./schemas/config/chainsFile";
+import {
+  ENVIRONMENT_VARIABLES,
+  type Environment,
+  EnvironmentSchema,
+  TRUST_PROXY_FORMS,
+} from "./schemas/config/environment";
+import { isSecret, problemAt, schemaProblems } from "./schemas/config/problems";
 
 /** One chain the service supports; optional fields are filled by later features (RPC, paymaster contracts). */
 export interface ChainConfig {
@@ -24,17 +39,15 @@ export interface ChainConfig {
   entryPoints?: Partial<Record<LaterEntryPointVersion, EntryPointConfig>>;
 }
 
-/** The EntryPoint versions after v0.6, which share the packed user operation. */
-export type LaterEntryPointVersion = "0.7" | "0.8";
-export const LATER_ENTRY_POINT_VERSIONS: readonly LaterEntryPointVersion[] = ["0.7", "0.8"];
+/** The EntryPoint versions after v0.6, which share the packed user operation: the chains file's `entryPoints` keys. */
+export type LaterEntryPointVersion = keyof typeof EntryPointsSchema.properties;
+/** @public for the EntryPoint v0.7/v0.8 work in flight, which serves the versions listed here. */
+export const LATER_ENTRY_POINT_VERSIONS = Object.keys(
+  EntryPointsSchema.properties,
+) as readonly LaterEntryPointVersion[];
 
-/** Our contracts for one EntryPoint version on one chain. Addresses lowercase. */
-export interface EntryPointConfig {
-  /** Defaults to the version's canonical address. */
-  entryPoint?: string;
-  verifyingPaymaster?: string;
-  tokenPaymaster?: string;
-}
+/** Our contracts for one EntryPoint version on one chain (the entryPoint defaults to the version's canonical one). */
+export type EntryPointConfig = EntryPointContracts;
 
 /**
  * Where a fee token's exchange rate comes from. `fixedRate`: token base units per 1e18 wei, signed as given (price
@@ -158,13 +171,25 @@ export interface Config {
   prettyLogs: boolean;
 }
 
-/** A configuration value the service refuses to start with; the message names the variable and the problem. */
+/**
+ * The configuration the service refuses to start with: every problem found, each naming the variable (or the chains
+ * file, entry and field) and what is wrong, so that one start tells an operator all there is to fix.
+ */
 export class ConfigError extends Error {
   override name = "ConfigError";
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const list = typeof problems === "string" ? [problems] : problems;
+    super(
+      list.length === 1
+        ? (list[0] as string)
+        : `${list.length} configuration problems:\n${list.map((problem) => `  - ${problem}`).join("\n")}`,
+    );
+    this.problems = list;
+  }
 }
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const DEFAULT_CHAINS_FILE = path.join(packageRoot(import.meta.dirname), "config", "chains.json");
 
 /** The folder of the project's package.json: src/ in a checkout, dist/ or dist/cli/ in a build, the same answer. */
@@ -175,60 +200,83 @@ function packageRoot(from: string): string {
   }
 }
 
-/** The only reader of process.env and of the chains file: everything is checked once, at start. */
+/**
+ * The only reader of process.env and of the chains file: everything is checked once, at start, and every problem is
+ * reported together in one ConfigError.
+ */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   stdoutIsTty: boolean = process.stdout.isTTY === true,
 ): Config {
-  const chainsFile = env.CHAINS_FILE || DEFAULT_CHAINS_FILE;
-  const dataDir = path.resolve(env.DATA_DIR || "./data");
-  const url = databaseUrl(env.DATABASE_URL);
-  const host = env.HOST || "127.0.0.1";
-  return {
-    port: integerIn(env, "PORT", 3000, 0, 65535),
+  const problems: string[] = [];
+  const vars = checkedEnvironment(env, problems);
+  const dataDir = path.resolve(vars.DATA_DIR ?? "./data");
+  const url = databaseUrl(vars.DATABASE_URL, problems);
+  const host = vars.HOST ?? "127.0.0.1";
+  const nodeEnv = vars.NODE_ENV;
+  const config: Config = {
+    port: vars.PORT ?? 3000,
     host,
     dataDir,
     databaseUrl: url,
-    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
-    bodyLimitBytes: integerIn(env, "BODY_LIMIT_BYTES", 512 * 1024, 1024, 16 * 1024 * 1024),
-    http: httpLimits(env),
+    logLevel: vars.LOG_LEVEL ?? "info",
+    bodyLimitBytes: vars.BODY_LIMIT_BYTES ?? 512 * 1024,
+    http: httpLimits(vars, problems),
     failureThrottle: {
-      maxFailures: integerIn(env, "AUTH_FAILURE_LIMIT", DEFAULT_FAILURE_THROTTLE.maxFailures, 0, 1_000_000),
-      windowMs:
-        1000 * integerIn(env, "AUTH_FAILURE_WINDOW_SECONDS", DEFAULT_FAILURE_THROTTLE.windowMs / 1000, 1, 86_400),
+      maxFailures: vars.AUTH_FAILURE_LIMIT ?? DEFAULT_FAILURE_THROTTLE.maxFailures,
+      windowMs: 1000 * (vars.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_FAILURE_THROTTLE.windowMs / 1000),
     },
-    trustProxy: trustProxy(env.TRUST_PROXY),
-    chains: readChains(chainsFile),
-    signerKey: signerKey(env, dataDir, url !== undefined),
+    trustProxy: trustProxy(vars.TRUST_PROXY, problems),
+    chains: readChainsFile(vars.CHAINS_FILE ?? DEFAULT_CHAINS_FILE, problems),
+    signerKey: signerKey(vars, dataDir, url !== undefined),
     webhooks: {
-      timeoutMs: integerIn(env, "WEBHOOK_TIMEOUT_MS", 2000, 100, 30_000),
-      ...allowPrivateWebhooks(env, host),
-      signingKey: webhookSigningKey(env, dataDir, url !== undefined),
+      timeoutMs: vars.WEBHOOK_TIMEOUT_MS ?? 2000,
+      ...allowPrivateWebhooks(vars, host),
+      signingKey: webhookSigningKey(vars, dataDir, url !== undefined),
     },
     // A production start (PostgreSQL, or NODE_ENV=production) never runs a development chain unless asked to.
-    localChain: oneOf(
-      env,
-      "LOCAL_CHAIN",
-      ["auto", "off"],
-      url === undefined && env.NODE_ENV !== "production" ? "auto" : "off",
-    ) as "auto" | "off",
-    ...metricsToken(env),
-    shutdownTimeoutMs: integerIn(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 1_000, 120_000),
-    prettyLogs: stdoutIsTty && env.NODE_ENV !== "production",
+    localChain: vars.LOCAL_CHAIN ?? (url === undefined && nodeEnv !== "production" ? "auto" : "off"),
+    ...(vars.METRICS_TOKEN === undefined ? {} : { metricsToken: new Secret(vars.METRICS_TOKEN) }),
+    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10_000,
+    prettyLogs: stdoutIsTty && nodeEnv !== "production",
   };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }
 
-function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+/**
+ * The variables the service reads, checked against their schema. An empty value counts as unset; a value with a
+ * problem is reported and then left out, so that the checks after this one see only good values (and defaults).
+ */
+function checkedEnvironment(env: NodeJS.ProcessEnv, problems: string[]): Environment {
+  const given: Record<string, string | number> = {};
+  for (const name of ENVIRONMENT_VARIABLES) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    const wholeNumber = (EnvironmentSchema.properties[name] as { type?: unknown }).type === "integer";
+    given[name] = wholeNumber && /^\d+$/.test(raw) ? Number(raw) : raw;
+  }
+  for (const problem of schemaProblems(EnvironmentSchema, given)) {
+    const name = problem.path[0] as keyof Environment;
+    // A key or a token is never repeated in a message, whatever is wrong with it.
+    const shown = isSecret(EnvironmentSchema.properties[name]) ? "" : `, got "${env[name]}"`;
+    problems.push(`${name} ${problem.predicate}${shown}`);
+    delete given[name];
+  }
+  return given as Environment;
+}
+
+function httpLimits(vars: Environment, problems: string[]): HttpLimits {
   const d = DEFAULT_HTTP_LIMITS;
   const limits = {
-    headersTimeoutMs: integerIn(env, "HTTP_HEADERS_TIMEOUT_MS", d.headersTimeoutMs, 100, 300_000),
-    requestTimeoutMs: integerIn(env, "HTTP_REQUEST_TIMEOUT_MS", d.requestTimeoutMs, 100, 600_000),
-    keepAliveTimeoutMs: integerIn(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", d.keepAliveTimeoutMs, 100, 600_000),
-    maxConnections: integerIn(env, "HTTP_MAX_CONNECTIONS", d.maxConnections, 1, 1_000_000),
+    headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS ?? d.headersTimeoutMs,
+    requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS ?? d.requestTimeoutMs,
+    keepAliveTimeoutMs: vars.HTTP_KEEP_ALIVE_TIMEOUT_MS ?? d.keepAliveTimeoutMs,
+    maxConnections: vars.HTTP_MAX_CONNECTIONS ?? d.maxConnections,
   };
   // Node refuses a headers timeout longer than the request's, which covers the headers too.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new ConfigError(
+    problems.push(
       `HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`,
     );
   }
@@ -236,8 +284,8 @@ function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
 }
 
 /** `false` (default), `true`, a number of proxy hops, or a comma-separated list of proxy addresses and CIDR ranges. */
-function trustProxy(raw: string | undefined): TrustProxy {
-  if (raw === undefined || raw === "" || raw === "false") return false;
+function trustProxy(raw: string | undefined, problems: string[]): TrustProxy {
+  if (raw === undefined || raw === "false") return false;
   if (raw === "true") return true;
   if (/^\d{1,2}$/.test(raw)) return Number(raw);
   const entries = raw.split(",").map((entry) => entry.trim());
@@ -247,9 +295,8 @@ function trustProxy(raw: string | undefined): TrustProxy {
     const maxBits = family === 6 ? 128 : 32;
     const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
     if (family === 0 || !bitsOk || rest.length > 0) {
-      throw new ConfigError(
-        `TRUST_PROXY must be true, false, a number of hops or a comma-separated list of IP addresses and CIDR ranges, got "${entry}"`,
-      );
+      problems.push(`TRUST_PROXY must be ${TRUST_PROXY_FORMS}, got "${entry}"`);
+      return false;
     }
   }
   return entries;
@@ -258,12 +305,12 @@ function trustProxy(raw: string | undefined): TrustProxy {
 const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 
 /** Private webhook addresses are a development convenience: on by default only for a loopback bind outside production. */
-function allowPrivateWebhooks(env: NodeJS.ProcessEnv, host: string) {
+function allowPrivateWebhooks(vars: Environment, host: string) {
   const decided = (allowPrivate: boolean, allowPrivateReason: string) => ({ allowPrivate, allowPrivateReason });
-  const explicit = oneOf(env, "WEBHOOK_ALLOW_PRIVATE", ["true", "false"], "");
-  if (explicit !== "") return decided(explicit === "true", `WEBHOOK_ALLOW_PRIVATE=${explicit}`);
+  const explicit = vars.WEBHOOK_ALLOW_PRIVATE;
+  if (explicit !== undefined) return decided(explicit === "true", `WEBHOOK_ALLOW_PRIVATE=${explicit}`);
   const change = "set WEBHOOK_ALLOW_PRIVATE=true to allow them";
-  if (env.NODE_ENV === "production") return decided(false, `NODE_ENV is production (${change})`);
+  if (vars.NODE_ENV === "production") return decided(false, `NODE_ENV is production (${change})`);
   if (!LOOPBACK_HOST.test(host)) return decided(false, `HOST ${host} is not a loopback address (${change})`);
   return decided(
     true,
@@ -271,255 +318,145 @@ function allowPrivateWebhooks(env: NodeJS.ProcessEnv, host: string) {
   );
 }
 
-function webhookSigningKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): WebhookSigningKeySource {
-  const fromEnv = env.WEBHOOK_SIGNING_KEY;
-  if (fromEnv !== undefined && fromEnv !== "") {
-    if (!PRIVATE_KEY.test(fromEnv)) throw new ConfigError("WEBHOOK_SIGNING_KEY must be 0x followed by 64 hex digits");
-    return { kind: "env", key: new Secret(fromEnv) };
-  }
-  if (env.WEBHOOK_SIGNING_KEY_FILE) {
-    return { kind: "file", path: path.resolve(env.WEBHOOK_SIGNING_KEY_FILE), createIfMissing: false };
+function webhookSigningKey(vars: Environment, dataDir: string, sharedDatabase: boolean): WebhookSigningKeySource {
+  if (vars.WEBHOOK_SIGNING_KEY !== undefined) return { kind: "env", key: new Secret(vars.WEBHOOK_SIGNING_KEY) };
+  if (vars.WEBHOOK_SIGNING_KEY_FILE !== undefined) {
+    return { kind: "file", path: path.resolve(vars.WEBHOOK_SIGNING_KEY_FILE), createIfMissing: false };
   }
   // Instances that share a PostgreSQL must give every account the same secret, so one of them cannot make it up.
   return { kind: "file", path: path.join(dataDir, "webhook.key"), createIfMissing: !sharedDatabase };
 }
 
-const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
-const METRICS_TOKEN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
-
-function metricsToken(env: NodeJS.ProcessEnv): { metricsToken?: Secret } {
-  const raw = env.METRICS_TOKEN;
-  if (raw === undefined || raw === "") return {};
-  // A short token can be guessed; other characters cannot travel in a Bearer header. The message never shows it.
-  if (!METRICS_TOKEN.test(raw)) {
-    throw new ConfigError("METRICS_TOKEN must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -");
+function signerKey(vars: Environment, dataDir: string, sharedDatabase: boolean): SignerKeySource {
+  if (vars.SIGNER_PRIVATE_KEY !== undefined) return { kind: "env", privateKey: new Secret(vars.SIGNER_PRIVATE_KEY) };
+  if (vars.SIGNER_KEY_FILE !== undefined) {
+    return { kind: "file", path: path.resolve(vars.SIGNER_KEY_FILE), createIfMissing: false };
   }
-  return { metricsToken: new Secret(raw) };
-}
-
-function signerKey(env: NodeJS.ProcessEnv, dataDir: string, sharedDatabase: boolean): SignerKeySource {
-  const fromEnv = env.SIGNER_PRIVATE_KEY;
-  if (fromEnv !== undefined && fromEnv !== "") {
-    // The message names the variable, never its value.
-    if (!PRIVATE_KEY.test(fromEnv)) throw new ConfigError("SIGNER_PRIVATE_KEY must be 0x followed by 64 hex digits");
-    return { kind: "env", privateKey: new Secret(fromEnv) };
-  }
-  if (env.SIGNER_KEY_FILE) return { kind: "file", path: path.resolve(env.SIGNER_KEY_FILE), createIfMissing: false };
   // Instances that share a PostgreSQL must sign with one key, so a key made up by one of them is no default there.
   return { kind: "file", path: path.join(dataDir, "signer.key"), createIfMissing: !sharedDatabase };
 }
 
-function integerIn(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function oneOf(env: NodeJS.ProcessEnv, name: string, allowed: string[], fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!allowed.includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
-  return raw;
-}
-
-function databaseUrl(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === "") return undefined;
+function databaseUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
   let protocol: string;
   try {
     protocol = new URL(raw).protocol;
   } catch {
-    throw new ConfigError("DATABASE_URL is not a valid URL");
+    // The URL may hold a password: the message does not repeat it.
+    problems.push("DATABASE_URL is not a valid URL");
+    return undefined;
   }
   if (protocol !== "postgres:" && protocol !== "postgresql:") {
-    throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
+    problems.push("DATABASE_URL must start with postgres:// or postgresql://");
+    return undefined;
   }
   return raw;
 }
 
+/** The chains file alone, checked the same way (every problem in one ConfigError). */
 export function readChains(file: string): ReadonlyMap<number, ChainConfig> {
+  const problems: string[] = [];
+  const chains = readChainsFile(file, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return chains;
+}
+
+function readChainsFile(file: string, problems: string[]): ReadonlyMap<number, ChainConfig> {
+  const chains = new Map<number, ChainConfig>();
+  const place = `chains file ${file}`;
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new ConfigError(`chains file ${file} cannot be read as JSON: ${(error as Error).message}`);
+    problems.push(`${place} cannot be read as JSON: ${(error as Error).message}`);
+    return chains;
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) {
-    throw new ConfigError(`chains file ${file} must hold a non-empty JSON array of chains`);
+  const entriesWithProblems = new Set<string>();
+  for (const problem of schemaProblems(ChainsFileSchema, parsed)) {
+    if (problem.path[0] !== undefined) entriesWithProblems.add(problem.path[0]);
+    problems.push(problemAt(parsed, problem, place, "entry"));
   }
-  const chains = new Map<number, ChainConfig>();
-  parsed.forEach((entry, index) => {
-    const chain = parseChain(entry, `chains file ${file}, entry ${index}`);
-    if (chains.has(chain.chainId)) throw new ConfigError(`chains file ${file} lists chainId ${chain.chainId} twice`);
-    chains.set(chain.chainId, chain);
+  if (!Array.isArray(parsed)) return chains;
+  const listed = new Set<unknown>();
+  parsed.forEach((entry: unknown, index) => {
+    const chainId = (entry as { chainId?: unknown } | null)?.chainId;
+    if (typeof chainId === "number" && listed.has(chainId)) problems.push(`${place} lists chainId ${chainId} twice`);
+    listed.add(chainId);
+    // An entry the schema refused is not read further: its problems are reported, and the service will not start.
+    if (entriesWithProblems.has(String(index))) return;
+    const chain = chainConfig(entry as ChainEntry, `${place}, entry ${index}`, problems);
+    if (!chains.has(chain.chainId)) chains.set(chain.chainId, chain);
   });
   return chains;
 }
 
-function parseChain(entry: unknown, where: string): ChainConfig {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    throw new ConfigError(`${where}: must be an object`);
-  }
-  const { chainId, name, rpcUrl, bundlerUrl, entryPoint, verifyingPaymaster, tokenPaymaster, tokens, entryPoints } =
-    entry as Record<string, unknown>;
-  if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId <= 0) {
-    throw new ConfigError(`${where}: chainId must be a positive integer`);
-  }
-  if (typeof name !== "string" || name === "") throw new ConfigError(`${where}: name must be a non-empty string`);
-  const chain: ChainConfig = { chainId, name };
-  for (const [field, value] of Object.entries({ rpcUrl, bundlerUrl })) {
-    if (value === undefined) continue;
-    if (typeof value !== "string" || !/^https?:\/\//.test(value)) {
-      throw new ConfigError(`${where}: ${field} must be an http(s) URL`);
+/** The local chain's token paymaster has a deterministic default address (src/chain/sponsoringChains.ts). */
+const CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER = 31337;
+const MAX_UINT256 = (1n << 256n) - 1n;
+const ZERO_ADDRESS = /^0x0{40}$/;
+
+/** A chain entry the schema accepted, with the checks that need more than one field, as the service uses it. */
+function chainConfig(entry: ChainEntry, where: string, problems: string[]): ChainConfig {
+  const { tokens, entryPoints, ...fields } = entry;
+  const chain: ChainConfig = { ...fields };
+  if (tokens !== undefined) {
+    if (tokens.length > 0 && !chain.tokenPaymaster && chain.chainId !== CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER) {
+      problems.push(`${where}: tokens need the chain's tokenPaymaster address`);
     }
-    chain[field as "rpcUrl" | "bundlerUrl"] = value;
+    chain.tokens = tokenConfigs(tokens, where, problems);
   }
-  for (const [field, value] of Object.entries({ entryPoint, verifyingPaymaster, tokenPaymaster })) {
-    if (value === undefined) continue;
-    if (typeof value !== "string" || !ADDRESS.test(value)) {
-      throw new ConfigError(`${where}: ${field} must be a 20-byte hex address`);
+  if (entryPoints !== undefined) {
+    chain.entryPoints = {};
+    for (const version of LATER_ENTRY_POINT_VERSIONS) {
+      const contracts = entryPoints[version];
+      if (contracts === undefined) continue;
+      chain.entryPoints[version] = Object.fromEntries(
+        Object.entries(contracts).map(([field, address]) => [field, address.toLowerCase()]),
+      );
     }
-    chain[field as "entryPoint" | "verifyingPaymaster" | "tokenPaymaster"] = value;
   }
-  if (tokens !== undefined) chain.tokens = parseTokens(tokens, chain, where);
-  if (entryPoints !== undefined) chain.entryPoints = parseEntryPoints(entryPoints, where);
   return chain;
 }
 
-function parseEntryPoints(value: unknown, where: string): Partial<Record<LaterEntryPointVersion, EntryPointConfig>> {
-  const expected = `entryPoints must be an object keyed by EntryPoint version (${LATER_ENTRY_POINT_VERSIONS.join(", ")})`;
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new ConfigError(`${where}: ${expected}`);
-  const result: Partial<Record<LaterEntryPointVersion, EntryPointConfig>> = {};
-  for (const [version, served] of Object.entries(value)) {
-    if (!(LATER_ENTRY_POINT_VERSIONS as readonly string[]).includes(version)) {
-      throw new ConfigError(
-        `${where}: ${expected}; "${version}" is not one of them (v0.6 uses the chain's own fields)`,
-      );
-    }
-    const at = `${where}, entryPoints["${version}"]`;
-    if (typeof served !== "object" || served === null || Array.isArray(served)) {
-      throw new ConfigError(
-        `${at}: must be an object with verifyingPaymaster, tokenPaymaster and entryPoint addresses`,
-      );
-    }
-    const config: EntryPointConfig = {};
-    for (const [field, address] of Object.entries(served as Record<string, unknown>)) {
-      if (field !== "entryPoint" && field !== "verifyingPaymaster" && field !== "tokenPaymaster") {
-        throw new ConfigError(`${at}: unknown field ${field} (entryPoint, verifyingPaymaster, tokenPaymaster)`);
-      }
-      if (typeof address !== "string" || !ADDRESS.test(address)) {
-        throw new ConfigError(`${at}: ${field} must be a 20-byte hex address`);
-      }
-      config[field] = address.toLowerCase();
-    }
-    result[version as LaterEntryPointVersion] = config;
-  }
-  return result;
-}
-
-/** The local chain's token paymaster has a deterministic default address (src/chain/sponsoringChains.ts). */
-const CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER = 31337;
-const DECIMAL_INTEGER = /^\d{1,78}$/;
-const MIN_TOKEN_MARKUP = 1_000_000;
-const MAX_TOKEN_MARKUP = 2_000_000;
-const MAX_UINT256 = (1n << 256n) - 1n;
-
-function parseTokens(value: unknown, chain: ChainConfig, where: string): TokenConfig[] {
-  if (!Array.isArray(value)) throw new ConfigError(`${where}: tokens must be an array`);
-  if (value.length > 0 && !chain.tokenPaymaster && chain.chainId !== CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER) {
-    throw new ConfigError(`${where}: tokens need the chain's tokenPaymaster address`);
-  }
-  const tokens = value.map((entry, index) => parseToken(entry, `${where}, tokens[${index}]`));
+function tokenConfigs(tokens: TokenEntry[], where: string, problems: string[]): TokenConfig[] {
   const seen = new Set<string>();
-  for (const token of tokens) {
-    if (seen.has(token.address)) throw new ConfigError(`${where}: token ${token.address} is listed twice`);
-    seen.add(token.address);
-  }
-  return tokens;
+  return tokens.map((token, index) => {
+    const address = token.address.toLowerCase();
+    if (ZERO_ADDRESS.test(address)) {
+      problems.push(`${where}, tokens[${index}]: address must be a non-zero 20-byte hex address`);
+    }
+    if (seen.has(address)) problems.push(`${where}: token ${address} is listed twice`);
+    seen.add(address);
+    const config: TokenConfig = {
+      address,
+      symbol: token.symbol,
+      decimals: token.decimals,
+      price: tokenPrice(token.price, `${where}, tokens[${index}] (${token.address})`, problems),
+      markup: token.markup ?? DEFAULT_TOKEN_MARKUP,
+    };
+    if (token.logoUrl !== undefined) config.logoUrl = token.logoUrl;
+    if (token.usdPrice !== undefined) config.usdPrice = token.usdPrice;
+    return config;
+  });
 }
 
-function parseToken(entry: unknown, where: string): TokenConfig {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    throw new ConfigError(`${where}: must be an object`);
-  }
-  const { address, symbol, decimals, logoUrl, price, markup, usdPrice } = entry as Record<string, unknown>;
-  if (typeof address !== "string" || !ADDRESS.test(address) || /^0x0{40}$/.test(address)) {
-    throw new ConfigError(`${where}: address must be a non-zero 20-byte hex address`);
-  }
-  const label = `${where} (${address})`;
-  if (typeof symbol !== "string" || symbol === "" || symbol.length > 32) {
-    throw new ConfigError(`${label}: symbol must be a non-empty string of at most 32 characters`);
-  }
-  if (typeof decimals !== "number" || !Number.isInteger(decimals) || decimals < 0 || decimals > 36) {
-    throw new ConfigError(`${label}: decimals must be a whole number from 0 to 36`);
-  }
-  if (logoUrl !== undefined && (typeof logoUrl !== "string" || !/^https?:\/\/\S+$/.test(logoUrl))) {
-    throw new ConfigError(`${label}: logoUrl must be an http(s) URL`);
-  }
-  const resolvedMarkup = markup === undefined ? DEFAULT_TOKEN_MARKUP : markup;
-  if (
-    typeof resolvedMarkup !== "number" ||
-    !Number.isInteger(resolvedMarkup) ||
-    resolvedMarkup < MIN_TOKEN_MARKUP ||
-    resolvedMarkup > MAX_TOKEN_MARKUP
-  ) {
-    throw new ConfigError(
-      `${label}: markup must be a whole number of millionths from ${MIN_TOKEN_MARKUP} (none) to ${MAX_TOKEN_MARKUP} ` +
-        "(double), e.g. 1100000 for 10 %",
-    );
-  }
-  if (usdPrice !== undefined && (typeof usdPrice !== "number" || !Number.isFinite(usdPrice) || usdPrice <= 0)) {
-    throw new ConfigError(`${label}: usdPrice must be a positive number (US dollars per whole token)`);
-  }
-  const token: TokenConfig = {
-    address: address.toLowerCase(),
-    symbol,
-    decimals,
-    price: parseTokenPrice(price, label),
-    markup: resolvedMarkup,
-  };
-  if (logoUrl !== undefined) token.logoUrl = logoUrl as string;
-  if (usdPrice !== undefined) token.usdPrice = usdPrice;
-  return token;
-}
-
-function parseTokenPrice(value: unknown, label: string): TokenPriceConfig {
-  const expected =
-    'price must be {"fixedRate": "<token base units per 1e18 wei>"} or {"aggregator": "0x…", "maxAgeSeconds"?: n}';
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new ConfigError(`${label}: ${expected}`);
-  const { fixedRate, aggregator, maxAgeSeconds, ...rest } = value as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new ConfigError(`${label}: price has unknown field ${unknown[0]}; ${expected}`);
+function tokenPrice(price: TokenEntry["price"], label: string, problems: string[]): TokenPriceConfig {
+  const { fixedRate, aggregator, maxAgeSeconds } = price;
   if ((fixedRate === undefined) === (aggregator === undefined)) {
-    throw new ConfigError(`${label}: ${expected} (exactly one of the two)`);
+    problems.push(`${label}: price must be ${PRICE_FORMS} (exactly one of the two)`);
+    return { fixedRate: 1n };
   }
   if (fixedRate !== undefined) {
-    const rate =
-      typeof fixedRate === "string" && DECIMAL_INTEGER.test(fixedRate)
-        ? BigInt(fixedRate)
-        : typeof fixedRate === "number" && Number.isSafeInteger(fixedRate)
-          ? BigInt(fixedRate)
-          : undefined;
-    if (rate === undefined || rate <= 0n || rate > MAX_UINT256) {
-      throw new ConfigError(
+    const rate = BigInt(fixedRate);
+    if (rate <= 0n || rate > MAX_UINT256) {
+      problems.push(
         `${label}: price.fixedRate must be a positive whole number of token base units per 1e18 wei, as a decimal string`,
       );
     }
-    if (maxAgeSeconds !== undefined)
-      throw new ConfigError(`${label}: price.maxAgeSeconds applies to an aggregator only`);
+    if (maxAgeSeconds !== undefined) problems.push(`${label}: price.maxAgeSeconds applies to an aggregator only`);
     return { fixedRate: rate };
   }
-  if (typeof aggregator !== "string" || !ADDRESS.test(aggregator) || /^0x0{40}$/.test(aggregator)) {
-    throw new ConfigError(`${label}: price.aggregator must be a non-zero 20-byte hex address`);
-  }
-  if (maxAgeSeconds === undefined) return { aggregator: aggregator.toLowerCase() };
-  if (typeof maxAgeSeconds !== "number" || !Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 1) {
-    throw new ConfigError(`${label}: price.maxAgeSeconds must be a positive whole number of seconds`);
-  }
-  return { aggregator: aggregator.toLowerCase(), maxAgeSeconds };
+  const feed = (aggregator as string).toLowerCase();
+  if (ZERO_ADDRESS.test(feed)) problems.push(`${label}: price.aggregator must be a non-zero 20-byte hex address`);
+  return maxAgeSeconds === undefined ? { aggregator: feed } : { aggregator: feed, maxAgeSeconds };
 }

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
 import { buildApp } from "./app";
 import { wantsLocalChain } from "./chain/localChainWanted";
@@ -24,7 +25,10 @@ async function main(): Promise<void> {
   // A newcomer on a fresh embedded start gets an account right away; its token is shown once and never logged.
   if (embedded && (await countAccounts(db)) === 0) {
     const account = await createAccount(db, "development");
-    console.log(`Created the development account. Its authToken, shown only this once:\n${account.authToken}`);
+    // To the terminal only, never through the logger, whose lines may be kept.
+    process.stdout.write(
+      `Created the development account. Its authToken, shown only this once:\n${account.authToken}\n`,
+    );
   }
 
   // The embedded default's development chain: anvil, kept in the data folder, when 31337 has no RPC (LOCAL_CHAIN=auto).
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
   const localChain = await localChainModule?.startLocalChain({
     dataDir: config.dataDir,
     signer: signer.address,
-    warn: (m) => console.error(m),
+    warn: (m) => process.stderr.write(`${m}\n`),
   });
   const chains =
     localChain && localChainModule ? localChainModule.withLocalChain(config.chains, localChain) : config.chains;
@@ -159,9 +163,9 @@ main().catch((error) => {
   const known =
     error instanceof ConfigError || error instanceof DataFolderBusyError || error instanceof DataFolderPermissionError;
   if (known || error?.name === "LocalChainError") {
-    console.error(`Cannot start: ${error.message}`);
+    process.stderr.write(`Cannot start: ${error.message}\n`);
   } else {
-    console.error("Cannot start:", error);
+    process.stderr.write(`Cannot start: ${inspect(error)}\n`);
   }
   process.exit(1);
 });

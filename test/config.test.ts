@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { inspect } from "node:util";
+import { Settings } from "typebox/system";
 import { ConfigError, loadConfig } from "../src/config";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-config-"));
@@ -121,4 +122,129 @@ test("the wrong-credential throttle and the trusted proxy", () => {
   ]);
   assert.throws(() => loadConfig({ TRUST_PROXY: "proxy.internal" }), /TRUST_PROXY must be .*got "proxy.internal"/);
   assert.throws(() => loadConfig({ TRUST_PROXY: "10.0.0.0/33" }), /TRUST_PROXY must be/);
+});
+
+/** The ConfigError loadConfig throws, or a failed assertion when it does not throw one. */
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `a ConfigError, not ${String(error)}`);
+    return error;
+  }
+  assert.fail("loadConfig accepted the configuration");
+}
+
+test("every problem is reported at once: several variables and the chains file in one ConfigError", () => {
+  const secret = "0xnot-a-key-but-private";
+  const error = configError({
+    PORT: "eighty",
+    LOG_LEVEL: "loud",
+    SIGNER_PRIVATE_KEY: secret,
+    DATABASE_URL: "mysql://u@h/db",
+    TRUST_PROXY: "proxy.internal",
+    HTTP_MAX_CONNECTIONS: "0",
+    CHAINS_FILE: chainsFile('[{"chainId": 0, "name": "a"}, {"chainId": 5, "name": "b", "rpcUrl": "ws://x"}]'),
+  });
+  assert.deepEqual(error.problems.slice(0, 6), [
+    'PORT must be a whole number from 0 to 65535, got "eighty"',
+    'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    'HTTP_MAX_CONNECTIONS must be a whole number from 1 to 1000000, got "0"',
+    "SIGNER_PRIVATE_KEY must be 0x followed by 64 hex digits",
+    "DATABASE_URL must start with postgres:// or postgresql://",
+    'TRUST_PROXY must be true, false, a number of hops or a comma-separated list of IP addresses and CIDR ranges, got "proxy.internal"',
+  ]);
+  assert.equal(error.problems.length, 8);
+  assert.match(error.problems[6] as string, /entry 0: chainId must be a positive integer$/);
+  assert.match(error.problems[7] as string, /entry 1: rpcUrl must be an http\(s\) URL$/);
+  // One message lists them all, one a line, and never repeats a secret.
+  assert.match(error.message, /^8 configuration problems:\n {2}- PORT must be/);
+  assert.equal(error.message.split("\n").length, 9);
+  assert.doesNotMatch(error.message, /not-a-key/);
+});
+
+test("one problem alone is the message itself", () => {
+  const error = configError({ PORT: "70000" });
+  assert.deepEqual(error.problems, ['PORT must be a whole number from 0 to 65535, got "70000"']);
+  assert.equal(error.message, error.problems[0]);
+});
+
+test("unknown fields of a chain entry are refused, so that a misspelt one does not leave a default in place", () => {
+  const error = configError({ CHAINS_FILE: chainsFile('[{"chainId": 1, "name": "a", "rpcURL": "https://x"}]') });
+  assert.match(error.message, /entry 0 has unknown field rpcURL \(known: chainId, name, rpcUrl, /);
+});
+
+const V07_PAYMASTER = "0x8aD159a275AEE56fb2334DBb69036E9c7baCEe9b";
+const V08_ENTRY_POINT = "0x4337084D9E255Ff0702461CF8895CE9E3b5Ff108";
+
+test("entryPoints: the contracts of v0.7 and v0.8 per chain, addresses lowercase, v0.6 kept on the chain's own fields", () => {
+  const file = chainsFile(
+    JSON.stringify([
+      {
+        chainId: 84532,
+        name: "Base Sepolia",
+        verifyingPaymaster: V07_PAYMASTER,
+        entryPoints: {
+          "0.7": { verifyingPaymaster: V07_PAYMASTER, tokenPaymaster: V07_PAYMASTER },
+          "0.8": { entryPoint: V08_ENTRY_POINT },
+        },
+      },
+      { chainId: 1, name: "no later versions" },
+    ]),
+  );
+  const chains = loadConfig({ CHAINS_FILE: file }).chains;
+  const chain = chains.get(84532);
+  assert.equal(chain?.verifyingPaymaster, V07_PAYMASTER, "the v0.6 field as given");
+  assert.deepEqual(chain?.entryPoints, {
+    "0.7": { verifyingPaymaster: V07_PAYMASTER.toLowerCase(), tokenPaymaster: V07_PAYMASTER.toLowerCase() },
+    "0.8": { entryPoint: V08_ENTRY_POINT.toLowerCase() },
+  });
+  assert.equal(chains.get(1)?.entryPoints, undefined);
+  const empty = loadConfig({ CHAINS_FILE: chainsFile('[{"chainId": 1, "name": "a", "entryPoints": {}}]') });
+  assert.deepEqual(empty.chains.get(1)?.entryPoints, {});
+});
+
+for (const [name, entryPoints, message] of [
+  ["an unknown version", { "0.6": {} }, /entry 0: entryPoints has unknown field 0\.6 \(known: 0\.7, 0\.8\)/],
+  ["not an object", ["0.7"], /entry 0: entryPoints must be an object keyed by EntryPoint version \(0\.7, 0\.8; v0\.6/],
+  [
+    "a bad address",
+    { "0.7": { verifyingPaymaster: "0x1234" } },
+    /entry 0: entryPoints\["0\.7"\]\.verifyingPaymaster must be a 20-byte hex address/,
+  ],
+  [
+    "an unknown field",
+    { "0.8": { paymaster: V07_PAYMASTER } },
+    /entry 0: entryPoints\["0\.8"\] has unknown field paymaster \(known: entryPoint, verifyingPaymaster, tokenPaymaster\)/,
+  ],
+  [
+    "a version that is not an object",
+    { "0.7": V07_PAYMASTER },
+    /entryPoints\["0\.7"\] must be an object with entryPoint, verifyingPaymaster and tokenPaymaster addresses/,
+  ],
+] as const) {
+  test(`entryPoints: refuses ${name}`, () => {
+    const error = configError({ CHAINS_FILE: chainsFile(JSON.stringify([{ chainId: 1, name: "a", entryPoints }])) });
+    assert.equal(error.problems.length, 1, error.message);
+    assert.match(error.message, message);
+  });
+}
+
+test("entryPoints: every problem of both versions at once", () => {
+  const entryPoints = { "0.7": { entryPoint: "0x12", extra: 1 }, "0.8": { tokenPaymaster: 5 }, "0.9": {} };
+  const error = configError({ CHAINS_FILE: chainsFile(JSON.stringify([{ chainId: 1, name: "a", entryPoints }])) });
+  assert.equal(error.problems.length, 4, error.message);
+  assert.match(error.message, /entryPoints has unknown field 0\.9/);
+  assert.match(error.message, /entryPoints\["0\.7"\] has unknown field extra/);
+  assert.match(error.message, /entryPoints\["0\.7"\]\.entryPoint must be a 20-byte hex address/);
+  assert.match(error.message, /entryPoints\["0\.8"\]\.tokenPaymaster must be a 20-byte hex address/);
+});
+
+test("a long list is reported whole (more problems than a validator's usual cap of eight)", () => {
+  const entries = Array.from({ length: 12 }, (_, index) => ({ chainId: index + 1, name: "" }));
+  const usualCap = Settings.Get().maxErrors;
+  const error = configError({ CHAINS_FILE: chainsFile(JSON.stringify(entries)) });
+  assert.equal(error.problems.length, 12);
+  assert.equal(Settings.Get().maxErrors, usualCap, "the cap other validations keep is set back");
+  assert.match(error.problems[11] as string, /entry 11: name must be a non-empty string$/);
 });

@@ -31,13 +31,13 @@ export const PAYMASTER_SIGNED_PATH_GAS = 7_000n;
  * EntryPoint v0.6 runs postOp with verificationGasLimit as its gas limit; ours and the EntryPoint's frame around it
  * take about 5,000 gas. Twice that, and above the 10,000 that bundlers require.
  */
-export const MIN_VERIFICATION_GAS_LIMIT = 20_000n;
+const MIN_VERIFICATION_GAS_LIMIT = 20_000n;
 
 /** Margins over what the node's simulation measured: +10 % and +10,000 gas on each of the two limits. */
-export const MARGIN_PERCENT = 10n;
-export const MARGIN_GAS = 10_000n;
+const MARGIN_PERCENT = 10n;
+const MARGIN_GAS = 10_000n;
 
-export function withMargin(gas: bigint): bigint {
+function withMargin(gas: bigint): bigint {
   return gas + (gas * MARGIN_PERCENT + 99n) / 100n + MARGIN_GAS;
 }
 

@@ -7,7 +7,7 @@ import { type StorageOverride, toRpcStateOverride } from "./storageOverride";
 import type { UserOperation } from "./userOperation";
 
 /** One bundler call may take this long; its estimate simulates several times, so it gets more than a node call. */
-export const BUNDLER_TIMEOUT_MS = 8_000;
+const BUNDLER_TIMEOUT_MS = 8_000;
 
 /** Far above any real limit: a larger number from a bundler is garbage, not an estimate. */
 const MAX_REASONABLE_GAS = 10_000_000_000n;

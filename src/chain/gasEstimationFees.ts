@@ -18,7 +18,7 @@ export interface Fees {
 const BASE_FEE_MULTIPLIER = 2n;
 
 /** The node's suggestion: `eth_maxPriorityFeePerGas` over the latest base fee; `eth_gasPrice` where there is none. */
-export async function chainFees(client: PublicClient, timeoutMs: number): Promise<Fees> {
+async function chainFees(client: PublicClient, timeoutMs: number): Promise<Fees> {
   try {
     const [block, tip] = await Promise.all([client.getBlock({ blockTag: "latest" }), maxPriorityFee(client)]);
     const baseFee = block.baseFeePerGas;

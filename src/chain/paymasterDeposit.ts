@@ -42,7 +42,7 @@ export interface DepositBalancesOptions {
   read?: (chain: SponsoringChain, wallet: Address) => Promise<bigint>;
 }
 
-export const DEPOSIT_BALANCE_TTL_MS = 2_000;
+const DEPOSIT_BALANCE_TTL_MS = 2_000;
 
 interface Entry {
   /** When the read finished; undefined while it is under way (every caller shares it then). */

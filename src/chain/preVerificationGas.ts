@@ -15,7 +15,7 @@ import type { UserOperation } from "./userOperation";
  * The reference bundler's constants: a whole transaction's 21,000 per operation (as if it travelled alone), 18,300 per
  * operation, 4 per word of the packed operation, and calldata at 4 per zero byte and 16 per non-zero byte.
  */
-export const PRE_VERIFICATION_OVERHEAD = {
+const PRE_VERIFICATION_OVERHEAD = {
   fixed: 21_000n,
   perUserOp: 18_300n,
   perUserOpWord: 4n,
@@ -30,7 +30,7 @@ export const PRE_VERIFICATION_OVERHEAD = {
  * executeUserOp pays 1,610 and 8.2 per word of the whole operation instead. Where Alto is told the chain has EIP-7623
  * (`--supports-eip7623`), the operation pays at least the floor: 10 gas per token, less a tenth of its two limits.
  */
-export const PIMLICO_OVERHEAD = {
+const PIMLICO_OVERHEAD = {
   gasPerToken: 4n,
   tokensPerNonZeroByte: 4n,
   transaction: 21_000n,

@@ -19,9 +19,9 @@ import { type SponsoringChain, sponsoringChains } from "./sponsoringChains";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
 
-export const SETTLEMENT_INTERVAL_MS = 2_000;
+const SETTLEMENT_INTERVAL_MS = 2_000;
 /** Blocks per eth_getLogs call: within what public providers accept. */
-export const SETTLEMENT_BLOCK_RANGE = 2_000;
+const SETTLEMENT_BLOCK_RANGE = 2_000;
 
 export interface SettlementLog {
   info(message: string): void;
@@ -60,7 +60,7 @@ type WatchedChain = SponsoringChain & { rpcUrl: string; verifyingPaymaster: Addr
  * cursor (storage/settlement.ts), so a restart resumes from the last block processed. Once at the head it releases
  * what expired unmined: only then is it known that no block up to that moment ran those operations.
  */
-export class ChainSettlement {
+class ChainSettlement {
   readonly #db: Database;
   readonly #client: PublicClient;
   readonly #now: () => number;

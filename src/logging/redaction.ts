@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 
 /** What stands in for a secret in a log line or an error message. */
-export const REDACTED = "[redacted]";
+const REDACTED = "[redacted]";
 
 /** Query parameters that carry a credential when a client puts one in the URL (compared lower-case, without - or _). */
 const SECRET_PARAMETERS = new Set(["authtoken", "apikey", "token", "xadminsecret"]);

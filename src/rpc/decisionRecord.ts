@@ -27,7 +27,7 @@ export interface DecisionEnd {
 }
 
 /** outcome and a bounded reason: the refusing rule's name, or the kind of error, never the free-text reason. */
-export function classify(note: DecisionNote, error: unknown): { outcome: DecisionOutcome; reason: string } {
+function classify(note: DecisionNote, error: unknown): { outcome: DecisionOutcome; reason: string } {
   if (note.refusedBy !== undefined) {
     return { outcome: "refused", reason: RULE_REASONS.has(note.refusedBy) ? note.refusedBy : "other" };
   }

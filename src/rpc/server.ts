@@ -19,7 +19,7 @@ import {
   UNKNOWN_PAYMASTER,
 } from "./rpcError";
 
-export const RPC_PREFIX = "/api/v1/";
+const RPC_PREFIX = "/api/v1/";
 export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;
 
 /** Whether a URL, as sent, is under the RPC prefix: every answer there is a JSON-RPC envelope. */

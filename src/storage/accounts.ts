@@ -7,7 +7,7 @@ export interface Account {
 }
 
 /** Tokens are 256 random bits, so a plain SHA-256 is enough to make the stored form useless to a thief. */
-export const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
+const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
 /** Creates an account and returns its token: the only time the token exists in clear. */
 export async function createAccount(db: Queryable, name: string): Promise<Account & { authToken: string }> {

@@ -2,8 +2,8 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync } from "node
 import path from "node:path";
 
 /** The data folder holds accounts, funding wallets, limits and keys: only the service's own user may read it. */
-export const PRIVATE_FOLDER_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_FOLDER_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
 
 export class DataFolderPermissionError extends Error {
   override name = "DataFolderPermissionError";

@@ -64,7 +64,7 @@ const PROBE_SPENDER: Address = "0x000000000000000000000000000000000000a111";
 const PROBE_MARKER = 0xa110_0000_0000_0000_0000_0000_0000_0000n << 128n;
 
 /** The slot of allowance(owner, spender) under `layout`. */
-export function allowanceSlot(layout: AllowanceLayout, owner: Address, spender: Address): Hex {
+function allowanceSlot(layout: AllowanceLayout, owner: Address, spender: Address): Hex {
   if (layout.keyOrder === "solidity") {
     // mapping(address => mapping(address => uint256)): keccak(key . slot) at each level.
     const inner = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [owner, layout.base]));

@@ -50,7 +50,7 @@ const decimalsAbi = parseAbi(["function decimals() view returns (uint8)"]);
 const tokenPaymasterAbi = parseAbi(["function maxPriceAge() view returns (uint48)"]);
 
 /** How long the token paymaster's maxPriceAge is reused: its owner may change it, rarely. */
-export const MAX_PRICE_AGE_TTL_MS = 60_000;
+const MAX_PRICE_AGE_TTL_MS = 60_000;
 
 /** Decimals never change: read once per chain RPC and contract (a failed read is not kept). */
 const decimalsCache = new Map<string, Promise<number>>();

@@ -24,7 +24,7 @@ export type AddressKind =
   | "documentation";
 
 /** Kinds that reach this machine or its own networks: allowed only with `allowPrivate` (development, tests). */
-export const LOCAL_KINDS: ReadonlySet<AddressKind> = new Set([
+const LOCAL_KINDS: ReadonlySet<AddressKind> = new Set([
   "private",
   "loopback",
   "link-local",
@@ -138,7 +138,7 @@ export function classifyAddress(ip: string): AddressKind | undefined {
   return undefined;
 }
 
-export const describeKind = (kind: AddressKind): string => DESCRIPTIONS[kind];
+const describeKind = (kind: AddressKind): string => DESCRIPTIONS[kind];
 
 /** One spelling per address: IPv4-mapped IPv6 is its IPv4 address; used to compare addresses. */
 function canonical(ip: string): string | undefined {
@@ -200,7 +200,7 @@ export function refusalFor(ip: string, port: number, policy: GuardPolicy): strin
 /** `dns.promises.lookup` with `all: true`, or a stand-in (tests). */
 export type Lookup = (hostname: string) => Promise<LookupAddress[]>;
 
-export const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 /**
  * The outcome of a check: the addresses to connect to, or why not (`unresolved` when DNS gave no address, with the

@@ -140,7 +140,7 @@ function readVerdict(response: IncomingMessage, maxBytes: number, finish: (resul
 }
 
 /** The body must be a JSON object with a boolean `arePoliciesVerified` (or the old spelling `arePoliciesVerifed`). */
-export function verdict(text: string): CallResult {
+function verdict(text: string): CallResult {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

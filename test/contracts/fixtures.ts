@@ -94,7 +94,7 @@ export async function startSponsoredChain(options: AnvilOptions = {}): Promise<S
   }
 }
 
-export const gasLimits = {
+const gasLimits = {
   callGasLimit: 100_000n,
   // Covers deploying the account through initCode; the paymaster's validation and postOp get the same limit each.
   verificationGasLimit: 500_000n,

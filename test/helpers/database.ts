@@ -3,13 +3,18 @@ import { type Database, openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { openPgliteFromSnapshot } from "./pgliteSnapshot";
 
+/** The PostgreSQL of the suite's second pass (DATABASE_URL), or undefined on the PGlite pass. */
+export function testDatabaseUrl(): string | undefined {
+  return process.env.DATABASE_URL || undefined;
+}
+
 /**
  * A fresh, migrated database for one test file: in-memory PGlite by default (started from a migrated snapshot, which
  * costs a third of a new instance's CPU), or a schema of its own in the PostgreSQL that DATABASE_URL names (dropped
  * again on close), so runs and files never see each other's rows.
  */
 export async function openTestDatabase(): Promise<Database> {
-  const url = process.env.DATABASE_URL;
+  const url = testDatabaseUrl();
   if (!url) return openPgliteFromSnapshot();
   const schema = `test_${randomBytes(6).toString("hex")}`;
   const admin = await openDatabase({ url });

@@ -2,5 +2,5 @@
 import { takeDataFolder } from "../../src/storage/dataFolder";
 
 takeDataFolder(process.argv[2] as string, "cli");
-console.log("held");
+process.stdout.write("held\n");
 setInterval(() => {}, 60_000);

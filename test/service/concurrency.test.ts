@@ -7,11 +7,12 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createAccount } from "../../src/storage/accounts";
 import { openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
-import { type RunningService, startService } from "../helpers/service";
+import { testDatabaseUrl } from "../helpers/database";
+import { inheritedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // Two service processes sharing one PostgreSQL database: the limits must hold across them.
-const url = process.env.DATABASE_URL;
+const url = testDatabaseUrl();
 const skip = url ? false : "needs DATABASE_URL (PostgreSQL): PGlite serves one process";
 
 const SENDERS = 200;
@@ -34,7 +35,7 @@ before(async () => {
   databaseUrl = target.toString();
   dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-concurrency-"));
   const env = {
-    ...process.env,
+    ...inheritedEnv(),
     DATABASE_URL: databaseUrl,
     SIGNER_PRIVATE_KEY: generatePrivateKey(),
     // Instances sharing a database must be given the same webhook signing key too.

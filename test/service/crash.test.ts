@@ -8,7 +8,8 @@ import { createAccount } from "../../src/storage/accounts";
 import { type Database, openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { openStorage } from "../../src/storage/open";
-import { embeddedEnv, type RunningService, startService } from "../helpers/service";
+import { testDatabaseUrl } from "../helpers/database";
+import { embeddedEnv, inheritedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // SIGKILL under load, then a restart: a spending limit's usage must equal the sponsorships on record, on both
@@ -18,7 +19,7 @@ const KILLS = 3;
 const IN_FLIGHT = 48;
 // A start after a kill recovers the database; on a busy machine the embedded one can take a while.
 const START_TIMEOUT_MS = 60_000;
-const url = process.env.DATABASE_URL;
+const url = testDatabaseUrl();
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -190,7 +191,7 @@ test("PostgreSQL: after SIGKILL under load and a restart, the limit's usage equa
   const dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-crash-pg-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = {
-    ...process.env,
+    ...inheritedEnv(),
     DATABASE_URL: target.toString(),
     SIGNER_PRIVATE_KEY: generatePrivateKey(),
     WEBHOOK_SIGNING_KEY: generatePrivateKey(),

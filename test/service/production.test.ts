@@ -7,14 +7,15 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openDatabase } from "../../src/storage/database";
-import { type RunningService, startService } from "../helpers/service";
+import { testDatabaseUrl } from "../helpers/database";
+import { inheritedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // The production path end to end, as an operator takes it (and as the Dockerfile does): build, pack, install the pack
 // with --omit=dev in an empty folder, start `node dist/main.js` against PostgreSQL, create an account with
 // `node dist/cli/account.js`, sponsor, scrape /metrics, then SIGTERM under load. PostgreSQL is what production runs on,
 // so this runs in the DATABASE_URL pass of the suite; it makes a database of its own there.
-const url = process.env.DATABASE_URL;
+const url = testDatabaseUrl();
 const skip = url ? false : "needs DATABASE_URL (PostgreSQL): the production path runs in the suite's PostgreSQL pass";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -30,6 +31,8 @@ let databaseName = "";
 let databaseUrl = "";
 let service: RunningService | undefined;
 let env: NodeJS.ProcessEnv = {};
+/** How long the build and the install took, reported with the test's result. */
+let preparation = "";
 
 before(async () => {
   if (!url) return;
@@ -48,7 +51,7 @@ before(async () => {
     cwd: installDir,
     timeout: 120_000,
   });
-  console.log(`built and packed in ${packedMs - startedMs} ms, installed in ${Date.now() - packedMs} ms`);
+  preparation = `built and packed in ${packedMs - startedMs} ms, installed in ${Date.now() - packedMs} ms`;
 
   databaseName = `paymaster_production_${process.pid}_${Date.now()}`;
   const admin = await openDatabase({ url });
@@ -59,8 +62,8 @@ before(async () => {
   databaseUrl = target.toString();
   // Nothing of this test process's environment (NODE_OPTIONS, test runner variables): only what an operator sets.
   env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+    PATH: inheritedEnv().PATH,
+    HOME: inheritedEnv().HOME,
     NODE_ENV: "production",
     DATABASE_URL: databaseUrl,
     SIGNER_PRIVATE_KEY: generatePrivateKey(),
@@ -91,7 +94,8 @@ function sample(text: string, series: string): number | undefined {
 test("the packed production install runs against PostgreSQL: account, sponsorship, health, metrics, then SIGTERM under load", {
   skip,
   timeout: 240_000,
-}, async () => {
+}, async (t) => {
+  t.diagnostic(preparation);
   for (const name of DEVELOPMENT_PACKAGES) {
     assert.ok(!existsSync(path.join(installDir, "node_modules", name)), `${name} is not installed with --omit=dev`);
   }
@@ -251,7 +255,7 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   for (const secret of [apiKey, authToken, METRICS_TOKEN, env.SIGNER_PRIVATE_KEY as string]) {
     assert.ok(!output.includes(secret), "no apiKey, token or key is logged");
   }
-  console.log(
+  t.diagnostic(
     `production path: ${sponsored.length} of ${LOAD} in-flight sponsorships answered and recorded, exit ${tookMs} ms after SIGTERM`,
   );
 });

@@ -200,7 +200,7 @@ for (const version of ["0.7", "0.8"] as const) {
       }
     });
 
-    test("a sponsored operation deploys the account, runs its call, pays the bundler and is charged to the dApp", async () => {
+    test("a sponsored operation deploys the account, runs its call, pays the bundler and is charged to the dApp", async (t) => {
       await depositFor(fundingWallet, parseEther("1"));
       await depositFor(otherFundingWallet, parseEther("1"));
       const recipient = freshAddress();
@@ -226,7 +226,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const penaltyBound = (gasLimitsV07.callGasLimit + gasLimitsV07.paymasterPostOpGasLimit) / 10n;
       assert.ok(charge >= userOpEvent.actualGasCost, `charge ${charge} below the cost ${userOpEvent.actualGasCost}`);
       assert.ok(charge <= userOpEvent.actualGasCost + (overheadGas + penaltyBound) * feePerGas);
-      console.log(
+      t.diagnostic(
         `v${version}: EntryPoint took ${userOpEvent.actualGasUsed} gas, the dApp was charged ${charge / feePerGas} gas`,
       );
       await assertDepositCoversBalances();
