@@ -38,7 +38,7 @@ import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";
 
 /** Six decimals like USDC; 3,000 tokens per ether, signed as the rate and given by the aggregator alike. */
-export const TOKEN_DECIMALS = 6;
+const TOKEN_DECIMALS = 6;
 export const RATE = 3_000n * 10n ** 6n;
 export const PRICE = { decimals: 8, answer: 3_000n * 10n ** 8n } as const;
 export const MARKUP = 1_100_000;
@@ -144,7 +144,7 @@ export function transferCall(env: TokenChainV07, to: Address, amount: bigint): C
 }
 
 /** SimpleAccount 0.7 batches three arrays; 0.8 (BaseAccount) one array of calls. */
-export function batchCallData(version: EntryPointVersion, calls: Call[]): Hex {
+function batchCallData(version: EntryPointVersion, calls: Call[]): Hex {
   if (version === "0.7") {
     return encodeFunctionData({
       abi: batchV07,
