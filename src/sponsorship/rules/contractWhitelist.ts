@@ -1,4 +1,5 @@
 import { decodeAccountCalls } from "../callData";
+import { viewOf } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 
 /** The SDK recognises this text; the address and selector that missed follow it. */
@@ -12,11 +13,12 @@ export const contractWhitelist: Rule = {
   name: "contractWhitelist",
   evaluate({ setup, userOp, smartAccount }) {
     if (setup.contracts.size === 0) return pass(this.name);
+    const op = viewOf(userOp);
     // A deployment alone is rule 2's business; an operation that neither deploys nor calls only burns gas.
-    if (userOp.callData === "0x") {
-      return userOp.initCode === "0x" ? refuse(this.name, "callData is empty: nothing to sponsor") : pass(this.name);
+    if (op.callData === "0x") {
+      return op.deployment === undefined ? refuse(this.name, "callData is empty: nothing to sponsor") : pass(this.name);
     }
-    const decoded = decodeAccountCalls(userOp.callData, smartAccount);
+    const decoded = decodeAccountCalls(op.callData, smartAccount);
     if (!decoded.ok) return refuse(this.name, `${CONTRACT_NOT_FOUND_REASON}: ${decoded.reason}`);
     if (decoded.calls.length === 0) return refuse(this.name, "callData makes no call: nothing to sponsor");
     for (const call of decoded.calls) {
