@@ -1,5 +1,5 @@
 import { type Address, decodeAbiParameters, type Hex, parseAbiParameters } from "viem";
-import { decodeErc7579Execute } from "./erc7579";
+import { decodeErc7579Execute, decodeErc7579ExecuteUserOp } from "./erc7579";
 
 /** One call an account makes on behalf of a user operation. */
 export interface Call {
@@ -97,9 +97,10 @@ const LAYOUTS: Record<string, Layout> = {
     "0x7bb37428": decodeSafe,
     "0x541d63c8": decodeSafe,
   },
-  // Modular accounts: Kernel v3, Biconomy Nexus, Safe with the ERC-7579 adapter.
+  // Modular accounts: Kernel v3, Biconomy Nexus, Safe with the ERC-7579 adapter; executeUserOp(…) wrapping execute.
   "ERC7579 1.0.0": {
     "0xe9ae5c53": decodeErc7579Execute,
+    "0x8dd7712f": decodeErc7579ExecuteUserOp,
   },
   // Coinbase Smart Wallet; "1" is the version of its EIP-712 domain.
   "COINBASE_SMART_WALLET 1": {

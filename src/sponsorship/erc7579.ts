@@ -16,6 +16,25 @@ const DEFAULT_MODE_SELECTOR = "00000000";
 
 const executions = parseAbiParameters("(address target, uint256 value, bytes callData)[]");
 
+const EXECUTE_SELECTOR = "e9ae5c53";
+
+/**
+ * EntryPoint v0.7's IAccountExecute: callData `executeUserOp.selector ++ inner` makes the EntryPoint call
+ * executeUserOp(userOp, hash), and Kernel v3 and Nexus then run `inner` on themselves (around their execution hooks).
+ * One level is read: `inner` must be execute(bytes32,bytes), anything else the account could run on itself (a module
+ * install, an upgrade) is refused.
+ */
+export function decodeErc7579ExecuteUserOp(rest: Hex): DecodedCalls {
+  const inner = rest.slice(2, 10).toLowerCase();
+  if (inner !== EXECUTE_SELECTOR) {
+    return {
+      ok: false,
+      reason: `executeUserOp wraps selector 0x${inner}: only execute(bytes32,bytes) (0x${EXECUTE_SELECTOR}) is read inside it`,
+    };
+  }
+  return decodeErc7579Execute(`0x${rest.slice(10)}`);
+}
+
 /** The calls of execute(bytes32,bytes)'s ABI-encoded arguments (after the selector). */
 export function decodeErc7579Execute(args: Hex): DecodedCalls {
   const [mode, executionCalldata] = decodeAbiParameters(parseAbiParameters("bytes32, bytes"), args);

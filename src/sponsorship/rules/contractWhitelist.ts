@@ -7,7 +7,9 @@ export const CONTRACT_NOT_FOUND_REASON = "Smart contract data not found";
 
 /**
  * Rule 3: with whitelisted contracts, every call of the operation must go to one of them, to a whitelisted method (or
- * carry no data at all: a plain transfer). What cannot be decoded for certain is refused.
+ * carry no data at all: a plain transfer). What cannot be decoded for certain is refused. The account's callData is
+ * read one level deep: a call back into the account (a batch calling the account's own execute) is refused, whatever
+ * the whitelist holds, rather than decoded again.
  */
 export const contractWhitelist: Rule = {
   name: "contractWhitelist",
@@ -21,7 +23,16 @@ export const contractWhitelist: Rule = {
     const decoded = decodeAccountCalls(op.callData, smartAccount);
     if (!decoded.ok) return refuse(this.name, `${CONTRACT_NOT_FOUND_REASON}: ${decoded.reason}`);
     if (decoded.calls.length === 0) return refuse(this.name, "callData makes no call: nothing to sponsor");
+    const self = op.sender.toLowerCase();
     for (const call of decoded.calls) {
+      // A call to the account itself would run whatever it carries (another execute, a module install) unchecked.
+      if (call.to.toLowerCase() === self) {
+        return refuse(
+          this.name,
+          `${CONTRACT_NOT_FOUND_REASON}: a call from the account to itself (${self}) is never sponsored: ` +
+            "what it runs is not checked",
+        );
+      }
       const selectors = setup.contracts.get(call.to.toLowerCase());
       if (!selectors) {
         return refuse(
