@@ -14,6 +14,7 @@ const EXEC_TYPES = new Set(["00", "01"]);
 /** The default mode selector; others are account extensions whose reading of executionCalldata we do not know. */
 const DEFAULT_MODE_SELECTOR = "00000000";
 
+const executeArgs = parseAbiParameters("bytes32, bytes");
 const executions = parseAbiParameters("(address target, uint256 value, bytes callData)[]");
 
 const EXECUTE_SELECTOR = "e9ae5c53";
@@ -37,7 +38,7 @@ export function decodeErc7579ExecuteUserOp(rest: Hex): DecodedCalls {
 
 /** The calls of execute(bytes32,bytes)'s ABI-encoded arguments (after the selector). */
 export function decodeErc7579Execute(args: Hex): DecodedCalls {
-  const [mode, executionCalldata] = decodeAbiParameters(parseAbiParameters("bytes32, bytes"), args);
+  const [mode, executionCalldata] = decodeAbiParameters(executeArgs, args);
   // "0x" then 64 hex digits: callType at [2, 4), execType at [4, 6), modeSelector at [14, 22).
   const callType = mode.slice(2, 4).toLowerCase();
   const execType = mode.slice(4, 6).toLowerCase();
