@@ -17,6 +17,7 @@ import {
   toFunctionSelector,
 } from "viem";
 import type { SmartAccountInfo } from "../../src/sponsorship/callData";
+import { CHEAP_RULES, decide } from "../../src/sponsorship/decide";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
@@ -316,4 +317,29 @@ describe("a call back into the account is refused, in every version, even when t
       assert.deepEqual(contractWhitelist.evaluate(input(op, [], whitelist)), refused("contractWhitelist", reason));
     });
   }
+});
+
+describe("the cheap rules in order (decide) on a v0.8 operation that installs Simple7702Account and calls a token", () => {
+  const op = v08({ factory: MARKER, eip7702Auth: AUTH, callData: executeBatchCalls([[TOKEN, 0n, MINT]]) });
+  const whitelist = { [TOKEN]: [MINT_SELECTOR] };
+
+  test("with a WALLET_DEPLOYMENT rule and the token whitelisted: sponsored, every rule passed", async () => {
+    const decision = await decide(input(op, ["WALLET_DEPLOYMENT"], whitelist), CHEAP_RULES);
+    assert.equal(decision.sponsored, true);
+    assert.deepEqual(decision.outcomes, [
+      passed("fundingAndRules"),
+      passed("walletDeployment"),
+      passed("contractWhitelist"),
+    ]);
+  });
+
+  test("without it: refused by the deployment rule, naming the authorization", async () => {
+    const decision = await decide(input(op, [], whitelist), CHEAP_RULES);
+    assert.equal(decision.sponsored, false);
+    assert.equal(
+      !decision.sponsored && decision.reason,
+      "Wallet deployment is not sponsored: the operation has an EIP-7702 authorization and no active " +
+        "WALLET_DEPLOYMENT policy",
+    );
+  });
 });
