@@ -1,4 +1,5 @@
 import { type Address, decodeAbiParameters, type Hex, parseAbiParameters } from "viem";
+import { decodeErc7579Execute, decodeErc7579ExecuteUserOp } from "./erc7579";
 
 /** One call an account makes on behalf of a user operation. */
 export interface Call {
@@ -15,13 +16,17 @@ const single = parseAbiParameters("address, uint256, bytes");
 const batchWithValues = parseAbiParameters("address[], uint256[], bytes[]");
 const batchWithoutValues = parseAbiParameters("address[], bytes[]");
 const safeCall = parseAbiParameters("address, uint256, bytes, uint8");
+const callArray = parseAbiParameters("(address target, uint256 value, bytes data)[]");
 
 const decodeSingle: Decoder = (args) => {
   const [to, value, data] = decodeAbiParameters(single, args);
   return { ok: true, calls: [{ to, value, data }] };
 };
 
-/** Biconomy's batches may leave the value array empty (no value anywhere); any other mismatch is refused. */
+/**
+ * Biconomy's batches, and SimpleAccount 0.7's, may leave the value array empty (no value anywhere); any other mismatch
+ * is refused.
+ */
 const decodeBatchWithValues: Decoder = (args) => {
   const [targets, values, datas] = decodeAbiParameters(batchWithValues, args);
   if (targets.length !== datas.length || (values.length !== 0 && values.length !== targets.length)) {
@@ -39,6 +44,12 @@ const decodeBatchWithoutValues: Decoder = (args) => {
   return { ok: true, calls: targets.map((to, i) => ({ to, value: 0n, data: datas[i] as Hex })) };
 };
 
+/** An array of (target, value, data): SimpleAccount 0.8's `Call[]`, Coinbase Smart Wallet's `Call[]`. */
+const decodeCallArray: Decoder = (args) => {
+  const [calls] = decodeAbiParameters(callArray, args);
+  return { ok: true, calls: calls.map(({ target, value, data }) => ({ to: target, value, data })) };
+};
+
 /** Safe's 4337 module: operation 1 is a delegatecall, which runs foreign code as the account itself. */
 const decodeSafe: Decoder = (args) => {
   const [to, value, data, operation] = decodeAbiParameters(safeCall, args);
@@ -49,7 +60,11 @@ const decodeSafe: Decoder = (args) => {
 /** An account layout's selectors: selector → decoder. */
 type Layout = Record<string, Decoder>;
 
-/** The callData layouts of docs/sponsorship-rpc.md, by account name (upper case) and version. */
+/**
+ * The callData layouts of docs/sponsorship-rpc.md, 'callData layouts', by account name (upper case) and version.
+ * Layouts that share a selector share its decoder object, which is what makes the selector unambiguous when no account
+ * is named (indexSelectors).
+ */
 const LAYOUTS: Record<string, Layout> = {
   "BICONOMY 2.0.0": {
     "0x0000189a": decodeSingle,
@@ -67,9 +82,30 @@ const LAYOUTS: Record<string, Layout> = {
     "0xb61d27f6": decodeSingle,
     "0x18dfb3c7": decodeBatchWithoutValues,
   },
+  // SimpleAccount of @account-abstraction/contracts 0.7.0 (EntryPoint v0.7).
+  "INFINITISM 0.7.0": {
+    "0xb61d27f6": decodeSingle,
+    "0x47e1da2a": decodeBatchWithValues,
+  },
+  // SimpleAccount and Simple7702Account of @account-abstraction/contracts 0.8.0 (EntryPoint v0.8): BaseAccount's methods.
+  "INFINITISM 0.8.0": {
+    "0xb61d27f6": decodeSingle,
+    "0x34fcd5be": decodeCallArray,
+  },
+  // The Safe 4337 module: 0.2.0 (EntryPoint v0.6) and 0.3.0 (v0.7) have the same two methods.
   "SAFE 1.4.1": {
     "0x7bb37428": decodeSafe,
     "0x541d63c8": decodeSafe,
+  },
+  // Modular accounts: Kernel v3, Biconomy Nexus, Safe with the ERC-7579 adapter; executeUserOp(…) wrapping execute.
+  "ERC7579 1.0.0": {
+    "0xe9ae5c53": decodeErc7579Execute,
+    "0x8dd7712f": decodeErc7579ExecuteUserOp,
+  },
+  // Coinbase Smart Wallet; "1" is the version of its EIP-712 domain.
+  "COINBASE_SMART_WALLET 1": {
+    "0xb61d27f6": decodeSingle,
+    "0x34fcd5be": decodeCallArray,
   },
 };
 

@@ -1,12 +1,16 @@
 import type { LimitClaim } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
-import type { PartialUserOperation } from "./partialUserOperation";
+import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { SponsorshipSetup } from "./setup";
 
 /** What every rule sees: the paymaster's setup, the operation and the client's sponsorship information. */
 export interface RuleInput {
   setup: SponsorshipSetup;
-  userOp: PartialUserOperation;
+  /**
+   * The operation, of any EntryPoint version; rules read it through src/sponsorship/operationView.ts, the one place that
+   * knows which fields each version has.
+   */
+  userOp: SponsoredUserOperation;
   /** The account the request names; when none, rules that read callData find its layout from the selector. */
   smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;

@@ -73,6 +73,29 @@ export function worstCaseCostWei(gas: {
   return (gas.callGasLimit + 3n * gas.verificationGasLimit + gas.preVerificationGas) * gas.maxFeePerGas;
 }
 
+/**
+ * The most a v0.7 or v0.8 operation can cost in wei: exactly the prefund the EntryPoint takes from the paymaster's
+ * deposit before validation (its _getRequiredPrefund). The paymaster's limits are their own fields there, where v0.6
+ * counted the verification limit three times to cover the paymaster's validation and postOp.
+ */
+export function worstCaseCostWeiV07(gas: {
+  verificationGasLimit: bigint;
+  callGasLimit: bigint;
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+}): bigint {
+  return (
+    (gas.verificationGasLimit +
+      gas.callGasLimit +
+      gas.paymasterVerificationGasLimit +
+      gas.paymasterPostOpGasLimit +
+      gas.preVerificationGas) *
+    gas.maxFeePerGas
+  );
+}
+
 /** The threshold in the ledger's unit: operations for COUNT, wei for NATIVE_ASSET. */
 export const thresholdUnits = (limit: SpendingLimit): bigint =>
   limit.thresholdType === "COUNT" ? BigInt(limit.threshold) : etherToWei(limit.threshold);

@@ -22,6 +22,10 @@ export function registeredWebhookRequest(url: string, requestType: "GET" | "POST
 }
 
 /** A `WEBHOOK` rule: POST `{"data": webhookData, "userOp": <the operation, numbers as decimal strings>}`. */
-export function webhookRuleRequest(url: string, data: WebhookData, userOp: Record<string, string>): WebhookRequest {
+export function webhookRuleRequest(
+  url: string,
+  data: WebhookData,
+  userOp: Record<string, string | Record<string, string>>,
+): WebhookRequest {
   return { method: "POST", url, body: JSON.stringify({ data: data ?? {}, userOp }) };
 }

@@ -191,7 +191,7 @@ describe("no account named: the layout follows from the selector", () => {
 
   test("a selector of no known layout is refused with how to name the account and the layouts known", async () => {
     const reason =
-      /^Smart contract data not found: unknown callData layout: selector 0xdeadbeef is no execute or executeBatch method of a known account; name the account in sponsorshipInfo\.smartAccountInfo \(\{"name", "version"\}\); known accounts: BICONOMY 2\.0\.0, BICONOMY 1\.0\.0, INFINITISM 1\.0\.0, SAFE 1\.4\.1$/;
+      /^Smart contract data not found: unknown callData layout: selector 0xdeadbeef is no execute or executeBatch method of a known account; name the account in sponsorshipInfo\.smartAccountInfo \(\{"name", "version"\}\); known accounts: BICONOMY 2\.0\.0, BICONOMY 1\.0\.0, INFINITISM 1\.0\.0, INFINITISM 0\.7\.0, INFINITISM 0\.8\.0, SAFE 1\.4\.1, ERC7579 1\.0\.0, COINBASE_SMART_WALLET 1$/;
     refusedAsResult(await biconomy(userOp("0xdeadbeef00")), reason);
     refusedAsError(
       await permissionless(userOp("0xdeadbeef00")),

@@ -10,6 +10,7 @@ import {
   encodeFunctionData,
   type Hex,
   parseAbiItem,
+  parseAbiParameters,
   toFunctionSelector,
 } from "viem";
 import {
@@ -24,7 +25,7 @@ const A: Hex = "0x1111111111111111111111111111111111111111";
 const B: Hex = "0x2222222222222222222222222222222222222222";
 const MINT: Hex = "0xa0712d680000000000000000000000000000000000000000000000000000000000000005";
 
-type Shape = "single" | "batchWithValues" | "batchWithoutValues" | "safe";
+type Shape = "single" | "batchWithValues" | "batchWithoutValues" | "safe" | "callArray" | "erc7579";
 
 /** Every method of every layout we decode, as the accounts' sources declare them. */
 const METHODS: { account: string; signature: string; shape: Shape }[] = [
@@ -60,6 +61,27 @@ const METHODS: { account: string; signature: string; shape: Shape }[] = [
     signature: "function executeUserOpWithErrorString(address,uint256,bytes,uint8)",
     shape: "safe",
   },
+  { account: "INFINITISM 0.7.0", signature: "function execute(address,uint256,bytes)", shape: "single" },
+  {
+    account: "INFINITISM 0.7.0",
+    signature: "function executeBatch(address[],uint256[],bytes[])",
+    shape: "batchWithValues",
+  },
+  { account: "INFINITISM 0.8.0", signature: "function execute(address,uint256,bytes)", shape: "single" },
+  { account: "INFINITISM 0.8.0", signature: "function executeBatch((address,uint256,bytes)[])", shape: "callArray" },
+  { account: "ERC7579 1.0.0", signature: "function execute(bytes32,bytes)", shape: "erc7579" },
+  { account: "COINBASE_SMART_WALLET 1", signature: "function execute(address,uint256,bytes)", shape: "single" },
+  {
+    account: "COINBASE_SMART_WALLET 1",
+    signature: "function executeBatch((address,uint256,bytes)[])",
+    shape: "callArray",
+  },
+];
+
+/** The batch every batch shape encodes: A with MINT and 1 wei, then B with no data. */
+const BATCH: Call[] = [
+  { to: A, value: 1n, data: MINT },
+  { to: B, value: 0n, data: "0x" },
 ];
 
 /** callData of `signature` calling A with MINT and 1 wei, then (for batches) B with no data. */
@@ -84,6 +106,27 @@ function encode(signature: string, shape: Shape): { callData: Hex; calls: Call[]
           { to: B, value: 0n, data: "0x" },
         ],
       };
+    case "callArray":
+      return {
+        callData: encodeWith([
+          [
+            [A, 1n, MINT],
+            [B, 0n, "0x"],
+          ],
+        ]),
+        calls: BATCH,
+      };
+    case "erc7579": {
+      // Batch call type (0x01), default exec type and mode selector: abi.encode of Execution[].
+      const mode = "0x0100000000000000000000000000000000000000000000000000000000000000";
+      const executions = encodeAbiParameters(parseAbiParameters("(address,uint256,bytes)[]"), [
+        [
+          [A, 1n, MINT],
+          [B, 0n, "0x"],
+        ],
+      ]);
+      return { callData: encodeWith([mode, executions]), calls: BATCH };
+    }
     case "batchWithoutValues":
       return {
         callData: encodeWith([
@@ -127,9 +170,29 @@ describe("each selector of each layout", () => {
     }
   }
 
-  test("the one selector two layouts share, execute(address,uint256,bytes), reads the same calls in both", () => {
-    const shared = METHODS.filter((m) => toFunctionSelector(m.signature) === "0xb61d27f6").map((m) => m.account);
-    assert.deepEqual(shared, ["BICONOMY 2.0.0", "INFINITISM 1.0.0"]);
+  // The loop above checks that each of these reads the same calls whichever account is named and when none is.
+  test("the selectors several layouts share are exactly these", () => {
+    const accountsBySelector = new Map<string, string[]>();
+    for (const { account, signature } of METHODS) {
+      const selector = toFunctionSelector(signature);
+      accountsBySelector.set(selector, [...(accountsBySelector.get(selector) ?? []), account]);
+    }
+    const shared = [...accountsBySelector].filter(([, accounts]) => accounts.length > 1);
+    assert.deepEqual(Object.fromEntries(shared), {
+      "0xb61d27f6": [
+        "BICONOMY 2.0.0",
+        "INFINITISM 1.0.0",
+        "INFINITISM 0.7.0",
+        "INFINITISM 0.8.0",
+        "COINBASE_SMART_WALLET 1",
+      ],
+      "0x47e1da2a": ["BICONOMY 2.0.0", "INFINITISM 0.7.0"],
+      "0x34fcd5be": ["INFINITISM 0.8.0", "COINBASE_SMART_WALLET 1"],
+    });
+  });
+
+  test("every account the service knows has its methods in this table", () => {
+    assert.deepEqual([...new Set(METHODS.map((m) => m.account))].sort(), [...SUPPORTED_ACCOUNTS].sort());
   });
 });
 
@@ -141,7 +204,8 @@ describe("no account named", () => {
       !decoded.ok && decoded.reason,
       "unknown callData layout: selector 0xdeadbeef is no execute or executeBatch method of a known account; name " +
         'the account in sponsorshipInfo.smartAccountInfo ({"name", "version"}); known accounts: BICONOMY 2.0.0, ' +
-        "BICONOMY 1.0.0, INFINITISM 1.0.0, SAFE 1.4.1",
+        "BICONOMY 1.0.0, INFINITISM 1.0.0, INFINITISM 0.7.0, INFINITISM 0.8.0, SAFE 1.4.1, ERC7579 1.0.0, " +
+        "COINBASE_SMART_WALLET 1",
     );
   });
 
@@ -153,7 +217,9 @@ describe("no account named", () => {
   test("a known selector whose arguments do not decode is refused, naming the layouts it belongs to", () => {
     assert.deepEqual(decodeAccountCalls("0xb61d27f61234"), {
       ok: false,
-      reason: "callData does not decode as BICONOMY 2.0.0 or INFINITISM 1.0.0 selector 0xb61d27f6",
+      reason:
+        "callData does not decode as BICONOMY 2.0.0 or INFINITISM 1.0.0 or INFINITISM 0.7.0 or INFINITISM 0.8.0 or " +
+        "COINBASE_SMART_WALLET 1 selector 0xb61d27f6",
     });
     assert.deepEqual(decodeAccountCalls("0x18dfb3c7"), {
       ok: false,
@@ -190,7 +256,8 @@ describe("a named account is decoded as that account only", () => {
     assert.deepEqual(decodeAccountCalls(callData, { name: "KERNEL", version: "3.0.0" }), {
       ok: false,
       reason:
-        "unknown smart account KERNEL 3.0.0; supported: BICONOMY 2.0.0, BICONOMY 1.0.0, INFINITISM 1.0.0, SAFE 1.4.1",
+        "unknown smart account KERNEL 3.0.0; supported: BICONOMY 2.0.0, BICONOMY 1.0.0, INFINITISM 1.0.0, " +
+        "INFINITISM 0.7.0, INFINITISM 0.8.0, SAFE 1.4.1, ERC7579 1.0.0, COINBASE_SMART_WALLET 1",
     });
   });
 

@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import type { Address } from "viem";
 import { DepositBalances, maxChargeWei } from "../../src/chain/paymasterDeposit";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
+import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { depositRule, InFlightCharges, NO_RPC_REASON } from "../../src/sponsorship/rules/deposit";
 import { spendingLimitRule } from "../../src/sponsorship/rules/spendingLimits";
@@ -63,6 +64,22 @@ const userOp = (sender: Address, nonce: bigint, fee = 1_000_000_000n): SignableU
 });
 const COST = 150_000n * 1_000_000_000n;
 
+/** A v0.7 operation: every limit counts once, the paymaster's two included: 100 000 + 10 000 + 20 000 + 30 000 + 5 000. */
+const userOpV07 = (sender: Address, nonce: bigint): PartialUserOperationV07 => ({
+  entryPointVersion: "0.7",
+  sender,
+  nonce,
+  callData: "0x",
+  callGasLimit: 100_000n,
+  verificationGasLimit: 10_000n,
+  preVerificationGas: 20_000n,
+  paymasterVerificationGasLimit: 30_000n,
+  paymasterPostOpGasLimit: 5_000n,
+  maxFeePerGas: 1_000_000_000n,
+  maxPriorityFeePerGas: 0n,
+});
+const COST_V07 = 165_000n * 1_000_000_000n;
+
 interface Paymaster {
   id: string;
   policies: Policy[];
@@ -93,7 +110,7 @@ async function paymasterWith(limits: { name: string; data?: SpendingLimit; type?
   return { id: paymaster.id, policies } satisfies Paymaster;
 }
 
-function input(paymaster: Paymaster, op: SignableUserOperation, nowMs = NOW): RuleInput {
+function input(paymaster: Paymaster, op: SignableUserOperation | PartialUserOperationV07, nowMs = NOW): RuleInput {
   return {
     setup: {
       paymasterId: paymaster.id,
@@ -207,6 +224,21 @@ describe("spendingLimits: what a passing operation claims", () => {
       ]);
     });
   }
+
+  test("a v0.7 operation reserves its EntryPoint prefund under NATIVE_ASSET, and is counted like any under COUNT", async () => {
+    const paymaster = await paymasterWith([
+      { name: "gas", data: limit("SMART_ACCOUNT", "NATIVE_ASSET", 0.05) },
+      { name: "count", data: limit("PAYMASTER", "COUNT", 3) },
+    ]);
+    const result = await rule.evaluate(input(paymaster, userOpV07(BOB, 9n)));
+    assert.deepEqual(
+      result.claim?.reservations.map(({ scopeKey, sender, nonce, amount }) => ({ scopeKey, sender, nonce, amount })),
+      [
+        { scopeKey: BOB.toLowerCase(), sender: BOB.toLowerCase(), nonce: 9n, amount: COST_V07 },
+        { scopeKey: "", sender: BOB.toLowerCase(), nonce: 9n, amount: 1n },
+      ],
+    );
+  });
 
   test("a limit without an anchor counts cycles from the epoch", async () => {
     const paymaster = await paymasterWith([{ name: "limit", data: limit("PAYMASTER", "COUNT", 3) }]);
@@ -367,7 +399,7 @@ function deposit(given: DepositCase) {
   return { rule, reads };
 }
 
-function depositInput(wallet: Address, op = userOp(ALICE, 1n)): RuleInput {
+function depositInput(wallet: Address, op: RuleInput["userOp"] = userOp(ALICE, 1n)): RuleInput {
   return {
     setup: {
       paymasterId: "unused",
@@ -483,6 +515,19 @@ describe("deposit: when it is checked, and the balance against the worst case", 
       assert.deepEqual(reads, c.reads ? [`31337:${wallet}`] : []);
     });
   }
+
+  test("a v0.7 operation needs its EntryPoint prefund: exactly that passes, one wei less is refused", async () => {
+    const enough = freshWallet();
+    assert.deepEqual(
+      outcomeOf(await deposit({ balance: COST_V07 }).rule.evaluate(depositInput(enough, userOpV07(ALICE, 1n)))),
+      { rule: "deposit", passed: true },
+    );
+    const short = freshWallet();
+    assert.deepEqual(
+      outcomeOf(await deposit({ balance: COST_V07 - 1n }).rule.evaluate(depositInput(short, userOpV07(ALICE, 1n)))),
+      tooSmall(short, "0.000164999999999999", "0", "0.000165"),
+    );
+  });
 
   test("a funding wallet in mixed case is read and named in lower case", async () => {
     const wallet = "0xAbCdEf0000000000000000000000000000000001" as Address;

@@ -274,7 +274,10 @@ describe("rule 3, contractWhitelist: every call to a whitelisted contract and me
     {
       name: "arguments that do not decode",
       given: { contracts: whitelist, callData: "0xb61d27f6ff" },
-      expected: notFound("callData does not decode as BICONOMY 2.0.0 or INFINITISM 1.0.0 selector 0xb61d27f6"),
+      expected: notFound(
+        "callData does not decode as BICONOMY 2.0.0 or INFINITISM 1.0.0 or INFINITISM 0.7.0 or INFINITISM 0.8.0 or " +
+          "COINBASE_SMART_WALLET 1 selector 0xb61d27f6",
+      ),
     },
   ];
   for (const { name, given, expected } of cases) {

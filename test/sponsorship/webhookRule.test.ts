@@ -6,6 +6,7 @@ import type { Address } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { Secret } from "../../src/config";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
+import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
 import { userOpJson, webhookRule } from "../../src/sponsorship/rules/webhooks";
 import type { Policy } from "../../src/storage/policies";
@@ -316,6 +317,45 @@ describe("what each webhook receives", () => {
       assert.equal(signed(call.headers, `${call.body} `), false, "the signature covers exactly that text");
     });
   }
+
+  test("a WEBHOOK rule on a v0.8 operation receives its own fields: factory, paymaster gas, eip7702Auth", async () => {
+    const op: PartialUserOperationV07 = {
+      entryPointVersion: "0.8",
+      sender: OP.sender,
+      nonce: 5n,
+      factory: "0x7702000000000000000000000000000000000000",
+      callData: "0x34fcd5be",
+      callGasLimit: 1n,
+      verificationGasLimit: 2n,
+      preVerificationGas: 3n,
+      maxFeePerGas: 4n,
+      maxPriorityFeePerGas: 5n,
+      paymasterVerificationGasLimit: 6n,
+      paymasterPostOpGasLimit: 7n,
+      eip7702Auth: { chainId: 1n, address: OP.sender, nonce: 8n, yParity: 0, r: "0x01", s: "0x02" },
+    };
+    const policies = [webhookPolicy("rule", server.url("/true"))];
+    const { outcome, calls } = await evaluate({ ...input([], policies), userOp: op });
+    assert.equal(outcome.passed, true);
+    assert.deepEqual(JSON.parse(calls[0]?.body ?? "{}"), {
+      data: {},
+      userOp: {
+        sender: OP.sender,
+        nonce: "5",
+        entryPointVersion: "0.8",
+        factory: "0x7702000000000000000000000000000000000000",
+        callData: "0x34fcd5be",
+        callGasLimit: "1",
+        verificationGasLimit: "2",
+        preVerificationGas: "3",
+        maxFeePerGas: "4",
+        maxPriorityFeePerGas: "5",
+        paymasterVerificationGasLimit: "6",
+        paymasterPostOpGasLimit: "7",
+        eip7702Auth: { chainId: "1", address: OP.sender, nonce: "8", yParity: "0", r: "0x01", s: "0x02" },
+      },
+    });
+  });
 
   test("the secret is the account's: another account's secret does not verify", async () => {
     const { calls } = await evaluate(input([registered("/true")], []));

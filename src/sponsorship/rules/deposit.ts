@@ -1,10 +1,10 @@
 import type { Address } from "viem";
-import { type DepositBalances, EXPIRY_MARGIN_SECONDS, maxChargeWei } from "../../chain/paymasterDeposit";
+import { type DepositBalances, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
+import { maxDepositCharge } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 import { weiToEther } from "../spendingLimit";
-import type { SignableUserOperation } from "../sponsor";
 
 const RULE = "deposit";
 
@@ -43,8 +43,7 @@ export function depositRule(deps: DepositRuleDeps): Rule {
       if (!chain?.verifyingPaymaster) return pass(RULE);
       if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
       const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
-      const userOp = input.userOp as SignableUserOperation;
-      const needed = maxChargeWei(userOp);
+      const needed = maxDepositCharge(input.userOp);
       const key = `${chain.chainId}:${chain.verifyingPaymaster.toLowerCase()}:${wallet}`;
 
       const snapshot = inFlight.beginRead();

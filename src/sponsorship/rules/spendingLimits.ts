@@ -1,27 +1,21 @@
 import type { LimitLedger, Reservation } from "../../storage/limitLedger";
 import type { Policy } from "../../storage/policies";
+import { viewOf, worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
-import {
-  currentCycleStartMs,
-  formatUsage,
-  type SpendingLimit,
-  thresholdUnits,
-  worstCaseCostWei,
-} from "../spendingLimit";
-import type { SignableUserOperation } from "../sponsor";
+import { currentCycleStartMs, formatUsage, type SpendingLimit, thresholdUnits } from "../spendingLimit";
 
 const RULE = "spendingLimits";
 
 function reservationFor(policy: Policy, input: RuleInput): Reservation {
   const limit = policy.policyData as unknown as SpendingLimit;
-  const userOp = input.userOp as SignableUserOperation;
+  const userOp = viewOf(input.userOp);
   return {
     policyId: policy.id,
     cycleStartMs: currentCycleStartMs(policy.cycleStartMs ?? 0, limit.cycleDuration, input.nowMs),
     scopeKey: limit.type === "SMART_ACCOUNT" ? userOp.sender.toLowerCase() : "",
     sender: userOp.sender.toLowerCase(),
     nonce: userOp.nonce,
-    amount: limit.thresholdType === "COUNT" ? 1n : worstCaseCostWei(userOp),
+    amount: limit.thresholdType === "COUNT" ? 1n : worstCaseCost(input.userOp),
     threshold: thresholdUnits(limit),
     validUntil: input.validUntil,
   };

@@ -3,31 +3,13 @@ import type { ListenAddress } from "../../webhooks/addressGuard";
 import { type CallOptions, type CallResult, callWebhook } from "../../webhooks/call";
 import { registeredWebhookRequest, type WebhookRequest, webhookRuleRequest } from "../../webhooks/requests";
 import { accountWebhookSecret, guardOf, type WebhookSettings, webhookSettings } from "../../webhooks/settings";
-import type { PartialUserOperation } from "../partialUserOperation";
+import { operationJson } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 
 const RULE = "webhooks";
 
-/** The operation as a WEBHOOK rule receives it: the fields the paymaster signature covers, numbers in decimal. */
-export function userOpJson(userOp: PartialUserOperation): Record<string, string> {
-  const json: Record<string, string> = {
-    sender: userOp.sender,
-    nonce: userOp.nonce.toString(),
-    initCode: userOp.initCode,
-    callData: userOp.callData,
-  };
-  for (const field of [
-    "callGasLimit",
-    "verificationGasLimit",
-    "preVerificationGas",
-    "maxFeePerGas",
-    "maxPriorityFeePerGas",
-  ] as const) {
-    const value = userOp[field];
-    if (value !== undefined) json[field] = value.toString();
-  }
-  return json;
-}
+/** The operation as a WEBHOOK rule receives it (kept under this name for its callers; see operationJson). */
+export const userOpJson = operationJson;
 
 /**
  * Names a webhook in a refusal by its origin only: the reason goes back to the wallet, and paths and queries of

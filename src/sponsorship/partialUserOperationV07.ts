@@ -1,0 +1,45 @@
+import type { Address, Hex } from "viem";
+import type { PartialUserOperation } from "./partialUserOperation";
+
+/**
+ * An EIP-7702 authorization as bundlers take it beside a v0.8 operation (`eip7702Auth`): the EOA (the sender) lets
+ * `address` be its code. The bundler puts it in the transaction; the EntryPoint never sees it.
+ */
+export interface Eip7702Authorization {
+  chainId: bigint;
+  address: Address;
+  nonce: bigint;
+  yParity: number;
+  r: Hex;
+  s: Hex;
+}
+
+/**
+ * A v0.7 or v0.8 user operation in the unpacked form wallets send (ERC-7769): the factory and its data in place of
+ * initCode, the paymaster's two gas limits beside the account's. Gas fields may be missing while the operation is
+ * sponsored; signatures are ignored.
+ */
+export interface PartialUserOperationV07 {
+  /** Which EntryPoint the operation is for; what tells it apart from a v0.6 operation (which has initCode). */
+  entryPointVersion: "0.7" | "0.8";
+  sender: Address;
+  nonce: bigint;
+  /** The account's factory when it is deployed by this operation; in v0.8 also the EIP-7702 marker `0x7702…`. */
+  factory?: Address;
+  factoryData?: Hex;
+  callData: Hex;
+  callGasLimit?: bigint;
+  verificationGasLimit?: bigint;
+  preVerificationGas?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  paymasterVerificationGasLimit?: bigint;
+  paymasterPostOpGasLimit?: bigint;
+  /** v0.8 only: the EIP-7702 authorization the bundler includes with the operation. */
+  eip7702Auth?: Eip7702Authorization;
+}
+
+/** What the rules decide on: an operation for any EntryPoint version the service knows. */
+export type SponsoredUserOperation = PartialUserOperation | PartialUserOperationV07;
+
+export type EntryPointVersion = "0.6" | PartialUserOperationV07["entryPointVersion"];
