@@ -22,6 +22,7 @@ export interface OperationView {
 /** v0.8's initCode marker: the sender is an EOA with EIP-7702 code, not an account a factory deploys. */
 const EIP7702_MARKER = "0x7702000000000000000000000000000000000000";
 
+/** @public for the EntryPoint v0.7/v0.8 RPC work in flight, which tells the versions apart the same way. */
 export const isV06 = (op: SponsoredUserOperation): op is PartialUserOperation => !("entryPointVersion" in op);
 
 export function viewOf(op: SponsoredUserOperation): OperationView {
