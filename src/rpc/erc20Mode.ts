@@ -15,6 +15,7 @@ import {
 } from "../chain/tokenPaymasterAndData";
 import { getUserOpHash } from "../chain/userOpHash";
 import type { TokenConfig } from "../config";
+import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation } from "../sponsorship/sponsor";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
@@ -23,7 +24,6 @@ import { type FeeQuote, feeQuote, feeTerms } from "../tokens/quote";
 import type { MethodContext } from "./methodContext";
 import type { Erc20Mode } from "./mode";
 import { observedGasEstimate } from "./observedGasEstimation";
-import type { Fields } from "./params";
 import { ESTIMATION_UNAVAILABLE } from "./pm_sponsorUserOperation";
 import { invalidParams, RpcError } from "./rpcError";
 
@@ -34,11 +34,6 @@ import { invalidParams, RpcError } from "./rpcError";
  * token call. An estimate below this (a deployed account with a cheap validation) is raised to it.
  */
 export const TOKEN_POSTOP_MIN_VERIFICATION_GAS = 60_000n;
-
-/** How many tokens a tokenList may name: more is a malformed request, not a bigger quote. */
-const MAX_TOKEN_LIST = 50;
-
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 type TokenChain = SponsoringChain & { tokenPaymaster: Address; tokens: readonly TokenConfig[] };
 
@@ -228,24 +223,17 @@ function accepted(chain: TokenChain): string {
   return `chain ${chain.chainId} accepts ${chain.tokens.map(tokenName).join(", ")}`;
 }
 
-/** An address as the client wrote it, lowercased; -32602 naming the field and the value otherwise. */
-function tokenAddress(value: unknown, label: string): string {
-  if (typeof value !== "string" || !ADDRESS.test(value)) {
-    throw invalidParams(
-      `${label} must be a token address (0x followed by 40 hex digits), got ${JSON.stringify(value)?.slice(0, 60)}`,
-    );
-  }
-  return value.toLowerCase();
-}
-
-/** tokenInfo.feeTokenAddress: required, not the zero address, and one of the chain's tokens. */
-function feeToken(tokenInfo: Fields, chain: TokenChain): TokenConfig {
+/**
+ * tokenInfo.feeTokenAddress: required, not the zero address, and one of the chain's tokens. Its shape (an address, or
+ * empty) was checked with the mode object (src/schemas/rpc/mode.ts).
+ */
+function feeToken(tokenInfo: TokenInfo, chain: TokenChain): TokenConfig {
   const label = "params[1].tokenInfo.feeTokenAddress";
   const value = tokenInfo.feeTokenAddress;
   if (value === undefined || value === null || value === "") {
     throw invalidParams(`${label} is required in mode ERC20: the token that pays for the gas (${accepted(chain)})`);
   }
-  const address = tokenAddress(value, label);
+  const address = value.toLowerCase();
   if (address === zeroAddress) {
     throw invalidParams(`${label} is the zero address, which is no fee token (${accepted(chain)})`);
   }
@@ -255,20 +243,16 @@ function feeToken(tokenInfo: Fields, chain: TokenChain): TokenConfig {
 }
 
 /** The quote's selection: preferredToken, else tokenList, else all; empty strings count as absent (SDKs send them). */
-function requestedTokens(tokenInfo: Fields, chain: TokenChain): { tokens: TokenConfig[]; unsupported: string[] } {
+function requestedTokens(tokenInfo: TokenInfo, chain: TokenChain): { tokens: TokenConfig[]; unsupported: string[] } {
   let requested: string[] | undefined;
   const { preferredToken, tokenList } = tokenInfo;
   if (preferredToken !== undefined && preferredToken !== null && preferredToken !== "") {
-    requested = [tokenAddress(preferredToken, "params[1].tokenInfo.preferredToken")];
+    requested = [preferredToken.toLowerCase()];
   } else if (tokenList !== undefined && tokenList !== null) {
-    if (!Array.isArray(tokenList))
-      throw invalidParams("params[1].tokenInfo.tokenList must be an array of token addresses");
     if (tokenList.length > MAX_TOKEN_LIST) {
       throw invalidParams(`params[1].tokenInfo.tokenList may name at most ${MAX_TOKEN_LIST} tokens`);
     }
-    const named = tokenList.flatMap((value, index) =>
-      value === "" || value === null ? [] : [tokenAddress(value, `params[1].tokenInfo.tokenList[${index}]`)],
-    );
+    const named = tokenList.flatMap((value) => (value === "" || value === null ? [] : [value.toLowerCase()]));
     if (named.length > 0) requested = [...new Set(named)];
   }
   if (!requested) return { tokens: [...chain.tokens], unsupported: [] };
