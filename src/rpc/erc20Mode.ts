@@ -16,11 +16,13 @@ import {
 import { getUserOpHash } from "../chain/userOpHash";
 import type { TokenConfig } from "../config";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
+import type { Erc20QuoteResult, FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
+import type { Erc20SponsorResult } from "../schemas/rpc/pm_sponsorUserOperation";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation } from "../sponsorship/sponsor";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "../tokens/price";
-import { type FeeQuote, feeQuote, feeTerms } from "../tokens/quote";
+import { feeQuote, feeTerms } from "../tokens/quote";
 import type { MethodContext } from "./methodContext";
 import type { Erc20Mode } from "./mode";
 import { observedGasEstimate } from "./observedGasEstimation";
@@ -36,28 +38,6 @@ import { invalidParams, RpcError } from "./rpcError";
 export const TOKEN_POSTOP_MIN_VERIFICATION_GAS = 60_000n;
 
 type TokenChain = SponsoringChain & { tokenPaymaster: Address; tokens: readonly TokenConfig[] };
-
-export interface Erc20SponsorResult {
-  mode: "ERC20";
-  MODE: "ERC20";
-  paymasterAndData: Hex;
-  preVerificationGas: string;
-  verificationGasLimit: number;
-  callGasLimit: number;
-  /** Only when the service chose the fees (they were missing and calculateGasLimits was true): the signature covers them. */
-  maxFeePerGas?: Hex;
-  maxPriorityFeePerGas?: Hex;
-}
-
-export interface Erc20QuoteResult {
-  mode: "ERC20";
-  MODE: "ERC20";
-  /** The spender the client approves: the token paymaster. */
-  paymasterAddress: Address;
-  feeQuotes: FeeQuote[];
-  /** Requested addresses this chain takes no fee in (or cannot price now), lowercase. */
-  unsupportedTokens: string[];
-}
 
 /**
  * pm_sponsorUserOperation in mode ERC20: the token of `tokenInfo.feeTokenAddress`, its price now, the gas limits

@@ -1,3 +1,4 @@
+import type { PaymasterDataResult } from "../schemas/rpc/pm_getPaymasterData";
 import { sponsor } from "../sponsorship/sponsor";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
@@ -22,5 +23,6 @@ export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
   });
   ctx.decision.refusedBy = answer.refusedBy;
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
-  return { paymasterAndData: answer.paymasterAndData };
+  const result: PaymasterDataResult = { paymasterAndData: answer.paymasterAndData };
+  return result;
 };

@@ -1,4 +1,5 @@
 import { stubPaymasterAndData } from "../chain/gasEstimationStub";
+import type { PaymasterStubDataResult } from "../schemas/rpc/pm_getPaymasterStubData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
 import { stubTerms } from "./pm_sponsorUserOperation";
@@ -18,8 +19,9 @@ export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
       `Not sponsored: no verifying paymaster is configured for chain ${ctx.chain.chainId} (${ctx.chain.name})`,
     );
   }
-  return {
+  const result: PaymasterStubDataResult = {
     paymasterAndData: stubPaymasterAndData({ paymaster, ...stubTerms(ctx, mode.expirySeconds) }),
     isFinal: false,
   };
+  return result;
 };

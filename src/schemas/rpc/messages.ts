@@ -26,3 +26,8 @@ export function withMessages<Schema extends TSchema>(schema: Schema, messages: F
   if (messages.showsValue) annotated[SHOWS_VALUE] = true;
   return copy;
 }
+
+/** A copy of `schema` with more JSON Schema options (title, description), TypeBox's hidden marks kept. */
+export function withOptions<Schema extends TSchema>(schema: Schema, options: Record<string, unknown>): Schema {
+  return Object.assign(Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)), options) as Schema;
+}
