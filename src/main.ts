@@ -1,11 +1,11 @@
 import type { FastifyServerOptions } from "fastify";
 import { buildApp } from "./app";
 import { wantsLocalChain } from "./chain/localChainWanted";
-import { startSettlement } from "./chain/settlement";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { createMetrics } from "./metrics/metrics";
+import { startSettlement } from "./settlement/watcher";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
 import { openStorage } from "./storage/open";

@@ -4,8 +4,8 @@ import { pm_getFeeQuoteOrData, pm_getFeeQuotesOrData } from "../schemas/rpc/pm_g
 import { pm_getPaymasterData } from "../schemas/rpc/pm_getPaymasterData";
 import { pm_getPaymasterStubData } from "../schemas/rpc/pm_getPaymasterStubData";
 import { pm_sponsorUserOperation } from "../schemas/rpc/pm_sponsorUserOperation";
-import { ESTIMATION_UNAVAILABLE } from "./pm_sponsorUserOperation";
 import {
+  ESTIMATION_UNAVAILABLE,
   INVALID_PARAMS,
   INVALID_REQUEST,
   LIMIT_EXCEEDED,
