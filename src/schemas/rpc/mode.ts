@@ -23,8 +23,6 @@ const SmartAccountInfo = withMessages(
   { problem: "must be an object" },
 );
 
-export type TokenInfo = Static<typeof TokenInfo>;
-
 export const SponsorshipInfo = Type.Object(
   {
     webhookData: nullable(AnyObject, "must be an object"),
@@ -53,6 +51,8 @@ export const TokenInfo = Type.Object(
       "ERC20 mode: feeTokenAddress (the token that pays, when signing), preferredToken or tokenList (when quoting)",
   },
 );
+
+export type TokenInfo = Static<typeof TokenInfo>;
 
 /** The mode object's fields; the order is the order they are checked in, so the first problem named is stable. */
 const modeFields = <Mode extends TSchema>(mode: Mode) => ({
