@@ -22,6 +22,7 @@ import { policyRoutes } from "./http/policies";
 import { webhookRoutes } from "./http/webhooks";
 import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
+import { registerRpcDocs } from "./rpc/docsRoute";
 import { INVALID_REQUEST, RpcError } from "./rpc/rpcError";
 import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
@@ -142,6 +143,7 @@ export async function buildApp(
   });
   adminRoutes(app, ctx);
   operationsRoutes(app, ctx, metrics, chains);
+  registerRpcDocs(app);
   return app;
 }
 

@@ -3,8 +3,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { DecisionOutcome, Metrics } from "../metrics/metrics";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { DecisionNote } from "./methodContext";
-import { ESTIMATION_UNAVAILABLE } from "./pm_sponsorUserOperation";
-import { INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
+import { ESTIMATION_UNAVAILABLE, INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 
 /** The rules' names (src/sponsorship/rules) and the refusals before them: the only values the reason label takes. */
 const RULE_REASONS = new Set([

@@ -1,11 +1,17 @@
 import type { Address } from "viem";
+import {
+  DEFAULT_EXPIRY_SECONDS,
+  MAX_EXPIRY_SECONDS,
+  ModeObject,
+  SponsoredContext,
+  type TokenInfo,
+} from "../schemas/rpc/mode";
 import type { SmartAccountInfo } from "../sponsorship/callData";
-import { type Fields, object, optionalBoolean, address as readAddress } from "./params";
+import { type Fields, address as readAddress } from "./params";
 import { invalidParams } from "./rpcError";
+import { schemaCheck } from "./schemaCheck";
 
-/** How long a signed paymasterAndData stays valid unless the client asks otherwise, and the most it may ask. */
-export const DEFAULT_EXPIRY_SECONDS = 300;
-export const MAX_EXPIRY_SECONDS = 86_400;
+export { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS };
 
 export interface SponsoredMode {
   mode: "SPONSORED";
@@ -20,8 +26,8 @@ export interface Erc20Mode {
   mode: "ERC20";
   calculateGasLimits: boolean;
   expirySeconds: number;
-  /** Read by src/rpc/erc20Mode.ts: feeTokenAddress (sponsoring), preferredToken and tokenList (quotes). */
-  tokenInfo: Fields;
+  /** Read by the ERC20 flow: feeTokenAddress (sponsoring), preferredToken and tokenList (quotes). */
+  tokenInfo: TokenInfo;
 }
 
 export type ModeRequest = SponsoredMode | Erc20Mode;
@@ -35,6 +41,9 @@ export type ModeRequest = SponsoredMode | Erc20Mode;
 export type ModeParams =
   | { form: "modeObject"; mode: ModeRequest }
   | { form: "entryPoint"; mode: SponsoredMode; entryPoint: Address };
+
+const modeObjectCheck = schemaCheck<typeof ModeObject, ModeObject>(ModeObject);
+const contextCheck = schemaCheck<typeof SponsoredContext, SponsoredContext>(SponsoredContext);
 
 export function parseModeParams(params: unknown[]): ModeParams {
   if (typeof params[1] !== "string") return { form: "modeObject", mode: parseMode(params[1]) };
@@ -54,62 +63,32 @@ export function parseModeParams(params: unknown[]): ModeParams {
  * mode SPONSORED unless it says otherwise. Only SPONSORED mode is served this way; `erc20Refusal` says where ERC20 is.
  */
 export function parseSponsoredContext(value: unknown, where: string, erc20Refusal: string): SponsoredMode {
-  const context = value === undefined || value === null ? {} : object(value, where);
-  const mode = parseMode({ ...context, mode: context.mode ?? "SPONSORED" }, where);
+  if (value === undefined || value === null) return toMode({ mode: "SPONSORED" }) as SponsoredMode;
+  const context = contextCheck.read(value, where);
+  const mode = toMode({ ...context, mode: context.mode ?? "SPONSORED" });
   if (mode.mode !== "SPONSORED") throw invalidParams(`${where}.mode: ${erc20Refusal}`);
   return mode;
 }
 
-/** Reads the mode object; `where` names it in error messages. */
+/** Reads the mode object (src/schemas/rpc/mode.ts); `where` names it in error messages. */
 export function parseMode(value: unknown, where = "params[1]"): ModeRequest {
-  if (value === undefined || value === null) throw invalidParams(`${where} is required: the mode object`);
-  const fields = object(value, where);
-  const calculateGasLimits = optionalBoolean(fields.calculateGasLimits, `${where}.calculateGasLimits`) ?? false;
-  const mode = fields.mode;
-  if (mode === undefined || mode === null) throw invalidParams(`${where}.mode is required: SPONSORED or ERC20`);
-  if (mode === "SPONSORED" || mode === "SPONSORSHIP") {
-    return {
-      mode: "SPONSORED",
-      calculateGasLimits,
-      expirySeconds: expiry(fields.expiryDuration, where),
-      ...sponsorshipInfo(fields.sponsorshipInfo, where),
-    };
-  }
-  if (mode === "ERC20") {
-    return {
-      mode: "ERC20",
-      calculateGasLimits,
-      expirySeconds: expiry(fields.expiryDuration, where),
-      tokenInfo: object(fields.tokenInfo ?? {}, `${where}.tokenInfo`),
-    };
-  }
-  throw invalidParams(`${where}.mode must be SPONSORED or ERC20, got ${JSON.stringify(mode).slice(0, 40)}`);
+  return toMode(modeObjectCheck.read(value ?? undefined, where));
 }
 
-function expiry(value: unknown, where: string): number {
-  if (value === undefined || value === null) return DEFAULT_EXPIRY_SECONDS;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_EXPIRY_SECONDS) {
-    throw invalidParams(`${where}.expiryDuration must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECONDS}`);
+/** The checked mode object as the flows use it: defaults filled in, null read as absent. */
+function toMode(fields: ModeObject): ModeRequest {
+  const calculateGasLimits = fields.calculateGasLimits ?? false;
+  const expirySeconds = fields.expiryDuration ?? DEFAULT_EXPIRY_SECONDS;
+  if (fields.mode === "ERC20") {
+    return { mode: "ERC20", calculateGasLimits, expirySeconds, tokenInfo: fields.tokenInfo ?? {} };
   }
-  return value;
-}
-
-function sponsorshipInfo(value: unknown, where: string): Pick<SponsoredMode, "webhookData" | "smartAccount"> {
-  if (value === undefined || value === null) return {};
-  const info = object(value, `${where}.sponsorshipInfo`);
-  const webhookData =
-    info.webhookData === undefined || info.webhookData === null
-      ? undefined
-      : object(info.webhookData, `${where}.sponsorshipInfo.webhookData`);
-  let smartAccount: SmartAccountInfo | undefined;
-  if (info.smartAccountInfo !== undefined && info.smartAccountInfo !== null) {
-    const account = object(info.smartAccountInfo, `${where}.sponsorshipInfo.smartAccountInfo`);
-    for (const field of ["name", "version"] as const) {
-      if (typeof account[field] !== "string") {
-        throw invalidParams(`${where}.sponsorshipInfo.smartAccountInfo.${field} must be a string`);
-      }
-    }
-    smartAccount = { name: account.name as string, version: account.version as string };
-  }
-  return { ...(webhookData ? { webhookData } : {}), ...(smartAccount ? { smartAccount } : {}) };
+  const info = fields.sponsorshipInfo;
+  const account = info?.smartAccountInfo;
+  return {
+    mode: "SPONSORED",
+    calculateGasLimits,
+    expirySeconds,
+    ...(info?.webhookData ? { webhookData: info.webhookData } : {}),
+    ...(account ? { smartAccount: { name: account.name, version: account.version } } : {}),
+  };
 }

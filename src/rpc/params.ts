@@ -1,56 +1,49 @@
 import type { Address, Hex } from "viem";
+import { AnyObject, RpcAddress, RpcBoolean, RpcBytes, RpcUint } from "../schemas/rpc/fields";
 import { invalidParams } from "./rpcError";
+import { schemaCheck } from "./schemaCheck";
 
 /**
- * Readers for the fields of an RPC request. Every failure is -32602 with a message that names the field as the client
- * sent it (`params[0].nonce`) and what is wrong with it.
+ * Readers for single values of an RPC request, each the compiled check of its schema (src/schemas/rpc/fields.ts).
+ * Every failure is -32602 with a message that names the value as the client sent it (`params[0].nonce`) and what is
+ * wrong with it. Whole params positions are read by their own schemas (userOperationInput.ts, mode.ts).
  */
 export type Fields = Record<string, unknown>;
 
 const MAX_UINT256 = (1n << 256n) - 1n;
-const HEX_NUMBER = /^0x[0-9a-fA-F]{1,64}$/;
-const DECIMAL = /^\d{1,78}$/;
-const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+const uintCheck = schemaCheck<typeof RpcUint, string | number>(RpcUint);
+const addressCheck = schemaCheck<typeof RpcAddress, string>(RpcAddress);
+const bytesCheck = schemaCheck<typeof RpcBytes, string>(RpcBytes);
+const booleanCheck = schemaCheck<typeof RpcBoolean, boolean>(RpcBoolean);
+const objectCheck = schemaCheck<typeof AnyObject, Fields>(AnyObject);
 
 export function object(value: unknown, label: string): Fields {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalidParams(`${label} must be an object`);
-  }
-  return value as Fields;
+  return objectCheck.read(value, label);
 }
 
 /** A uint as `0x` hex, a decimal string or a JSON number (clients send all three), at most `max`. */
 export function uint(value: unknown, label: string, max = MAX_UINT256): bigint {
-  let parsed: bigint | undefined;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) parsed = BigInt(value);
-  else if (typeof value === "string" && (HEX_NUMBER.test(value) || DECIMAL.test(value))) parsed = BigInt(value);
-  if (parsed === undefined) {
-    throw invalidParams(`${label} must be a non-negative integer as 0x hex, a decimal string or a number`);
-  }
-  if (parsed > max) throw invalidParams(`${label} must be at most ${max}`);
-  return parsed;
+  return inRange(BigInt(uintCheck.read(value, label)), label, max);
+}
+
+/** A value already checked as a uint (by its position's schema), read as a bigint no greater than `max`. */
+export function inRange(value: bigint, label: string, max: bigint): bigint {
+  if (value > max) throw invalidParams(`${label} must be at most ${max}`);
+  return value;
 }
 
 export function address(value: unknown, label: string): Address {
-  if (value === undefined || value === null) throw invalidParams(`${label} is required`);
-  if (typeof value !== "string" || !ADDRESS.test(value)) {
-    throw invalidParams(`${label} must be an address: 0x followed by 40 hex digits`);
-  }
-  return value.toLowerCase() as Address;
+  return addressCheck.read(value ?? undefined, label).toLowerCase() as Address;
 }
 
 /** Bytes as 0x-prefixed hex of whole bytes; absent counts as empty (`0x`). */
 export function bytes(value: unknown, label: string): Hex {
   if (value === undefined || value === null) return "0x";
-  if (typeof value !== "string" || !HEX_BYTES.test(value)) {
-    throw invalidParams(`${label} must be 0x-prefixed hex of whole bytes`);
-  }
-  return value.toLowerCase() as Hex;
+  return bytesCheck.read(value, label).toLowerCase() as Hex;
 }
 
 export function optionalBoolean(value: unknown, label: string): boolean | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw invalidParams(`${label} must be true or false`);
-  return value;
+  return booleanCheck.read(value, label);
 }

@@ -33,3 +33,10 @@ export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, m
  * whose client reads no `0x` result; the message carries the rule's reason.
  */
 export const SPONSORSHIP_REFUSED = -32003;
+/**
+ * Server-defined (EIP-1474 "resource unavailable"): gas could not be estimated, or a token price read, because the
+ * chain's node or bundler is unreachable, too slow or answered nonsense. Answered with HTTP 503, which clients such as
+ * viem retry: unlike a refusal, this is a transient failure on our side, and a retry may well succeed. Each attempt
+ * ends within GAS_ESTIMATION_TIMEOUT_MS.
+ */
+export const ESTIMATION_UNAVAILABLE = -32002;

@@ -37,6 +37,9 @@ const METHODS: Record<string, RpcMethod> = {
   pm_getPaymasterData,
 };
 
+/** The names the endpoint answers to; the OpenRPC document (openrpc.ts) describes exactly these. */
+export const RPC_METHOD_NAMES: readonly string[] = Object.keys(METHODS);
+
 export interface RpcDeps {
   setups: SetupCache;
   chains: ReadonlyMap<number, SponsoringChain>;

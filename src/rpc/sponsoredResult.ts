@@ -1,13 +1,14 @@
+import type { SponsoredResult } from "../schemas/rpc/pm_sponsorUserOperation";
 import type { SponsorAnswer } from "../sponsorship/sponsor";
 
 /**
  * The result shape of docs/sponsorship-rpc.md, 'Result': both spellings of mode (the SDK reads `mode`),
  * `preVerificationGas` as a decimal string and the two limits as JSON numbers: exactly the values the signature covers.
  */
-export function sponsoredResult(answer: SponsorAnswer) {
+export function sponsoredResult(answer: SponsorAnswer): SponsoredResult {
   return {
-    mode: "SPONSORED",
-    MODE: "SPONSORED",
+    mode: "SPONSORED" as const,
+    MODE: "SPONSORED" as const,
     paymasterAndData: answer.paymasterAndData,
     preVerificationGas: answer.preVerificationGas.toString(),
     verificationGasLimit: Number(answer.verificationGasLimit),

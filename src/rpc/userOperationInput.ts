@@ -1,3 +1,5 @@
+import type { Address, Hex } from "viem";
+import { PartialUserOperationV06 } from "../schemas/rpc/userOperationV06";
 import {
   FEE_FIELDS,
   GAS_LIMIT_FIELDS,
@@ -5,26 +7,42 @@ import {
   MAX_GAS,
   type PartialUserOperation,
 } from "../sponsorship/partialUserOperation";
-import { address, bytes, object, uint } from "./params";
-import { invalidParams } from "./rpcError";
+import { inRange } from "./params";
+import { schemaCheck } from "./schemaCheck";
 
-export function parseUserOperation(value: unknown, label = "params[0]"): PartialUserOperation {
-  const op = object(value, label);
+const MAX_UINT256 = (1n << 256n) - 1n;
+const userOperationCheck = schemaCheck<typeof PartialUserOperationV06, PartialUserOperationV06>(
+  PartialUserOperationV06,
+);
+
+/** The operation as sent (src/schemas/rpc/userOperationV06.ts), and the account's signature, which sizes estimates. */
+export interface UserOperationInput {
+  userOp: PartialUserOperation;
+  signature: Hex;
+}
+
+/** params[0]: the schema's check, then the numbers as bigints within their ranges and the hex in lower case. */
+export function readUserOperation(value: unknown, label = "params[0]"): UserOperationInput {
+  const op = userOperationCheck.read(value, label);
   const userOp: PartialUserOperation = {
-    sender: address(op.sender, `${label}.sender`),
-    nonce: op.nonce === undefined ? missing(`${label}.nonce`) : uint(op.nonce, `${label}.nonce`),
-    initCode: bytes(op.initCode, `${label}.initCode`),
-    callData: bytes(op.callData, `${label}.callData`),
+    sender: op.sender.toLowerCase() as Address,
+    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, MAX_UINT256),
+    initCode: lowerBytes(op.initCode),
+    callData: lowerBytes(op.callData),
   };
   for (const field of GAS_LIMIT_FIELDS) {
-    if (op[field] !== undefined && op[field] !== null) userOp[field] = uint(op[field], `${label}.${field}`, MAX_GAS);
+    const given = op[field];
+    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_GAS);
   }
   for (const field of FEE_FIELDS) {
-    if (op[field] !== undefined && op[field] !== null) userOp[field] = uint(op[field], `${label}.${field}`, MAX_FEE);
+    const given = op[field];
+    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_FEE);
   }
-  return userOp;
+  return { userOp, signature: lowerBytes(op.signature) };
 }
 
-function missing(label: string): never {
-  throw invalidParams(`${label} is required`);
+export function parseUserOperation(value: unknown, label = "params[0]"): PartialUserOperation {
+  return readUserOperation(value, label).userOp;
 }
+
+const lowerBytes = (value: string | null | undefined) => (value ?? "0x").toLowerCase() as Hex;

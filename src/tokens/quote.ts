@@ -4,25 +4,8 @@
 import { type Address, formatUnits } from "viem";
 import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
+import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import type { TokenPrice } from "./price";
-
-/** One entry of `feeQuotes`, with the field names and types the SDKs read. */
-export interface FeeQuote {
-  symbol: string;
-  decimal: number;
-  tokenAddress: Address;
-  /** Whole tokens: the most the operation as quoted can be charged (the markup included). */
-  maxGasFee: number;
-  /** maxGasFee in US dollars when the token's configuration gives its usdPrice, else null. */
-  maxGasFeeUSD: number | null;
-  /** Token base units per 1e18 wei (per whole native token), as the contract uses it; a JSON number, as SDKs expect. */
-  exchangeRate: number;
-  /** The markup as a percentage, e.g. "10" for 1.1e6 millionths (a string, as the public service sends it). */
-  premiumPercentage: string;
-  /** Unix seconds: the end of the window a signature given now would carry. */
-  validUntil: number;
-  logoUrl: string | null;
-}
 
 /** The gas fields a maximum charge depends on. */
 export interface QuotedGas {

@@ -21,12 +21,12 @@ import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } fro
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
 import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
 import { deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
-import { type Settlement, startSettlement } from "../../src/chain/settlement";
 import { createSigner } from "../../src/chain/signer";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
 import type { UserOperation } from "../../src/chain/userOperation";
 import { getUserOpHash } from "../../src/chain/userOpHash";
 import type { ChainConfig } from "../../src/config";
+import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";

@@ -15,6 +15,7 @@ import {
   toHex,
   zeroAddress,
 } from "viem";
+import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
 import { withWorstCaseSignatures } from "../../src/chain/gasEstimationStub";
 import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/chain/tokenArtifacts";
 import {
@@ -32,7 +33,6 @@ import {
 } from "../../src/chain/tokenPaymasterAndData";
 import type { UserOperation } from "../../src/chain/userOperation";
 import type { ChainConfig, TokenConfig } from "../../src/config";
-import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/rpc/erc20Mode";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { LOCAL_TOKENS, prepareLocalTokenStack } from "../../src/tokens/localTokens";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";

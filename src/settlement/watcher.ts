@@ -1,4 +1,8 @@
 import { type Address, getAbiItem, type PublicClient } from "viem";
+import { chainClient } from "../chain/chainClient";
+import { entryPointAbi } from "../chain/entryPoint";
+import { describeChainError, EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDeposit";
+import { type SponsoringChain, sponsoringChains } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
 import type { Metrics } from "../metrics/metrics";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
@@ -12,10 +16,6 @@ import {
   releaseExpired,
   settleRange,
 } from "../storage/settlement";
-import { chainClient } from "./chainClient";
-import { entryPointAbi } from "./entryPoint";
-import { describeChainError, EXPIRY_MARGIN_SECONDS } from "./paymasterDeposit";
-import { type SponsoringChain, sponsoringChains } from "./sponsoringChains";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
 

@@ -1,0 +1,105 @@
+import Type, { type Static, type TSchema } from "typebox";
+import { Address } from "../primitives";
+import { AnyObject, RpcBoolean } from "./fields";
+import { withMessages } from "./messages";
+
+/** How long a signed paymasterAndData stays valid unless the client asks otherwise, and the most it may ask. */
+export const DEFAULT_EXPIRY_SECONDS = 300;
+export const MAX_EXPIRY_SECONDS = 86_400;
+/** How many tokens a tokenList may name: more is a malformed request, not a bigger quote. */
+export const MAX_TOKEN_LIST = 50;
+
+const nullable = <Schema extends TSchema>(schema: Schema, problem: string) =>
+  Type.Optional(withMessages(Type.Union([schema, Type.Null()]), { problem }));
+
+const SmartAccountInfo = withMessages(
+  Type.Object(
+    {
+      name: withMessages(Type.String(), { problem: "must be a string", missing: "must be a string" }),
+      version: withMessages(Type.String(), { problem: "must be a string", missing: "must be a string" }),
+    },
+    { description: "the account whose callData layout to decode, e.g. BICONOMY 2.0.0; other members are ignored" },
+  ),
+  { problem: "must be an object" },
+);
+
+export const SponsorshipInfo = Type.Object(
+  {
+    webhookData: nullable(AnyObject, "must be an object"),
+    smartAccountInfo: nullable(SmartAccountInfo, "must be an object"),
+  },
+  { description: "SPONSORED mode: data for the dApp's webhooks, and the account's layout" },
+);
+
+const TOKEN_ADDRESS = "must be a token address (0x followed by 40 hex digits)";
+/** A token's address; empty strings and null count as absent (SDKs send them). */
+const TokenAddress = Type.Union([Address, Type.Literal(""), Type.Null()]);
+
+export const TokenInfo = Type.Object(
+  {
+    feeTokenAddress: Type.Optional(withMessages(TokenAddress, { problem: TOKEN_ADDRESS, showsValue: true })),
+    preferredToken: Type.Optional(withMessages(TokenAddress, { problem: TOKEN_ADDRESS, showsValue: true })),
+    tokenList: nullable(
+      Type.Array(withMessages(TokenAddress, { problem: TOKEN_ADDRESS, showsValue: true }), {
+        description: `at most ${MAX_TOKEN_LIST} token addresses`,
+      }),
+      "must be an array of token addresses",
+    ),
+  },
+  {
+    description:
+      "ERC20 mode: feeTokenAddress (the token that pays, when signing), preferredToken or tokenList (when quoting)",
+  },
+);
+
+export type TokenInfo = Static<typeof TokenInfo>;
+
+/** The mode object's fields; the order is the order they are checked in, so the first problem named is stable. */
+const modeFields = <Mode extends TSchema>(mode: Mode) => ({
+  calculateGasLimits: nullable(RpcBoolean, "must be true or false"),
+  mode,
+  expiryDuration: nullable(
+    Type.Integer({ minimum: 1, maximum: MAX_EXPIRY_SECONDS, default: DEFAULT_EXPIRY_SECONDS }),
+    `must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECONDS}`,
+  ),
+  sponsorshipInfo: nullable(SponsorshipInfo, "must be an object"),
+  tokenInfo: nullable(TokenInfo, "must be an object"),
+});
+
+/** SPONSORSHIP is an older spelling of SPONSORED that some clients still send. */
+const Mode = withMessages(
+  Type.Union([Type.Literal("SPONSORED"), Type.Literal("SPONSORSHIP"), Type.Literal("ERC20")], {
+    description: "SPONSORED (SPONSORSHIP is the same) or ERC20",
+  }),
+  { problem: "must be SPONSORED or ERC20", missing: "is required: SPONSORED or ERC20", showsValue: true },
+);
+
+/** params[1] of pm_sponsorUserOperation and pm_getFeeQuoteOrData in Biconomy's form. */
+export const ModeObject = withMessages(
+  Type.Object(modeFields(Mode), { title: "ModeObject", description: "how to pay for the operation" }),
+  { problem: "must be an object", missing: "is required: the mode object" },
+);
+export type ModeObject = Static<typeof ModeObject>;
+
+/**
+ * The context after an EntryPoint address (permissionless's params[2], ERC-7677's params[3]): the mode object's
+ * fields with `mode` optional (SPONSORED when absent). Only SPONSORED mode is served this way.
+ */
+export const SponsoredContext = withMessages(
+  Type.Object(
+    modeFields(
+      Type.Optional(
+        withMessages(Type.Union([...Mode.anyOf, Type.Null()]), {
+          problem: "must be SPONSORED or ERC20",
+          showsValue: true,
+        }),
+      ),
+    ),
+    {
+      title: "SponsoredContext",
+      description: "the mode object's fields, mode SPONSORED when absent; unknown members are ignored",
+    },
+  ),
+  { problem: "must be an object" },
+);
+export type SponsoredContext = Static<typeof SponsoredContext>;

@@ -1,0 +1,22 @@
+import Type, { type Static } from "typebox";
+import { HexBytes } from "../primitives";
+import { erc7677Params } from "./erc7677Params";
+import { withOptions } from "./messages";
+import type { MethodDescriptor } from "./method";
+
+export const PaymasterDataResult = Type.Object(
+  { paymasterAndData: withOptions(HexBytes, { description: "the signed 276-byte paymasterAndData" }) },
+  { title: "PaymasterDataResult" },
+);
+export type PaymasterDataResult = Static<typeof PaymasterDataResult>;
+
+export const pm_getPaymasterData: MethodDescriptor = {
+  name: "pm_getPaymasterData",
+  summary: "ERC-7677: the signed paymasterAndData",
+  description:
+    "The operation arrives with its estimated gas; the SPONSORED mode rules decide over exactly those values. " +
+    "A refusal is error -32003 with the rule's reason.",
+  params: erc7677Params,
+  result: { name: "paymasterData", description: "the signed paymasterAndData", schema: PaymasterDataResult },
+  errors: [-32003],
+};

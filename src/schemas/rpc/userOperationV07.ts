@@ -1,0 +1,76 @@
+import Type, { type Static } from "typebox";
+import { OptionalBytes, OptionalUint, RpcAddress, RpcBytes, RpcUint } from "./fields";
+import { withMessages } from "./messages";
+
+/**
+ * An EntryPoint v0.7/v0.8 user operation in its unpacked JSON form (the one bundlers and viem send): the factory and
+ * the paymaster are separate fields instead of v0.6's initCode and paymasterAndData. v0.8 adds the optional EIP-7702
+ * authorization. No method takes it yet; it is here so the v0.7 methods can name it next to userOperationV06.ts.
+ */
+export const Eip7702Authorization = Type.Object(
+  {
+    chainId: RpcUint,
+    address: RpcAddress,
+    nonce: RpcUint,
+    yParity: RpcUint,
+    r: RpcUint,
+    s: RpcUint,
+  },
+  { title: "Eip7702Authorization", description: "EIP-7702 authorization that delegates the sender to an account" },
+);
+
+const OptionalAddress = Type.Optional(
+  withMessages(Type.Union([RpcAddress, Type.Null()]), { problem: "must be an address: 0x followed by 40 hex digits" }),
+);
+
+export const PartialUserOperationV07 = withMessages(
+  Type.Object(
+    {
+      sender: RpcAddress,
+      nonce: RpcUint,
+      factory: OptionalAddress,
+      factoryData: OptionalBytes,
+      callData: OptionalBytes,
+      callGasLimit: OptionalUint,
+      verificationGasLimit: OptionalUint,
+      preVerificationGas: OptionalUint,
+      maxFeePerGas: OptionalUint,
+      maxPriorityFeePerGas: OptionalUint,
+      paymaster: OptionalAddress,
+      paymasterVerificationGasLimit: OptionalUint,
+      paymasterPostOpGasLimit: OptionalUint,
+      paymasterData: OptionalBytes,
+      signature: OptionalBytes,
+      eip7702Auth: Type.Optional(Type.Union([Eip7702Authorization, Type.Null()])),
+    },
+    {
+      title: "PartialUserOperationV07",
+      description: "EntryPoint v0.7/v0.8 user operation; gas limits and fees may be left out for an estimate",
+    },
+  ),
+  { problem: "must be an object" },
+);
+export type PartialUserOperationV07 = Static<typeof PartialUserOperationV07>;
+
+export const UserOperationV07 = Type.Object(
+  {
+    sender: RpcAddress,
+    nonce: RpcUint,
+    factory: Type.Optional(RpcAddress),
+    factoryData: Type.Optional(RpcBytes),
+    callData: RpcBytes,
+    callGasLimit: RpcUint,
+    verificationGasLimit: RpcUint,
+    preVerificationGas: RpcUint,
+    maxFeePerGas: RpcUint,
+    maxPriorityFeePerGas: RpcUint,
+    paymaster: Type.Optional(RpcAddress),
+    paymasterVerificationGasLimit: Type.Optional(RpcUint),
+    paymasterPostOpGasLimit: Type.Optional(RpcUint),
+    paymasterData: Type.Optional(RpcBytes),
+    signature: RpcBytes,
+    eip7702Auth: Type.Optional(Eip7702Authorization),
+  },
+  { title: "UserOperationV07", description: "EntryPoint v0.7/v0.8 user operation, complete" },
+);
+export type UserOperationV07 = Static<typeof UserOperationV07>;

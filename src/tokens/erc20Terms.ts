@@ -1,0 +1,122 @@
+// ERC20 mode's checks and terms before anything is signed or quoted (docs/erc20-mode.md): the chain's token paymaster,
+// the fee token asked for, its price now, the signing window, and the sender's balance.
+import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
+import { chainClient } from "../chain/chainClient";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { TokenConfig } from "../config";
+import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../rpc/rpcError";
+import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
+import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
+import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";
+
+/** A chain that serves ERC20 mode: a token paymaster and at least one fee token. */
+export type TokenChain = SponsoringChain & { tokenPaymaster: Address; tokens: readonly TokenConfig[] };
+
+/**
+ * Validation refuses an operation whose sender holds less than its maximum charge; saying so now is clearer than the
+ * bundler's AA33 later. Where the chain has no RPC, or the read fails, the contract's own check is left to refuse.
+ */
+export async function requireBalance(
+  chain: TokenChain,
+  token: TokenConfig,
+  sender: Address,
+  maximum: bigint,
+  log: { warn(object: object, message: string): void },
+): Promise<void> {
+  const client = chainClient(chain);
+  if (!client) return;
+  let balance: bigint;
+  try {
+    balance = await client.readContract({
+      address: token.address as Address,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [sender],
+    });
+  } catch (error) {
+    log.warn({ chainId: chain.chainId, token: token.address, err: error }, "fee token balance not read");
+    return;
+  }
+  if (balance < maximum) {
+    const amount = (value: bigint) => `${formatUnits(value, token.decimals)} ${token.symbol}`;
+    throw invalidParams(
+      `Sender ${sender} holds ${amount(balance)} of fee token ${tokenName(token)}, less than the ${amount(maximum)} ` +
+        "this operation can be charged at most: the token paymaster would refuse it",
+    );
+  }
+}
+
+export function tokenChain(chain: SponsoringChain): TokenChain {
+  if (!chain.tokenPaymaster || !chain.tokens || chain.tokens.length === 0) {
+    throw invalidParams(
+      `mode ERC20 is not available on chain ${chain.chainId} (${chain.name}): no token paymaster is configured`,
+    );
+  }
+  return chain as TokenChain;
+}
+
+function accepted(chain: TokenChain): string {
+  return `chain ${chain.chainId} accepts ${chain.tokens.map(tokenName).join(", ")}`;
+}
+
+/**
+ * tokenInfo.feeTokenAddress: required, not the zero address, and one of the chain's tokens. Its shape (an address, or
+ * empty) was checked with the mode object (src/schemas/rpc/mode.ts).
+ */
+export function feeToken(tokenInfo: TokenInfo, chain: TokenChain): TokenConfig {
+  const label = "params[1].tokenInfo.feeTokenAddress";
+  const value = tokenInfo.feeTokenAddress;
+  if (value === undefined || value === null || value === "") {
+    throw invalidParams(`${label} is required in mode ERC20: the token that pays for the gas (${accepted(chain)})`);
+  }
+  const address = value.toLowerCase();
+  if (address === zeroAddress) {
+    throw invalidParams(`${label} is the zero address, which is no fee token (${accepted(chain)})`);
+  }
+  const token = chain.tokens.find((candidate) => candidate.address === address);
+  if (!token) throw invalidParams(`Fee token ${address} is not supported (${accepted(chain)})`);
+  return token;
+}
+
+/** The quote's selection: preferredToken, else tokenList, else all; empty strings count as absent (SDKs send them). */
+export function requestedTokens(
+  tokenInfo: TokenInfo,
+  chain: TokenChain,
+): { tokens: TokenConfig[]; unsupported: string[] } {
+  let requested: string[] | undefined;
+  const { preferredToken, tokenList } = tokenInfo;
+  if (preferredToken !== undefined && preferredToken !== null && preferredToken !== "") {
+    requested = [preferredToken.toLowerCase()];
+  } else if (tokenList !== undefined && tokenList !== null) {
+    if (tokenList.length > MAX_TOKEN_LIST) {
+      throw invalidParams(`params[1].tokenInfo.tokenList may name at most ${MAX_TOKEN_LIST} tokens`);
+    }
+    const named = tokenList.flatMap((value) => (value === "" || value === null ? [] : [value.toLowerCase()]));
+    if (named.length > 0) requested = [...new Set(named)];
+  }
+  if (!requested) return { tokens: [...chain.tokens], unsupported: [] };
+  const tokens: TokenConfig[] = [];
+  const unsupported: string[] = [];
+  for (const address of requested) {
+    const token = chain.tokens.find((candidate) => candidate.address === address);
+    if (token) tokens.push(token);
+    else unsupported.push(address);
+  }
+  return { tokens, unsupported };
+}
+
+export function signingWindow(nowMs: number, expirySeconds: number): { validUntil: number; validAfter: number } {
+  const nowSeconds = Math.floor(nowMs / 1000);
+  return { validUntil: nowSeconds + expirySeconds, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
+}
+
+/** A price that cannot be used is a refusal (-32602, HTTP 400); a node that cannot be asked is transient (503). */
+export async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: number): Promise<TokenPrice> {
+  try {
+    return await readTokenPrice(chain, token, nowMs);
+  } catch (error) {
+    if (error instanceof PriceUnavailableError) throw invalidParams(error.message);
+    if (error instanceof PriceReadError) throw new RpcError(ESTIMATION_UNAVAILABLE, error.message, 503);
+    throw error;
+  }
+}

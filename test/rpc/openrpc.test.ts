@@ -1,0 +1,184 @@
+// The OpenRPC document: valid against the OpenRPC meta-schema (checked by ajv, not by the code that wrote it), naming
+// exactly the methods the endpoint dispatches, served without credentials, and whose param schemas, read by another
+// validator, accept and refuse what the methods' own compiled checks do.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { after, before, describe, test } from "node:test";
+import jsonSchemaMetaSchema from "@json-schema-tools/meta-schema";
+import { Ajv } from "ajv";
+import { OPENRPC_PATH } from "../../src/rpc/docsRoute";
+import { parseMode, parseSponsoredContext } from "../../src/rpc/mode";
+import { openRpcDocument } from "../../src/rpc/openrpc";
+import { RpcError } from "../../src/rpc/rpcError";
+import { RPC_METHOD_NAMES } from "../../src/rpc/server";
+import { parseUserOperation } from "../../src/rpc/userOperationInput";
+import { startTestApp, type TestApp } from "../helpers/app";
+
+interface Method {
+  name: string;
+  params: { name: string; required: boolean; schema: object }[];
+  errors: { code: number; message: string }[];
+}
+const document = openRpcDocument() as { servers: { url: string }[]; methods: Method[] };
+// The package's types leave its one value out.
+const { openrpcDocument: openRpcMetaSchema } = createRequire(import.meta.url)("@open-rpc/meta-schema") as {
+  openrpcDocument: object;
+};
+const ajv = new Ajv({
+  strict: false,
+  allErrors: true,
+  // The formats the meta-schemas use: a pattern must be a regular expression JavaScript compiles; URIs are not checked.
+  formats: { regex: (text: string) => compiles(text), uri: true, "uri-reference": true },
+});
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, "u");
+    return true;
+  } catch {
+    return false;
+  }
+}
+/**
+ * The meta-schemas name a `$schema` of their own that ajv does not know (their rules are draft-07's), and the OpenRPC
+ * one refers to the JSON Schema one once without the trailing slash of its id.
+ */
+const asDraft07 = (schema: unknown) => {
+  const { $schema: _, ...rules } = JSON.parse(
+    JSON.stringify(schema).replaceAll('"https://meta.json-schema.tools"', '"https://meta.json-schema.tools/"'),
+  );
+  return rules;
+};
+ajv.addSchema(asDraft07(jsonSchemaMetaSchema));
+const isOpenRpc = ajv.compile(asDraft07(openRpcMetaSchema));
+
+test("the document is valid OpenRPC", () => {
+  assert.ok(isOpenRpc(document), JSON.stringify(isOpenRpc.errors?.slice(0, 3)));
+});
+
+test("the meta-schema check can fail: a method without a name, or a schema of the wrong type, is refused", () => {
+  const noName = structuredClone(document) as unknown as { methods: Record<string, unknown>[] };
+  delete noName.methods[0]?.name;
+  assert.equal(isOpenRpc(noName), false);
+  const badSchema = structuredClone(document) as unknown as { methods: { params: { schema: unknown }[] }[] };
+  (badSchema.methods[0]?.params[0] as { schema: unknown }).schema = { type: 5 };
+  assert.equal(isOpenRpc(badSchema), false);
+});
+
+test("the documented methods are exactly the ones the endpoint dispatches", () => {
+  assert.deepEqual(document.methods.map((method) => method.name).sort(), [...RPC_METHOD_NAMES].sort());
+});
+
+test("the server is the RPC path with its two variables", () => {
+  assert.deepEqual(
+    document.servers.map((server) => server.url),
+    ["/api/v1/{chainId}/{apiKey}"],
+  );
+});
+
+test("every method lists the envelope's and the path's error codes, each with a meaning", () => {
+  for (const method of document.methods) {
+    const codes = method.errors.map((error) => error.code);
+    for (const code of [-32700, -32600, -32601, -32602, -32001, -32005]) assert.ok(codes.includes(code), method.name);
+    for (const error of method.errors) assert.ok(error.message.length > 10, `${method.name} ${error.code}`);
+  }
+  const refusals = (name: string) => document.methods.find((method) => method.name === name)?.errors.map((e) => e.code);
+  assert.ok(refusals("pm_getPaymasterData")?.includes(-32003));
+  assert.ok(refusals("pm_sponsorUserOperation")?.includes(-32002));
+});
+
+describe("the published param schemas decide as the methods' checks do", () => {
+  const params = (method: string) => document.methods.find((m) => m.name === method)?.params ?? [];
+  const accepts = (read: () => unknown) => {
+    try {
+      read();
+      return true;
+    } catch (error) {
+      if (error instanceof RpcError) return false;
+      throw error;
+    }
+  };
+  const OP = {
+    sender: "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789",
+    nonce: "0x1",
+    initCode: "0x",
+    callData: "0xabcd",
+    callGasLimit: 100_000,
+    verificationGasLimit: "70000",
+    preVerificationGas: "0x5208",
+    maxFeePerGas: null,
+    signature: "0x",
+  };
+  const operations: unknown[] = [
+    OP,
+    { sender: OP.sender, nonce: 0 },
+    { ...OP, nonce: "-1" },
+    { ...OP, nonce: 1.5 },
+    { ...OP, sender: "0x1234" },
+    { ...OP, callData: "0xabc" },
+    { ...OP, callGasLimit: true },
+    { ...OP, sender: undefined },
+    { ...OP, factory: "not read by v0.6" },
+    [OP],
+    "0x",
+  ];
+  const userOpSchema = ajv.compile(params("pm_sponsorUserOperation")[0]?.schema ?? {});
+  operations.forEach((op, index) => {
+    test(`user operation ${index}`, () => {
+      assert.equal(
+        userOpSchema(op),
+        accepts(() => parseUserOperation(op)),
+        JSON.stringify(op),
+      );
+    });
+  });
+
+  const modes: unknown[] = [
+    { mode: "SPONSORED" },
+    { mode: "SPONSORSHIP", calculateGasLimits: null, expiryDuration: 86_400 },
+    { mode: "ERC20", tokenInfo: { feeTokenAddress: OP.sender, tokenList: ["", null, OP.sender] } },
+    { mode: "ERC20", tokenInfo: { tokenList: ["0x12"] } },
+    { mode: "sponsored" },
+    { mode: "SPONSORED", expiryDuration: 0 },
+    { mode: "SPONSORED", sponsorshipInfo: { smartAccountInfo: { name: "BICONOMY" } } },
+    { mode: "SPONSORED", sponsorshipInfo: { webhookData: [] } },
+    {},
+    null,
+  ];
+  const modeSchema = ajv.compile(params("pm_sponsorUserOperation")[1]?.schema ?? {});
+  modes.forEach((mode, index) => {
+    test(`mode object ${index}`, () => {
+      // params[1] also takes an EntryPoint address; a mode object is never a string.
+      assert.equal(
+        modeSchema(mode),
+        accepts(() => parseMode(mode)),
+        JSON.stringify(mode),
+      );
+    });
+  });
+
+  const contexts: unknown[] = [{}, { mode: null, expiryDuration: 5 }, { mode: "FREE" }, { calculateGasLimits: "yes" }];
+  const contextSchema = ajv.compile(params("pm_getPaymasterData")[3]?.schema ?? {});
+  contexts.forEach((context, index) => {
+    test(`context ${index}`, () => {
+      assert.equal(
+        contextSchema(context),
+        accepts(() => parseSponsoredContext(context, "params[3]", "not here")),
+      );
+    });
+  });
+});
+
+describe(`GET ${OPENRPC_PATH}`, () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  test("is served without credentials, as JSON, the document itself", async () => {
+    const reply = await t.app.inject({ method: "GET", url: OPENRPC_PATH });
+    assert.equal(reply.statusCode, 200);
+    assert.match(String(reply.headers["content-type"]), /^application\/json/);
+    assert.deepEqual(reply.json(), document);
+  });
+});
