@@ -21,7 +21,7 @@ import { RPC_PATH } from "./server";
  * their params with, so that what is published is what is checked. docs/sponsorship-rpc.md, 'Errors' explains the
  * codes at length.
  */
-export const DOCUMENTED_METHODS: readonly MethodDescriptor[] = [
+const DOCUMENTED_METHODS: readonly MethodDescriptor[] = [
   pm_sponsorUserOperation,
   pm_getFeeQuoteOrData,
   pm_getFeeQuotesOrData,
@@ -54,7 +54,7 @@ const COMMON_ERRORS = [
 ];
 
 /** The RPC path as an OpenRPC server URL template: `/api/v1/{chainId}/{apiKey}`. */
-export const SERVER_URL = RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}");
+const SERVER_URL = RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}");
 
 export function openRpcDocument(): Record<string, unknown> {
   return {

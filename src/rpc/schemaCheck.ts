@@ -36,7 +36,7 @@ interface Located {
 }
 
 /** The message for the first error, in the schema's member order. Exported for the tests of every message form. */
-export function describeFirstError(
+function describeFirstError(
   schema: TSchema,
   errors: readonly TValidationError[],
   value: unknown,

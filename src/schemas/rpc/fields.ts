@@ -7,7 +7,7 @@ import { withMessages } from "./messages";
  * JSON numbers (wallets send all three); ranges beyond uint256 (gas limits, fees) are checked where the value is read.
  */
 
-export const UINT_PROBLEM = "must be a non-negative integer as 0x hex, a decimal string or a number";
+const UINT_PROBLEM = "must be a non-negative integer as 0x hex, a decimal string or a number";
 
 /** An unsigned integer in any of the three spellings wallets use. */
 export const RpcUint = withMessages(

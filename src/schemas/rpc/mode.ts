@@ -23,7 +23,7 @@ const SmartAccountInfo = withMessages(
   { problem: "must be an object" },
 );
 
-export const SponsorshipInfo = Type.Object(
+const SponsorshipInfo = Type.Object(
   {
     webhookData: nullable(AnyObject, "must be an object"),
     smartAccountInfo: nullable(SmartAccountInfo, "must be an object"),

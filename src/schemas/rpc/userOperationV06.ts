@@ -33,7 +33,7 @@ export const PartialUserOperationV06 = withMessages(
 export type PartialUserOperationV06 = Static<typeof PartialUserOperationV06>;
 
 /** The complete v0.6 operation, every field present: what the EntryPoint executes once paymasterAndData is in. */
-export const UserOperationV06 = Type.Object(
+const UserOperationV06 = Type.Object(
   {
     sender: RpcAddress,
     nonce: RpcUint,

@@ -7,7 +7,7 @@ import { withMessages } from "./messages";
  * the paymaster are separate fields instead of v0.6's initCode and paymasterAndData. v0.8 adds the optional EIP-7702
  * authorization. No method takes it yet; it is here so the v0.7 methods can name it next to userOperationV06.ts.
  */
-export const Eip7702Authorization = Type.Object(
+const Eip7702Authorization = Type.Object(
   {
     chainId: RpcUint,
     address: RpcAddress,
