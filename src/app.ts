@@ -16,6 +16,8 @@ import { contractRoutes } from "./http/contracts";
 import { throttleFailures } from "./http/failureThrottle";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
+import { managementOf, useManagementSchemas } from "./http/management";
+import { registerManagementDocs } from "./http/managementDocs";
 import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
@@ -100,18 +102,18 @@ export async function buildApp(
   });
 
   const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
+  await registerManagementDocs(app, MANAGEMENT_PREFIX);
+  // A change of a paymaster's setup through this instance applies to its next sponsorship at once.
+  const management = managementOf(ctx, (apiKey) => setups.invalidate(apiKey));
   await app.register(
     async (api) => {
-      // A change of a paymaster's setup through this instance applies to the next sponsorship at once.
-      api.addHook("onResponse", async (request) => {
-        if (request.method !== "GET") setups.clear();
-      });
-      for (const path of PAYMASTER_PATHS) paymasterRoutes(api, ctx, path);
-      fundingRoutes(api, ctx, PAYMASTER_PATHS);
-      contractRoutes(api, ctx);
-      policyRoutes(api, ctx);
-      limitUsageRoutes(api, ctx);
-      webhookRoutes(api, ctx);
+      useManagementSchemas(api);
+      for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
+      fundingRoutes(api, management, PAYMASTER_PATHS);
+      contractRoutes(api, management);
+      policyRoutes(api, management);
+      limitUsageRoutes(api, management);
+      webhookRoutes(api, management);
     },
     { prefix: MANAGEMENT_PREFIX },
   );

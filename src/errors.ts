@@ -61,3 +61,29 @@ export class ApiError extends PaymasterError {
 export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message: string) => new ApiError(401, message);
 export const notFound = (message: string) => new ApiError(404, message);
+
+/** An ApiError whose status and message the interface fixes; each has its own class so that code names the case. */
+const fixedError = (status: number, message: string) =>
+  class extends ApiError {
+    constructor(options?: { cause?: unknown }) {
+      super(status, message, options);
+    }
+  };
+
+export class AuthTokenAndApiKeyRequiredError extends fixedError(401, messages.authTokenAndApiKeyRequired) {}
+export class AuthTokenRequiredError extends fixedError(401, messages.authTokenRequired) {}
+export class PaymasterNameExistsError extends fixedError(400, messages.paymasterNameExists) {}
+export class ChainNotSupportedError extends fixedError(400, messages.chainNotSupported) {}
+export class ContractAddressExistsError extends fixedError(400, messages.contractAddressExists) {}
+export class ContractNameExistsError extends fixedError(400, messages.contractNameExists) {}
+export class WhitelistedMethodsMustBeArrayError extends fixedError(400, messages.whitelistedMethodsMustBeArray) {}
+/** The interface answers an unknown contract with 400, not 404. */
+export class ContractNotFoundError extends fixedError(400, messages.contractNotFound) {}
+export class InvalidSignatureError extends fixedError(400, messages.invalidSignature) {}
+export class UserNotFoundError extends fixedError(404, messages.userNotFound) {}
+export class ActiveMustBeBooleanError extends fixedError(400, messages.activeMustBeBoolean) {}
+export class WebhookIdMustBeStringError extends fixedError(400, messages.webhookIdMustBeString) {}
+export class WebhookNotFoundError extends fixedError(404, messages.webhookNotFound) {}
+export class PaymasterNotFoundError extends fixedError(404, messages.paymasterNotFound) {}
+export class PolicyNotFoundError extends fixedError(404, messages.policyNotFound) {}
+export class PolicyNameExistsError extends fixedError(400, messages.policyNameExists) {}
