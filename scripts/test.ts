@@ -34,6 +34,7 @@ const UNIT = new Set([
   "test/sponsorship/contractAbi.test.ts",
   "test/sponsorship/decide.test.ts",
   "test/sponsorship/rules.test.ts",
+  "test/sponsorship/setupCache.test.ts",
   "test/sponsorship/spendingLimitCycle.test.ts",
   "test/sponsorship/webhookRule.test.ts",
   "test/tokens/tokenConfig.test.ts",

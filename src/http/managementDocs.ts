@@ -3,6 +3,16 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { securitySchemes } from "../schemas/management/common";
 
+export interface ManagementRoute {
+  method: string;
+  url: string;
+}
+
+const documentedRoutes = new WeakMap<FastifyInstance, ManagementRoute[]>();
+
+/** Every management route registered on the app, as Fastify saw them (for the check that the document has them all). */
+export const managementRoutesOf = (app: FastifyInstance): readonly ManagementRoute[] => documentedRoutes.get(app) ?? [];
+
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
 
@@ -13,6 +23,12 @@ export const DOCS_PATH = "/docs";
  * added, and keeps only those under `prefix`.
  */
 export async function registerManagementDocs(app: FastifyInstance, prefix: string): Promise<void> {
+  const routes: ManagementRoute[] = [];
+  documentedRoutes.set(app, routes);
+  app.addHook("onRoute", (route) => {
+    if (!route.url.startsWith(`${prefix}/`) || route.schema?.hide) return;
+    for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
+  });
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
