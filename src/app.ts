@@ -27,13 +27,13 @@ import { batchObserver, createMetrics } from "./metrics/metrics";
 import { INVALID_REQUEST, RpcError } from "./rpc/rpcError";
 import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
+import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
 import { depositRule } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { OutstandingCharges } from "./storage/outstandingCharges";
-import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
@@ -101,7 +101,7 @@ export async function buildApp(
     now: ctx.now,
   });
 
-  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
+  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey), ctx.setupCacheTtlMs);
   await registerManagementDocs(app, MANAGEMENT_PREFIX);
   // A change of a paymaster's setup through this instance applies to its next sponsorship at once.
   const management = managementOf(ctx, (apiKey) => setups.invalidate(apiKey));

@@ -29,8 +29,4 @@ export class SetupCache {
   invalidate(apiKey: string): void {
     this.#entries.delete(apiKey);
   }
-
-  clear(): void {
-    this.#entries.clear();
-  }
 }
