@@ -12,7 +12,7 @@ import {
   updateWhitelistedMethods,
 } from "../storage/contracts";
 import type { Paymaster } from "../storage/paymasters";
-import { type ActionContext, unlessTaken } from "./context";
+import { type ActionContext, unlessTaken } from "./managementContext";
 
 /** Addresses are compared case-insensitively, so they are kept in lowercase. */
 const lower = (address: string) => address.toLowerCase();

@@ -8,7 +8,7 @@ import {
   type Paymaster,
   saveFundingMessage,
 } from "../storage/paymasters";
-import { type ActionContext, isUuid } from "./context";
+import { type ActionContext, isUuid } from "./managementContext";
 
 /** A message that says what signing it does, and a nonce so that every request yields a new one. */
 function fundingMessage(paymaster: Paymaster, issuedAtMs: number): string {

@@ -8,7 +8,7 @@ import {
 import { usageOf } from "../storage/limitLedger";
 import type { Paymaster } from "../storage/paymasters";
 import { listPolicies } from "../storage/policies";
-import type { ActionContext } from "./context";
+import type { ActionContext } from "./managementContext";
 
 /**
  * How much of each spending limit the current cycle has used, overall for PAYMASTER limits and per sender for

@@ -2,7 +2,7 @@ import { ChainNotSupportedError, PaymasterNameExistsError } from "../errors";
 import type { CreatePaymasterBody } from "../schemas/management/paymasters";
 import type { Account } from "../storage/accounts";
 import { insertPaymaster, listPaymasters, PAYMASTER_NAME_PER_CHAIN, type Paymaster } from "../storage/paymasters";
-import { type ActionContext, unlessTaken } from "./context";
+import { type ActionContext, unlessTaken } from "./managementContext";
 
 /** The account's paymasters. */
 export const paymastersOf = (ctx: ActionContext, account: Account): Promise<Paymaster[]> =>

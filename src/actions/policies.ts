@@ -19,8 +19,8 @@ import {
   setPolicyActive as storePolicyActive,
   updateLimit,
 } from "../storage/policies";
-import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./context";
 import { httpUrl } from "./httpUrl";
+import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./managementContext";
 
 const nameTaken = { [POLICY_NAME_PER_PAYMASTER]: () => new PolicyNameExistsError() };
 

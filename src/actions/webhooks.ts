@@ -9,8 +9,8 @@ import {
   setWebhookActive as storeWebhookActive,
   type Webhook,
 } from "../storage/webhooks";
-import { type ActionContext, isUuid, type UrlCheck } from "./context";
 import { httpUrl } from "./httpUrl";
+import { type ActionContext, isUuid, type UrlCheck } from "./managementContext";
 
 /** A webhook that is asked before each sponsorship; refused when the service would refuse to call its URL. */
 export async function createWebhook(

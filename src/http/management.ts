@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
-import type { ActionContext, UrlCheck } from "../actions/context";
+import type { ActionContext, UrlCheck } from "../actions/managementContext";
 import { type AppContext, nowMs } from "../context";
 import { problemOf } from "../schemas/validate";
 import { requireCallableUrl } from "./webhookUrl";

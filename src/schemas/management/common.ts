@@ -55,9 +55,9 @@ export const ErrorAnswer = (status: number, description: string, examples: strin
     { description, examples: examples.map((message) => ({ statusCode: status, message })) },
   );
 
-/** The 400 of any endpoint with input, with the fixed messages it may carry besides the generic field sentences. */
-export const BadRequest = (...fixed: string[]) =>
-  ErrorAnswer(400, "Bad input: the message names the field and the problem", [...fixed, "name is required"]);
+/** The 400 of an endpoint with input: examples of its messages, the fixed ones and the field sentences alike. */
+export const BadRequest = (...examples: string[]) =>
+  ErrorAnswer(400, "Bad input: the message names the field and the problem", examples);
 
 export const Unauthorized = (message: string) =>
   ErrorAnswer(401, "The credential headers are missing or not accepted", [message]);

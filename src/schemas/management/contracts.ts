@@ -63,6 +63,7 @@ export const whitelistContractSchema = {
       messages.contractNameExists,
       messages.whitelistedMethodsMustBeArray,
       "abi must be a JSON string of an ABI array",
+      "whitelistedMethods[1] must be a string",
     ),
     401: unauthorized,
     429: TooManyRequests,
@@ -85,7 +86,7 @@ export const updateMethodsSchema = {
   body: UpdateMethodsBody,
   response: {
     200: Success("Smart contract updated", ContractView),
-    400: BadRequest(messages.contractNotFound, messages.whitelistedMethodsMustBeArray),
+    400: BadRequest(messages.contractNotFound, messages.whitelistedMethodsMustBeArray, "address is required"),
     401: unauthorized,
     429: TooManyRequests,
   },
@@ -97,7 +98,7 @@ export const removeContractSchema = {
   body: RemoveContractBody,
   response: {
     200: Success("Smart contract deleted"),
-    400: BadRequest(messages.contractNotFound),
+    400: BadRequest(messages.contractNotFound, "address must be an address: 0x followed by 40 hex digits"),
     401: unauthorized,
     429: TooManyRequests,
   },

@@ -56,7 +56,7 @@ export const linkFundingWalletSchema = {
   body: LinkFundingWalletBody,
   response: {
     200: Success("Paymaster updated successfully", PaymasterView),
-    400: BadRequest(messages.invalidSignature),
+    400: BadRequest(messages.invalidSignature, "signature must be a 0x-prefixed hex string"),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),
     429: TooManyRequests,

@@ -56,7 +56,12 @@ export const createPaymasterSchema = {
   body: CreatePaymasterBody,
   response: {
     200: Success("DApp registered successfully", CreatedPaymaster),
-    400: BadRequest(messages.paymasterNameExists, messages.chainNotSupported),
+    400: BadRequest(
+      messages.paymasterNameExists,
+      messages.chainNotSupported,
+      "name is required",
+      "chainId must be an integer",
+    ),
     401: unauthorized,
     429: TooManyRequests,
   },

@@ -140,7 +140,12 @@ export const createPolicySchema = {
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
-    400: BadRequest(messages.policyNameExists, "policyData.threshold must be a positive number"),
+    400: BadRequest(
+      messages.policyNameExists,
+      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT",
+      "policyData.cycleDuration.unit must be one of hour, day",
+      "policyData.threshold must be a positive number",
+    ),
     401: unauthorized,
     429: TooManyRequests,
   },
@@ -163,7 +168,10 @@ export const updateLimitSchema = {
   body: UpdateLimitBody,
   response: {
     200: Success("Paymaster Limit updated"),
-    400: BadRequest("threshold must be a whole number of user operations when thresholdType is COUNT"),
+    400: BadRequest(
+      "threshold must be a whole number of user operations when thresholdType is COUNT",
+      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+    ),
     401: unauthorized,
     404: NotFound(messages.policyNotFound),
     429: TooManyRequests,

@@ -54,7 +54,11 @@ export const createWebhookSchema = {
   body: CreateWebhookBody,
   response: {
     200: Success("Webhook created", WebhookView),
-    400: BadRequest("webhookUrl must be an http or https URL", "webhookUrl resolves to 10.0.0.5, a private address"),
+    400: BadRequest(
+      "webhookUrl must be an http or https URL",
+      "webhookUrl resolves to 10.0.0.5, a private address",
+      "requestType must be one of GET, POST",
+    ),
     401: unauthorized,
     429: TooManyRequests,
   },
