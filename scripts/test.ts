@@ -30,6 +30,7 @@ const UNIT = new Set([
   "test/docs.test.ts",
   "test/rpc/mode.test.ts",
   "test/rpc/params.test.ts",
+  "test/schemas/problem.test.ts",
   "test/sponsorship/callData.test.ts",
   "test/sponsorship/contractAbi.test.ts",
   "test/sponsorship/decide.test.ts",
