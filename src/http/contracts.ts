@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { contractsOf, removeContract, updateContractMethods, whitelistContract } from "../actions/contracts";
-import { ContractNotFoundError, messages } from "../errors";
+import { ContractNotFoundError } from "../errors";
 import {
   listContractsSchema,
   removeContractSchema,
@@ -8,9 +8,9 @@ import {
   whitelistContractSchema,
 } from "../schemas/management/contracts";
 import type { SmartContract } from "../storage/contracts";
-import { requireDapp } from "./auth";
+import { dappGuard } from "./auth";
 import { success } from "./envelope";
-import { guard, type Management, typed } from "./management";
+import { type Management, typed } from "./management";
 
 const contractView = (contract: SmartContract) => ({
   name: contract.name,
@@ -23,16 +23,9 @@ const contractView = (contract: SmartContract) => ({
 /** Endpoints 3, 4, 5 and 7: the contracts a dApp sponsors and which of their methods. */
 export function contractRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
   const api = typed(app);
-  const dapp = guard((request) =>
-    requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired }),
-  );
+  const dapp = dappGuard(ctx.db);
   /** The interface answers an update or delete under another dApp's apiKey as if the contract did not exist. */
-  const dappOrContractNotFound = guard((request) =>
-    requireDapp(ctx.db, request, {
-      missingMessage: messages.authTokenAndApiKeyRequired,
-      unknownApiKey: new ContractNotFoundError(),
-    }),
-  );
+  const dappOrContractNotFound = dappGuard(ctx.db, { unknownApiKey: ContractNotFoundError });
 
   api.post(
     "/smart-contract",

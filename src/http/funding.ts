@@ -1,25 +1,18 @@
 import type { FastifyInstance } from "fastify";
 import { issueFundingMessage, linkFundingWallet } from "../actions/funding";
-import { messages, UserNotFoundError } from "../errors";
+import { UserNotFoundError } from "../errors";
 import { fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
-import { requireDapp } from "./auth";
+import { dappGuard } from "./auth";
 import { success } from "./envelope";
-import { guard, type Management, typed } from "./management";
+import { type Management, typed } from "./management";
 import { paymasterView } from "./paymasters";
 
 /** The three-step funding-wallet flow: get a message, sign it elsewhere, send the signature back. */
 export function fundingRoutes(app: FastifyInstance, { ctx, actions }: Management, paymasterPaths: string[]): void {
   const api = typed(app);
-  const dapp = guard((request) =>
-    requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired }),
-  );
+  const dapp = dappGuard(ctx.db);
   // The interface answers a token or apiKey it does not accept on the link with 404 "User not found".
-  const dappOrUserNotFound = guard((request) =>
-    requireDapp(ctx.db, request, {
-      missingMessage: messages.authTokenAndApiKeyRequired,
-      rejected: new UserNotFoundError(),
-    }),
-  );
+  const dappOrUserNotFound = dappGuard(ctx.db, { rejected: UserNotFoundError });
 
   api.get(
     "/funding-message/:paymasterId",

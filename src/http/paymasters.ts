@@ -1,11 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { createPaymaster, paymastersOf } from "../actions/paymasters";
-import { messages } from "../errors";
 import { createPaymasterSchema, listPaymastersSchema } from "../schemas/management/paymasters";
 import type { Paymaster } from "../storage/paymasters";
-import { requireAccount } from "./auth";
+import { accountGuard } from "./auth";
 import { success } from "./envelope";
-import { guard, type Management, typed } from "./management";
+import { type Management, typed } from "./management";
 
 /** How a paymaster is shown: the interface's fields plus the opaque `paymasterId` and the linked funding wallet. */
 export const paymasterView = (paymaster: Paymaster) => ({
@@ -19,7 +18,7 @@ export const paymasterView = (paymaster: Paymaster) => ({
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
 export function paymasterRoutes(app: FastifyInstance, { ctx, actions }: Management, path: string): void {
   const api = typed(app);
-  const account = guard((request) => requireAccount(ctx.db, request, messages.authTokenRequired));
+  const account = accountGuard(ctx.db);
 
   api.get(`/${path}`, { schema: listPaymastersSchema, preValidation: account.preValidation }, async (request) => {
     const paymasters = await paymastersOf(actions, account.of(request));

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { contractsOf } from "../actions/contracts";
 import { createPolicy, policiesOf, setPolicyActive, updateSpendingLimit } from "../actions/policies";
-import { messages } from "../errors";
 import {
   createPolicySchema,
   listPoliciesSchema,
@@ -13,9 +12,9 @@ import type { Account } from "../storage/accounts";
 import type { SmartContract } from "../storage/contracts";
 import type { Paymaster } from "../storage/paymasters";
 import type { Policy } from "../storage/policies";
-import { requireDapp } from "./auth";
+import { dappGuard } from "./auth";
 import { success } from "./envelope";
-import { guard, type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
+import { type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
 
 function policyView(policy: Policy, paymaster: Paymaster, account: Account, nowMs: number) {
   let data = policy.policyData;
@@ -61,9 +60,7 @@ function whitelistedContractView(contract: SmartContract, paymaster: Paymaster, 
 /** Endpoints 8 to 14: the rules of a paymaster. */
 export function policyRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
   const api = typed(app);
-  const dapp = guard((request) =>
-    requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired }),
-  );
+  const dapp = dappGuard(ctx.db);
   const checkUrl = urlCheckOf(app, ctx);
 
   api.post("/paymaster-policy", { schema: createPolicySchema, preValidation: dapp.preValidation }, async (request) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { createWebhook, removeWebhook, setWebhookActive, webhooksOf } from "../actions/webhooks";
-import { messages } from "../errors";
+import { AuthTokenRequiredError } from "../errors";
 import {
   createWebhookSchema,
   listWebhooksSchema,
@@ -10,9 +10,9 @@ import {
 } from "../schemas/management/webhooks";
 import type { Webhook } from "../storage/webhooks";
 import { accountWebhookSecret, webhookSettings } from "../webhooks/settings";
-import { requireAccount, requireDapp } from "./auth";
+import { accountGuard, dappGuard } from "./auth";
 import { success } from "./envelope";
-import { guard, type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
+import { type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
 
 const webhookView = (webhook: Webhook) => ({
   webhookId: webhook.id,
@@ -24,12 +24,10 @@ const webhookView = (webhook: Webhook) => ({
 /** Endpoints 15 to 18 and the webhook secret: the dApp's own webhooks that can veto a sponsorship. */
 export function webhookRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
   const api = typed(app);
-  const dapp = guard((request) =>
-    requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired }),
-  );
+  const dapp = dappGuard(ctx.db);
   // The interface words the GET's 401 as for a token alone.
-  const dappForList = guard((request) => requireDapp(ctx.db, request, { missingMessage: messages.authTokenRequired }));
-  const account = guard((request) => requireAccount(ctx.db, request, messages.authTokenRequired));
+  const dappForList = dappGuard(ctx.db, { missing: AuthTokenRequiredError });
+  const account = accountGuard(ctx.db);
   const checkUrl = urlCheckOf(app, ctx);
 
   api.post("/webhook", { schema: createWebhookSchema, preValidation: dapp.preValidation }, async (request) => {
