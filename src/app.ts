@@ -8,7 +8,7 @@ import Fastify, {
 import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
-import { ApiError, badRequest, messages } from "./errors";
+import { ApiError, badRequest, INVALID_REQUEST, messages, RpcError } from "./errors";
 import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
 import { limitConnections, timeoutOptions } from "./http/connectionLimits";
@@ -16,6 +16,8 @@ import { contractRoutes } from "./http/contracts";
 import { throttleFailures } from "./http/failureThrottle";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
+import { managementOf, useManagementSchemas } from "./http/management";
+import { registerManagementDocs } from "./http/managementDocs";
 import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
@@ -23,16 +25,15 @@ import { webhookRoutes } from "./http/webhooks";
 import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
 import { registerRpcDocs } from "./rpc/docsRoute";
-import { INVALID_REQUEST, RpcError } from "./rpc/rpcError";
 import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
+import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
 import { depositRule } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { OutstandingCharges } from "./storage/outstandingCharges";
-import { loadSponsorshipSetup } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
@@ -100,19 +101,19 @@ export async function buildApp(
     now: ctx.now,
   });
 
-  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey));
+  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey), ctx.setupCacheTtlMs);
+  await registerManagementDocs(app, MANAGEMENT_PREFIX);
+  // A change of a paymaster's setup through this instance applies to its next sponsorship at once.
+  const management = managementOf(ctx, (apiKey) => setups.invalidate(apiKey));
   await app.register(
     async (api) => {
-      // A change of a paymaster's setup through this instance applies to the next sponsorship at once.
-      api.addHook("onResponse", async (request) => {
-        if (request.method !== "GET") setups.clear();
-      });
-      for (const path of PAYMASTER_PATHS) paymasterRoutes(api, ctx, path);
-      fundingRoutes(api, ctx, PAYMASTER_PATHS);
-      contractRoutes(api, ctx);
-      policyRoutes(api, ctx);
-      limitUsageRoutes(api, ctx);
-      webhookRoutes(api, ctx);
+      useManagementSchemas(api);
+      for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
+      fundingRoutes(api, management, PAYMASTER_PATHS);
+      contractRoutes(api, management);
+      policyRoutes(api, management);
+      limitUsageRoutes(api, management);
+      webhookRoutes(api, management);
     },
     { prefix: MANAGEMENT_PREFIX },
   );

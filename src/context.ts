@@ -17,6 +17,11 @@ export interface AppContext {
   trustProxy?: TrustProxy;
   /** The clock of sponsorship decisions (validity windows, limit cycles); tests move it. */
   now?: () => number;
+  /**
+   * How long a paymaster's sponsorship setup is kept in memory (ms); absent: 1 s. Writes through this instance drop
+   * the paymaster's entry at once; the time bounds how late another instance's writes are seen.
+   */
+  setupCacheTtlMs?: number;
   /** The verifying signer of sponsored paymasterAndData. */
   signer: Signer;
   /** Outgoing webhook calls; absent: public addresses only, 2 s, a signing key of this process. */

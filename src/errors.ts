@@ -59,5 +59,73 @@ export class ApiError extends PaymasterError {
 }
 
 export const badRequest = (message: string) => new ApiError(400, message);
-export const unauthorized = (message: string) => new ApiError(401, message);
-export const notFound = (message: string) => new ApiError(404, message);
+
+/**
+ * An ApiError whose status and message the interface fixes; each has its own class so that code names the case. The
+ * three fixed validation texts (whitelistedMethods, active, webhookId) are carried by the request schemas instead
+ * (src/schemas/management/), which answer them before any handler runs.
+ */
+const fixedError = (status: number, message: string) =>
+  class extends ApiError {
+    constructor(options?: { cause?: unknown }) {
+      super(status, message, options);
+    }
+  };
+
+export class AuthTokenAndApiKeyRequiredError extends fixedError(401, messages.authTokenAndApiKeyRequired) {}
+export class AuthTokenRequiredError extends fixedError(401, messages.authTokenRequired) {}
+export class PaymasterNameExistsError extends fixedError(400, messages.paymasterNameExists) {}
+export class ChainNotSupportedError extends fixedError(400, messages.chainNotSupported) {}
+export class ContractAddressExistsError extends fixedError(400, messages.contractAddressExists) {}
+export class ContractNameExistsError extends fixedError(400, messages.contractNameExists) {}
+/** The interface answers an unknown contract with 400, not 404. */
+export class ContractNotFoundError extends fixedError(400, messages.contractNotFound) {}
+export class InvalidSignatureError extends fixedError(400, messages.invalidSignature) {}
+export class UserNotFoundError extends fixedError(404, messages.userNotFound) {}
+export class WebhookNotFoundError extends fixedError(404, messages.webhookNotFound) {}
+export class PaymasterNotFoundError extends fixedError(404, messages.paymasterNotFound) {}
+export class PolicyNotFoundError extends fixedError(404, messages.policyNotFound) {}
+export class PolicyNameExistsError extends fixedError(400, messages.policyNameExists) {}
+
+// JSON-RPC errors: the code a client of the sponsorship endpoint sees, under the same base.
+
+/**
+ * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
+ * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200. The one 429 is
+ * the throttle of wrong apiKeys (LIMIT_EXCEEDED), where a later retry is what the client should do
+ * (docs/sponsorship-rpc.md, 'Errors').
+ */
+export class RpcError extends PaymasterError {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly httpStatus = 400,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+/** EIP-1474 "limit exceeded": too many wrong apiKeys from this address (HTTP 429, with Retry-After). */
+export const LIMIT_EXCEEDED = -32005;
+/** Server-defined: the path names no paymaster, or one of another chain. */
+export const UNKNOWN_PAYMASTER = -32001;
+
+export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, message);
+/**
+ * EIP-1474 "transaction rejected": the rules refused the operation. Answered by the ERC-7677 methods, which have no `0x`
+ * result for a refusal, and by pm_sponsorUserOperation in permissionless's form (an EntryPoint address as params[1]),
+ * whose client reads no `0x` result; the message carries the rule's reason.
+ */
+export const SPONSORSHIP_REFUSED = -32003;
+/**
+ * Server-defined (EIP-1474 "resource unavailable"): gas could not be estimated, or a token price read, because the
+ * chain's node or bundler is unreachable, too slow or answered nonsense. Answered with HTTP 503, which clients such as
+ * viem retry: unlike a refusal, this is a transient failure on our side, and a retry may well succeed. Each attempt
+ * ends within GAS_ESTIMATION_TIMEOUT_MS.
+ */
+export const ESTIMATION_UNAVAILABLE = -32002;

@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import { canEstimateGas } from "../chain/gasEstimation";
 import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
-import { invalidParams } from "../rpc/rpcError";
+import { invalidParams } from "../errors";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { CLOCK_SKEW_SECONDS, type SignableUserOperation, type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
 import type { ActionContext } from "./context";

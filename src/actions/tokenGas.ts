@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import { stubTokenPaymasterAndData } from "../chain/gasEstimationStub";
 import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
-import { invalidParams } from "../rpc/rpcError";
+import { invalidParams } from "../errors";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { SignableUserOperation } from "../sponsorship/sponsor";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";

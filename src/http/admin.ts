@@ -2,8 +2,9 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../context";
 import { ApiError } from "../errors";
+import { createAccountSchema } from "../schemas/management/admin";
 import { createAccount } from "../storage/accounts";
-import { jsonObject, requiredString } from "./validate";
+import { typed, useManagementSchemas } from "./management";
 
 export const ADMIN_SECRET_HEADER = "x-admin-secret";
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
@@ -23,12 +24,17 @@ function secretMatches(request: FastifyRequest, secret: string): boolean {
 export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
   const secret = ctx.adminSecret;
   if (!secret) return;
-  app.post("/internal/accounts", async (request) => {
-    if (!LOOPBACK.has(request.socket.remoteAddress ?? "") || !secretMatches(request, secret)) {
-      throw new ApiError(403, "Forbidden");
-    }
-    const name = requiredString(jsonObject(request.body), "name");
-    const account = await createAccount(ctx.db, name);
-    return { statusCode: 200, message: "Account created", data: account };
+  app.register(async (scope) => {
+    useManagementSchemas(scope);
+    // Who may call is decided before the body is read: a stranger gets 403 whatever it sent.
+    const preValidation = async (request: FastifyRequest) => {
+      if (!LOOPBACK.has(request.socket.remoteAddress ?? "") || !secretMatches(request, secret)) {
+        throw new ApiError(403, "Forbidden");
+      }
+    };
+    typed(scope).post("/internal/accounts", { schema: createAccountSchema, preValidation }, async (request) => {
+      const account = await createAccount(ctx.db, request.body.name);
+      return { statusCode: 200, message: "Account created", data: account };
+    });
   });
 }

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from "fastify";
-import { type ApiError, unauthorized } from "../errors";
+import { type ApiError, AuthTokenAndApiKeyRequiredError, AuthTokenRequiredError } from "../errors";
 import { type Account, findAccountByToken } from "../storage/accounts";
 import type { Queryable } from "../storage/database";
 import { findPaymasterByApiKey, type Paymaster } from "../storage/paymasters";
 import { noteRejectedCredential } from "./failureThrottle";
+import { guard } from "./management";
 
 /** Reads one of our headers; node lowercases header names, and a repeated header counts as missing. */
 function header(request: FastifyRequest, name: "authtoken" | "apikey"): string | undefined {
@@ -11,46 +12,54 @@ function header(request: FastifyRequest, name: "authtoken" | "apikey"): string |
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** Endpoints 1 and 2: the account's token alone. A token or apiKey sent and not accepted counts for the throttle. */
-export async function requireAccount(db: Queryable, request: FastifyRequest, missingMessage: string): Promise<Account> {
+/** Endpoints 1 and 2: the account's token alone. A token sent and not accepted counts for the throttle. */
+async function requireAccount(db: Queryable, request: FastifyRequest): Promise<Account> {
   const token = header(request, "authtoken");
-  if (!token) throw unauthorized(missingMessage);
+  if (!token) throw new AuthTokenRequiredError();
   const account = await findAccountByToken(db, token);
   if (!account) {
     noteRejectedCredential(request);
-    throw unauthorized(missingMessage);
+    throw new AuthTokenRequiredError();
   }
   return account;
 }
 
 export interface DappAuthOptions {
-  /** The 401 text when a header is missing (the interface varies it by endpoint). */
-  missingMessage: string;
+  /** The 401 when a header is missing (the interface varies its text by endpoint); by default token and apiKey. */
+  missing?: new () => ApiError;
   /** What a token or apiKey that is not accepted gets; by default the same 401 as a missing header. */
-  rejected?: ApiError;
+  rejected?: new () => ApiError;
   /** What an apiKey that is not the account's gets, where the interface says otherwise. */
-  unknownApiKey?: ApiError;
+  unknownApiKey?: new () => ApiError;
 }
 
 /** Every other endpoint: the account's token and the apiKey of one of that account's paymasters. */
-export async function requireDapp(
+async function requireDapp(
   db: Queryable,
   request: FastifyRequest,
-  options: DappAuthOptions,
+  options: DappAuthOptions = {},
 ): Promise<{ account: Account; paymaster: Paymaster }> {
+  const Missing = options.missing ?? AuthTokenAndApiKeyRequiredError;
+  const Rejected = options.rejected ?? Missing;
   const token = header(request, "authtoken");
   const apiKey = header(request, "apikey");
-  if (!token || !apiKey) throw unauthorized(options.missingMessage);
-  const rejected = options.rejected ?? unauthorized(options.missingMessage);
+  if (!token || !apiKey) throw new Missing();
   const account = await findAccountByToken(db, token);
   if (!account) {
     noteRejectedCredential(request);
-    throw rejected;
+    throw new Rejected();
   }
   const paymaster = await findPaymasterByApiKey(db, account.id, apiKey);
   if (!paymaster) {
     noteRejectedCredential(request);
-    throw options.unknownApiKey ?? rejected;
+    throw new (options.unknownApiKey ?? Rejected)();
   }
   return { account, paymaster };
 }
+
+/** The account's credentials, checked before the request is validated (src/http/management.ts, `guard`). */
+export const accountGuard = (db: Queryable) => guard((request) => requireAccount(db, request));
+
+/** A dApp's credentials, checked before the request is validated. */
+export const dappGuard = (db: Queryable, options: DappAuthOptions = {}) =>
+  guard((request) => requireDapp(db, request, options));

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { DEFAULT_FAILURE_THROTTLE, type FailureThrottleConfig } from "../config";
-import { LIMIT_EXCEEDED, RpcError } from "../rpc/rpcError";
+import { LIMIT_EXCEEDED, RpcError } from "../errors";
 
 /** Addresses remembered at most; beyond it the oldest windows are dropped (memory stays bounded under a flood). */
 const MAX_ADDRESSES = 100_000;

@@ -1,60 +1,16 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../context";
-import { messages } from "../errors";
-import {
-  currentCycleStartMs,
-  cycleLengthMs,
-  formatUsage,
-  type SpendingLimit,
-  thresholdUnits,
-} from "../sponsorship/spendingLimit";
-import { usageOf } from "../storage/limitLedger";
-import { listPolicies } from "../storage/policies";
-import { requireDapp } from "./auth";
+import { limitUsage } from "../actions/limitUsage";
+import { limitUsageSchema } from "../schemas/management/policies";
+import { dappGuard } from "./auth";
 import { success } from "./envelope";
+import { type Management, typed } from "./management";
 
-/**
- * An extension of the interface: how much of each spending limit the current cycle has used, overall for PAYMASTER
- * limits and per sender for SMART_ACCOUNT limits, in the threshold's unit (operations, or ether).
- */
-export function limitUsageRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get("/paymaster-policy/usage", async (request) => {
-    const { paymaster } = await requireDapp(ctx.db, request, { missingMessage: messages.authTokenAndApiKeyRequired });
-    const nowMs = (ctx.now ?? Date.now)();
-    const limits = (await listPolicies(ctx.db, paymaster.id))
-      .filter((policy) => policy.policyType === "PAYMASTER_SA_LIMIT")
-      .map((policy) => {
-        const limit = policy.policyData as unknown as SpendingLimit;
-        const cycleStartMs = currentCycleStartMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs);
-        return { policy, limit, cycleStartMs };
-      });
-    const usage = await usageOf(
-      ctx.db,
-      limits.map(({ policy, cycleStartMs }) => ({ policyId: policy.id, cycleStartMs })),
-    );
-    return success(
-      "Paymaster limit usage fetched",
-      limits.map(({ policy, limit, cycleStartMs }) => {
-        const threshold = thresholdUnits(limit);
-        const rows = usage.filter((row) => row.policyId === policy.id);
-        const view = (used: bigint) => ({
-          used: formatUsage(limit, used),
-          remaining: formatUsage(limit, used >= threshold ? 0n : threshold - used),
-        });
-        return {
-          policyId: policy.id,
-          name: policy.name,
-          active: policy.active,
-          type: limit.type,
-          thresholdType: limit.thresholdType,
-          threshold: limit.threshold,
-          startTimeInEpoch: cycleStartMs,
-          durationInMs: cycleLengthMs(limit.cycleDuration),
-          ...(limit.type === "PAYMASTER"
-            ? view(rows[0]?.used ?? 0n)
-            : { senders: rows.map((row) => ({ sender: row.scopeKey, ...view(row.used) })) }),
-        };
-      }),
-    );
-  });
+/** An extension of the interface: how much of each spending limit the current cycle has used. */
+export function limitUsageRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
+  const dapp = dappGuard(ctx.db);
+  typed(app).get(
+    "/paymaster-policy/usage",
+    { schema: limitUsageSchema, preValidation: dapp.preValidation },
+    async (request) => success("Paymaster limit usage fetched", await limitUsage(actions, dapp.of(request).paymaster)),
+  );
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../context";
-import { badRequest, messages } from "../errors";
-import { insertPaymaster, listPaymasters, type Paymaster } from "../storage/paymasters";
-import { requireAccount } from "./auth";
+import { createPaymaster, paymastersOf } from "../actions/paymasters";
+import { createPaymasterSchema, listPaymastersSchema } from "../schemas/management/paymasters";
+import type { Paymaster } from "../storage/paymasters";
+import { accountGuard } from "./auth";
 import { success } from "./envelope";
-import { jsonObject, oneOf, requiredInteger, requiredString } from "./validate";
+import { type Management, typed } from "./management";
 
 /** How a paymaster is shown: the interface's fields plus the opaque `paymasterId` and the linked funding wallet. */
 export const paymasterView = (paymaster: Paymaster) => ({
@@ -16,22 +16,17 @@ export const paymasterView = (paymaster: Paymaster) => ({
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
-export function paymasterRoutes(app: FastifyInstance, ctx: AppContext, path: string): void {
-  app.get(`/${path}`, async (request) => {
-    const account = await requireAccount(ctx.db, request, messages.authTokenRequired);
-    const paymasters = await listPaymasters(ctx.db, account.id);
+export function paymasterRoutes(app: FastifyInstance, { ctx, actions }: Management, path: string): void {
+  const api = typed(app);
+  const account = accountGuard(ctx.db);
+
+  api.get(`/${path}`, { schema: listPaymastersSchema, preValidation: account.preValidation }, async (request) => {
+    const paymasters = await paymastersOf(actions, account.of(request));
     return success("DApp list fetched", paymasters.map(paymasterView));
   });
 
-  app.post(`/${path}`, async (request) => {
-    const account = await requireAccount(ctx.db, request, messages.authTokenRequired);
-    const body = jsonObject(request.body);
-    const name = requiredString(body, "name");
-    oneOf(requiredString(body, "type"), ["HYBRID"], "type");
-    const chainId = requiredInteger(body, "chainId");
-    const version = requiredString(body, "version", 32);
-    if (!ctx.chains.has(chainId)) throw badRequest(messages.chainNotSupported);
-    const paymaster = await insertPaymaster(ctx.db, { accountId: account.id, name, chainId, type: "HYBRID", version });
+  api.post(`/${path}`, { schema: createPaymasterSchema, preValidation: account.preValidation }, async (request) => {
+    const paymaster = await createPaymaster(actions, account.of(request), request.body);
     const { fundingWalletAddress: _, ...created } = paymasterView(paymaster);
     return success("DApp registered successfully", created);
   });

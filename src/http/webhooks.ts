@@ -1,19 +1,18 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../context";
-import { badRequest, messages, notFound } from "../errors";
+import { createWebhook, removeWebhook, setWebhookActive, webhooksOf } from "../actions/webhooks";
+import { AuthTokenRequiredError } from "../errors";
 import {
-  deleteWebhook,
-  findWebhook,
-  insertWebhook,
-  listWebhooks,
-  setWebhookActive,
-  type Webhook,
-} from "../storage/webhooks";
+  createWebhookSchema,
+  listWebhooksSchema,
+  removeWebhookSchema,
+  setWebhookActiveSchema,
+  webhookSecretSchema,
+} from "../schemas/management/webhooks";
+import type { Webhook } from "../storage/webhooks";
 import { accountWebhookSecret, webhookSettings } from "../webhooks/settings";
-import { requireAccount, requireDapp } from "./auth";
+import { accountGuard, dappGuard } from "./auth";
 import { success } from "./envelope";
-import { isUuid, jsonObject, oneOf, requiredHttpUrl, requiredString } from "./validate";
-import { requireCallableUrl } from "./webhookUrl";
+import { type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
 
 const webhookView = (webhook: Webhook) => ({
   webhookId: webhook.id,
@@ -22,66 +21,53 @@ const webhookView = (webhook: Webhook) => ({
   active: webhook.active,
 });
 
-const dappAuth = { missingMessage: messages.authTokenAndApiKeyRequired };
+/** Endpoints 15 to 18 and the webhook secret: the dApp's own webhooks that can veto a sponsorship. */
+export function webhookRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
+  const api = typed(app);
+  const dapp = dappGuard(ctx.db);
+  // The interface words the GET's 401 as for a token alone.
+  const dappForList = dappGuard(ctx.db, { missing: AuthTokenRequiredError });
+  const account = accountGuard(ctx.db);
+  const checkUrl = urlCheckOf(app, ctx);
 
-/** PATCH and DELETE name their webhook in the body; no body at all is a missing webhookId, as the interface words it. */
-const bodyOf = (body: unknown) => jsonObject(body === undefined ? {} : body);
-
-function webhookIdOf(body: Record<string, unknown>): string {
-  if (typeof body.webhookId !== "string") throw badRequest(messages.webhookIdMustBeString);
-  return body.webhookId;
-}
-
-/** Endpoints 15 to 18: the dApp's own webhooks that can veto a sponsorship. */
-export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.post("/webhook", async (request) => {
-    const { paymaster } = await requireDapp(ctx.db, request, dappAuth);
-    const body = jsonObject(request.body);
-    const url = requiredHttpUrl(body, "webhookUrl");
-    const requestType = oneOf(requiredString(body, "requestType"), ["GET", "POST"] as const, "requestType");
-    await requireCallableUrl(app, ctx, url, "webhookUrl");
-    const webhook = await insertWebhook(ctx.db, { paymasterId: paymaster.id, url, requestType });
+  api.post("/webhook", { schema: createWebhookSchema, preValidation: dapp.preValidation }, async (request) => {
+    const webhook = await createWebhook(actions, dapp.of(request).paymaster, request.body, checkUrl);
     return success("Webhook created", webhookView(webhook));
   });
 
   // The interface's GET carries a body too; a body on GET is ignored and webhookId comes from the query.
-  app.get<{ Querystring: { webhookId?: unknown } }>("/webhook", async (request) => {
-    const { paymaster } = await requireDapp(ctx.db, request, { missingMessage: messages.authTokenRequired });
-    const { webhookId } = request.query;
-    if (webhookId === undefined) {
-      return success("Webhook list fetched", (await listWebhooks(ctx.db, paymaster.id)).map(webhookView));
-    }
-    const webhook = isUuid(webhookId) ? await findWebhook(ctx.db, paymaster.id, webhookId) : undefined;
-    if (!webhook) throw notFound(messages.webhookNotFound);
-    return success("Webhook list fetched", [webhookView(webhook)]);
+  api.get("/webhook", { schema: listWebhooksSchema, preValidation: dappForList.preValidation }, async (request) => {
+    const webhooks = await webhooksOf(actions, dappForList.of(request).paymaster, request.query.webhookId);
+    return success("Webhook list fetched", webhooks.map(webhookView));
   });
 
-  app.patch("/webhook", async (request) => {
-    const { paymaster } = await requireDapp(ctx.db, request, dappAuth);
-    const body = bodyOf(request.body);
-    const webhookId = webhookIdOf(body);
-    if (typeof body.active !== "boolean") throw badRequest(messages.activeMustBeBoolean);
-    if (!isUuid(webhookId) || !(await setWebhookActive(ctx.db, paymaster.id, webhookId, body.active))) {
-      throw notFound(messages.webhookNotFound);
-    }
-    return success("Webhook updated");
-  });
+  api.patch(
+    "/webhook",
+    { schema: setWebhookActiveSchema, preValidation: [dapp.preValidation, noBodyIsEmpty] },
+    async (request) => {
+      await setWebhookActive(actions, dapp.of(request).paymaster, request.body);
+      return success("Webhook updated");
+    },
+  );
 
   // An extension: the account's key of the signature every webhook request carries (x-paymaster-signature).
-  app.get("/webhook-secret", async (request, reply) => {
-    const account = await requireAccount(ctx.db, request, messages.authTokenRequired);
-    reply.header("cache-control", "no-store");
-    return success("Webhook secret fetched", {
-      webhookSecret: accountWebhookSecret(webhookSettings(ctx.webhooks), account.id),
-    });
-  });
+  api.get(
+    "/webhook-secret",
+    { schema: webhookSecretSchema, preValidation: account.preValidation },
+    async (request, reply) => {
+      reply.header("cache-control", "no-store");
+      return success("Webhook secret fetched", {
+        webhookSecret: accountWebhookSecret(webhookSettings(ctx.webhooks), account.of(request).id),
+      });
+    },
+  );
 
-  app.delete("/webhook", async (request) => {
-    const { paymaster } = await requireDapp(ctx.db, request, dappAuth);
-    const webhookId = webhookIdOf(bodyOf(request.body));
-    if (!isUuid(webhookId) || !(await deleteWebhook(ctx.db, paymaster.id, webhookId))) {
-      throw notFound(messages.webhookNotFound);
-    }
-    return success("Webhook deleted");
-  });
+  api.delete(
+    "/webhook",
+    { schema: removeWebhookSchema, preValidation: [dapp.preValidation, noBodyIsEmpty] },
+    async (request) => {
+      await removeWebhook(actions, dapp.of(request).paymaster, request.body);
+      return success("Webhook deleted");
+    },
+  );
 }

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import { ESTIMATION_UNAVAILABLE, INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { DecisionOutcome, Metrics } from "../metrics/metrics";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { DecisionNote } from "./methodContext";
-import { ESTIMATION_UNAVAILABLE, INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 
 /** The rules' names (src/sponsorship/rules) and the refusals before them: the only values the reason label takes. */
 const RULE_REASONS = new Set([

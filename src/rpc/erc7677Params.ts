@@ -1,11 +1,12 @@
 // ERC-7677, the paymaster web service methods of viem's createPaymasterClient: params are
 // [userOp, entryPoint, chainId (hex), context]. The context is this service's SPONSORED mode object
 // (sponsorshipInfo, expiryDuration); ERC20 mode is served by pm_sponsorUserOperation only.
+
+import { invalidParams } from "../errors";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { MethodContext } from "./methodContext";
 import { parseSponsoredContext, type SponsoredMode } from "./mode";
 import { address, uint } from "./params";
-import { invalidParams } from "./rpcError";
 import { parseUserOperation } from "./userOperationInput";
 
 export interface Erc7677Request {

@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import { invalidParams } from "../errors";
 import {
   DEFAULT_EXPIRY_SECONDS,
   MAX_EXPIRY_SECONDS,
@@ -8,7 +9,6 @@ import {
 } from "../schemas/rpc/mode";
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, address as readAddress } from "./params";
-import { invalidParams } from "./rpcError";
 import { schemaCheck } from "./schemaCheck";
 
 export { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS };

@@ -1,9 +1,4 @@
 import type { TSchema } from "typebox";
-import type { MethodDescriptor } from "../schemas/rpc/method";
-import { pm_getFeeQuoteOrData, pm_getFeeQuotesOrData } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { pm_getPaymasterData } from "../schemas/rpc/pm_getPaymasterData";
-import { pm_getPaymasterStubData } from "../schemas/rpc/pm_getPaymasterStubData";
-import { pm_sponsorUserOperation } from "../schemas/rpc/pm_sponsorUserOperation";
 import {
   ESTIMATION_UNAVAILABLE,
   INVALID_PARAMS,
@@ -13,7 +8,12 @@ import {
   PARSE_ERROR,
   SPONSORSHIP_REFUSED,
   UNKNOWN_PAYMASTER,
-} from "./rpcError";
+} from "../errors";
+import type { MethodDescriptor } from "../schemas/rpc/method";
+import { pm_getFeeQuoteOrData, pm_getFeeQuotesOrData } from "../schemas/rpc/pm_getFeeQuoteOrData";
+import { pm_getPaymasterData } from "../schemas/rpc/pm_getPaymasterData";
+import { pm_getPaymasterStubData } from "../schemas/rpc/pm_getPaymasterStubData";
+import { pm_sponsorUserOperation } from "../schemas/rpc/pm_sponsorUserOperation";
 import { RPC_PATH } from "./server";
 
 /**

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
+import { invalidParams } from "../errors";
 import { AnyObject, RpcAddress, RpcBoolean, RpcBytes, RpcUint } from "../schemas/rpc/fields";
-import { invalidParams } from "./rpcError";
 import { schemaCheck } from "./schemaCheck";
 
 /**

@@ -1,8 +1,8 @@
 import { getPaymasterData } from "../actions/getPaymasterData";
+import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { PaymasterDataResult } from "../schemas/rpc/pm_getPaymasterData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
-import { RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 
 /**
  * ERC-7677 `pm_getPaymasterData` (src/actions/getPaymasterData.ts): the signed paymasterAndData, or a -32003 error

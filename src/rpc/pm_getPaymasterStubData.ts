@@ -1,8 +1,8 @@
 import { getPaymasterStubData } from "../actions/getPaymasterStubData";
+import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { PaymasterStubDataResult } from "../schemas/rpc/pm_getPaymasterStubData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
-import { RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 
 /**
  * ERC-7677 `pm_getPaymasterStubData` (src/actions/getPaymasterStubData.ts): a stand-in paymasterAndData for the

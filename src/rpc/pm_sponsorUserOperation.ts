@@ -1,11 +1,11 @@
 import { toHex } from "viem";
 import { sponsorErc20 } from "../actions/sponsorErc20";
 import { sponsorUserOperation } from "../actions/sponsorUserOperation";
+import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult } from "../schemas/rpc/pm_sponsorUserOperation";
 import type { SignableUserOperation } from "../sponsorship/sponsor";
 import type { RpcMethod } from "./methodContext";
 import { parseModeParams } from "./mode";
-import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "./rpcError";
 import { sponsoredResult } from "./sponsoredResult";
 import { readUserOperation } from "./userOperationInput";
 

@@ -1,8 +1,8 @@
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { TValidationError } from "typebox/error";
+import { invalidParams } from "../errors";
 import { MISSING, PROBLEM, SHOWS_VALUE } from "../schemas/rpc/messages";
-import { invalidParams } from "./rpcError";
 
 /**
  * A compiled TypeBox validator for one position of a method's params, whose failure is a -32602 error naming the first

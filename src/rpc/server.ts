@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNKNOWN_PAYMASTER } from "../errors";
 import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
 import type { SetupCache } from "../sponsorship/setupCache";
@@ -10,14 +11,6 @@ import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
 import { pm_getPaymasterData } from "./pm_getPaymasterData";
 import { pm_getPaymasterStubData } from "./pm_getPaymasterStubData";
 import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
-import {
-  INVALID_PARAMS,
-  INVALID_REQUEST,
-  METHOD_NOT_FOUND,
-  PARSE_ERROR,
-  RpcError,
-  UNKNOWN_PAYMASTER,
-} from "./rpcError";
 
 const RPC_PREFIX = "/api/v1/";
 export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;

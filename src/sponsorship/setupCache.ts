@@ -1,8 +1,8 @@
 import type { SponsorshipSetup } from "./setup";
 
 /**
- * Keeps each paymaster's setup in memory for a short time, so that the sponsorship hot path reads no database. Writes
- * through this process's management API clear it at once; another instance on the same PostgreSQL sees a change
+ * Keeps each paymaster's setup in memory for a short time, so that the sponsorship hot path reads no database. A write
+ * through this process's management API drops that paymaster's entry at once (`invalidate`); another instance on the same PostgreSQL sees a change
  * within `ttlMs`. Concurrent misses for one apiKey share one load, and unknown apiKeys are remembered too.
  */
 export class SetupCache {
@@ -25,7 +25,8 @@ export class SetupCache {
     return setup;
   }
 
-  clear(): void {
-    this.#entries.clear();
+  /** Forgets one paymaster's setup: its next sponsorship loads the setup again. Others stay cached. */
+  invalidate(apiKey: string): void {
+    this.#entries.delete(apiKey);
   }
 }

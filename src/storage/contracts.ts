@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { badRequest, messages } from "../errors";
-import { isUniqueViolation, type Queryable } from "./database";
+import type { Queryable } from "./database";
 
 export interface SmartContract {
   id: string;
@@ -35,29 +34,25 @@ const toContract = (row: ContractRow): SmartContract => ({
   whitelistedMethods: row.whitelisted_methods,
 });
 
+/** A paymaster's contracts have distinct addresses and distinct names (a UniqueViolation of these otherwise). */
+export const CONTRACT_ADDRESS_PER_PAYMASTER = "smart_contracts_address_per_paymaster";
+export const CONTRACT_NAME_PER_PAYMASTER = "smart_contracts_name_per_paymaster";
+
 export async function insertContract(db: Queryable, contract: Omit<SmartContract, "id">): Promise<SmartContract> {
-  try {
-    const rows = await db.query<ContractRow>(
-      `INSERT INTO smart_contracts (id, paymaster_id, name, address, abi, methods, whitelisted_methods)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [
-        randomUUID(),
-        contract.paymasterId,
-        contract.name,
-        contract.address,
-        contract.abi,
-        JSON.stringify(contract.methods),
-        JSON.stringify(contract.whitelistedMethods),
-      ],
-    );
-    return toContract(rows[0] as ContractRow);
-  } catch (error) {
-    if (isUniqueViolation(error, "smart_contracts_address_per_paymaster")) {
-      throw badRequest(messages.contractAddressExists);
-    }
-    if (isUniqueViolation(error, "smart_contracts_name_per_paymaster")) throw badRequest(messages.contractNameExists);
-    throw error;
-  }
+  const rows = await db.query<ContractRow>(
+    `INSERT INTO smart_contracts (id, paymaster_id, name, address, abi, methods, whitelisted_methods)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [
+      randomUUID(),
+      contract.paymasterId,
+      contract.name,
+      contract.address,
+      contract.abi,
+      JSON.stringify(contract.methods),
+      JSON.stringify(contract.whitelistedMethods),
+    ],
+  );
+  return toContract(rows[0] as ContractRow);
 }
 
 export async function listContracts(db: Queryable, paymasterId: string): Promise<SmartContract[]> {

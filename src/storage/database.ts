@@ -36,7 +36,7 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
 
 /** Our interface over a started PGlite instance (tests also start one from a snapshot). */
 export function pgliteDatabase(db: PGlite): Database {
-  const query = async <Row>(sql: string, params?: unknown[]) => (await db.query<Row>(sql, params)).rows;
+  const query = <Row>(sql: string, params?: unknown[]) => mapped(async () => (await db.query<Row>(sql, params)).rows);
   return {
     kind: "pglite",
     query,
@@ -46,7 +46,7 @@ export function pgliteDatabase(db: PGlite): Database {
     transaction: (work) =>
       db.transaction((tx) =>
         work({
-          query: async <Row>(sql: string, params?: unknown[]) => (await tx.query<Row>(sql, params)).rows,
+          query: <Row>(sql: string, params?: unknown[]) => mapped(async () => (await tx.query<Row>(sql, params)).rows),
           exec: async (sql) => {
             await tx.exec(sql);
           },
@@ -67,7 +67,8 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
   pool.on("error", () => {});
   const client = await pool.connect();
   client.release();
-  const query = async <Row>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as Row[];
+  const query = <Row>(sql: string, params?: unknown[]) =>
+    mapped(async () => (await pool.query(sql, params)).rows as Row[]);
   return {
     kind: "postgres",
     query,
@@ -79,7 +80,8 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
       try {
         await client.query("BEGIN");
         const result = await work({
-          query: async <Row>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as Row[],
+          query: <Row>(sql: string, params?: unknown[]) =>
+            mapped(async () => (await client.query(sql, params)).rows as Row[]),
           exec: async (sql) => {
             await client.query(sql);
           },
@@ -97,10 +99,37 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
   };
 }
 
-/** PostgreSQL's unique_violation; repositories turn it into the interface's "already exists" errors. */
-export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const e = error as { code?: string; constraint?: string; message?: string };
-  if (e?.code !== "23505") return false;
-  if (!constraint) return true;
-  return e.constraint === constraint || (e.message ?? "").includes(constraint);
+/**
+ * A write refused because a unique constraint already holds the value. Storage throws this (never an HTTP or RPC
+ * error); the action that wrote decides what it means to the client, by the constraint's name.
+ */
+export class UniqueViolation extends Error {
+  constructor(
+    readonly constraint: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`unique constraint ${constraint ?? "(unnamed)"} violated`, options);
+    this.name = "UniqueViolation";
+  }
+}
+
+/** PostgreSQL's SQLSTATE for unique_violation, the same on PGlite. */
+const UNIQUE_VIOLATION = "23505";
+
+/** Database errors the callers act on, by SQLSTATE code, become storage errors; anything else passes unchanged. */
+function storageError(error: unknown): unknown {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  if (e?.code === UNIQUE_VIOLATION) {
+    return new UniqueViolation(typeof e.constraint === "string" ? e.constraint : undefined, { cause: error });
+  }
+  return error;
+}
+
+/** Runs one call to the database, mapping its errors once for every repository. */
+async function mapped<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw storageError(error);
+  }
 }

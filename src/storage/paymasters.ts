@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { badRequest, messages } from "../errors";
-import { isUniqueViolation, type Queryable } from "./database";
+import type { Queryable } from "./database";
 import { isStorableText } from "./storableText";
 
 export interface Paymaster {
@@ -38,23 +37,21 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   fundingAddress: row.funding_address,
 });
 
+/** An account's paymasters have distinct names per chain (a UniqueViolation of this constraint otherwise). */
+export const PAYMASTER_NAME_PER_CHAIN = "paymasters_name_per_chain";
+
 export async function insertPaymaster(
   db: Queryable,
   fields: { accountId: string; name: string; chainId: number; type: string; version: string },
 ): Promise<Paymaster> {
   // The apiKey travels in URLs that browsers call, so it is an identifier, not a secret: it is stored as is.
   const apiKey = randomBytes(24).toString("base64url");
-  try {
-    const rows = await db.query<PaymasterRow>(
-      `INSERT INTO paymasters (id, account_id, name, chain_id, type, version, api_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [randomUUID(), fields.accountId, fields.name, fields.chainId, fields.type, fields.version, apiKey],
-    );
-    return toPaymaster(rows[0] as PaymasterRow);
-  } catch (error) {
-    if (isUniqueViolation(error, "paymasters_name_per_chain")) throw badRequest(messages.paymasterNameExists);
-    throw error;
-  }
+  const rows = await db.query<PaymasterRow>(
+    `INSERT INTO paymasters (id, account_id, name, chain_id, type, version, api_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [randomUUID(), fields.accountId, fields.name, fields.chainId, fields.type, fields.version, apiKey],
+  );
+  return toPaymaster(rows[0] as PaymasterRow);
 }
 
 export async function listPaymasters(db: Queryable, accountId: string): Promise<Paymaster[]> {

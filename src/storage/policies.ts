@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { badRequest, messages } from "../errors";
-import { isUniqueViolation, type Queryable } from "./database";
+import type { Queryable } from "./database";
 
 export const POLICY_TYPES = ["PAYMASTER_SA_LIMIT", "WEBHOOK", "WALLET_DEPLOYMENT"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
@@ -42,30 +41,24 @@ const toPolicy = (row: PolicyRow): Policy => ({
   cycleStartMs: row.cycle_start_ms === null ? null : Number(row.cycle_start_ms),
 });
 
-function nameTaken(error: unknown): never {
-  if (isUniqueViolation(error, "policies_name_per_paymaster")) throw badRequest(messages.policyNameExists);
-  throw error;
-}
+/** A paymaster's rules have distinct names (a UniqueViolation of this constraint otherwise). */
+export const POLICY_NAME_PER_PAYMASTER = "policies_name_per_paymaster";
 
 export async function insertPolicy(db: Queryable, policy: Omit<Policy, "id" | "active">): Promise<Policy> {
-  try {
-    const rows = await db.query<PolicyRow>(
-      `INSERT INTO policies (id, paymaster_id, created_by, name, policy_type, policy_data, cycle_start_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [
-        randomUUID(),
-        policy.paymasterId,
-        policy.createdBy,
-        policy.name,
-        policy.policyType,
-        JSON.stringify(policy.policyData),
-        policy.cycleStartMs,
-      ],
-    );
-    return toPolicy(rows[0] as PolicyRow);
-  } catch (error) {
-    nameTaken(error);
-  }
+  const rows = await db.query<PolicyRow>(
+    `INSERT INTO policies (id, paymaster_id, created_by, name, policy_type, policy_data, cycle_start_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [
+      randomUUID(),
+      policy.paymasterId,
+      policy.createdBy,
+      policy.name,
+      policy.policyType,
+      JSON.stringify(policy.policyData),
+      policy.cycleStartMs,
+    ],
+  );
+  return toPolicy(rows[0] as PolicyRow);
 }
 
 export async function listPolicies(db: Queryable, paymasterId: string): Promise<Policy[]> {
@@ -90,15 +83,11 @@ export async function updateLimit(
   policyId: string,
   change: { name: string; policyData: Record<string, unknown>; cycleStartMs: number },
 ): Promise<Policy | undefined> {
-  try {
-    const rows = await db.query<PolicyRow>(
-      `UPDATE policies SET name = $2, policy_data = $3, cycle_start_ms = $4 WHERE id = $1 RETURNING ${COLUMNS}`,
-      [policyId, change.name, JSON.stringify(change.policyData), change.cycleStartMs],
-    );
-    return rows[0] && toPolicy(rows[0]);
-  } catch (error) {
-    nameTaken(error);
-  }
+  const rows = await db.query<PolicyRow>(
+    `UPDATE policies SET name = $2, policy_data = $3, cycle_start_ms = $4 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [policyId, change.name, JSON.stringify(change.policyData), change.cycleStartMs],
+  );
+  return rows[0] && toPolicy(rows[0]);
 }
 
 /** Pauses or resumes a rule; the cycle anchor stays where it is. Returns whether the rule exists. */

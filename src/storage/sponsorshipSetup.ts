@@ -1,10 +1,17 @@
-import type { Address } from "viem";
-import { parseContractAbi } from "../sponsorship/contractAbi";
-import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { Queryable } from "./database";
-import { listPolicies } from "./policies";
+import { listPolicies, type Policy } from "./policies";
 import { isStorableText } from "./storableText";
-import { listWebhooks } from "./webhooks";
+import { listWebhooks, type Webhook } from "./webhooks";
+
+/** What is stored about the paymaster an apiKey names that the sponsorship rules read, as stored. */
+export interface StoredSetup {
+  paymaster: { id: string; accountId: string; name: string; chainId: number; fundingAddress: string | null };
+  /** Active rules only. */
+  policies: Policy[];
+  contracts: { address: string; abi: string; whitelistedMethods: string[] }[];
+  /** Active webhooks only. */
+  webhooks: Webhook[];
+}
 
 interface PaymasterRow {
   id: string;
@@ -14,8 +21,8 @@ interface PaymasterRow {
   funding_address: string | null;
 }
 
-/** Loads what the sponsorship rules read about the paymaster an apiKey names; undefined for an unknown apiKey. */
-export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promise<SponsorshipSetup | undefined> {
+/** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
+export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
     "SELECT id, account_id, name, chain_id, funding_address FROM paymasters WHERE api_key = $1",
@@ -30,21 +37,20 @@ export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promi
     ),
     listWebhooks(db, paymaster.id),
   ]);
-  const contracts = new Map<string, ReadonlySet<string>>();
-  for (const row of contractRows) {
-    // Overloads share a name: whitelisting the name whitelists every overload's selector.
-    const whitelisted = new Set(row.whitelisted_methods);
-    const functions = parseContractAbi(row.abi).functions.filter((f) => whitelisted.has(f.name));
-    contracts.set(row.address, new Set(functions.map((f) => f.selector)));
-  }
   return {
-    paymasterId: paymaster.id,
-    accountId: paymaster.account_id,
-    name: paymaster.name,
-    chainId: Number(paymaster.chain_id),
-    fundingAddress: paymaster.funding_address as Address | null,
+    paymaster: {
+      id: paymaster.id,
+      accountId: paymaster.account_id,
+      name: paymaster.name,
+      chainId: Number(paymaster.chain_id),
+      fundingAddress: paymaster.funding_address,
+    },
     policies: policies.filter((policy) => policy.active),
-    contracts,
+    contracts: contractRows.map((row) => ({
+      address: row.address,
+      abi: row.abi,
+      whitelistedMethods: row.whitelisted_methods,
+    })),
     webhooks: webhooks.filter((webhook) => webhook.active),
   };
 }

@@ -4,7 +4,7 @@ import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
-import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../rpc/rpcError";
+import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { INVALID_PARAMS, RpcError } from "../../src/rpc/rpcError";
+import { INVALID_PARAMS, RpcError } from "../../src/errors";
 
 /** Asserts that `run` throws an RpcError -32602 (HTTP 400) with exactly `message`. */
 export function assertInvalidParams(run: () => unknown, message: string): void {

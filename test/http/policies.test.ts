@@ -305,14 +305,14 @@ describe("create policy (endpoints 8, 9, 10)", () => {
   }
 
   const webhookCases: [string, unknown, string][] = [
-    ["missing", undefined, "url is required"],
-    ["a number", 5, "url must be a string"],
-    ["empty", "", "url must not be empty"],
-    ["not a URL", "not a url", "url must be a valid URL"],
-    ["a bare host", "hooks.example.com/verify", "url must be a valid URL"],
-    ["ftp", "ftp://hooks.example.com/verify", "url must be an http or https URL"],
-    ["javascript", "javascript:alert(1)", "url must be an http or https URL"],
-    ["file", "file:///etc/passwd", "url must be an http or https URL"],
+    ["missing", undefined, "policyData.url is required"],
+    ["a number", 5, "policyData.url must be a string"],
+    ["empty", "", "policyData.url must not be empty"],
+    ["not a URL", "not a url", "policyData.url must be a valid URL"],
+    ["a bare host", "hooks.example.com/verify", "policyData.url must be a valid URL"],
+    ["ftp", "ftp://hooks.example.com/verify", "policyData.url must be an http or https URL"],
+    ["javascript", "javascript:alert(1)", "policyData.url must be an http or https URL"],
+    ["file", "file:///etc/passwd", "policyData.url must be an http or https URL"],
   ];
   for (const [label, url, message] of webhookCases) {
     test(`bad webhook rule: url ${label} → 400 "${message}"`, async () => {

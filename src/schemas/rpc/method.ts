@@ -18,6 +18,6 @@ export interface MethodDescriptor {
   description: string;
   params: ParamDescriptor[];
   result: { name: string; description: string; schema: TSchema };
-  /** Codes of src/rpc/rpcError.ts and the estimation's -32002 this method answers with. */
+  /** Codes of src/errors.ts and the estimation's -32002 this method answers with. */
   errors: readonly number[];
 }

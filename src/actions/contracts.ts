@@ -1,0 +1,71 @@
+import { ContractAddressExistsError, ContractNameExistsError, ContractNotFoundError } from "../errors";
+import type { RemoveContractBody, UpdateMethodsBody, WhitelistContractBody } from "../schemas/management/contracts";
+import { checkWhitelistedMethods, parseContractAbi } from "../sponsorship/contractAbi";
+import {
+  CONTRACT_ADDRESS_PER_PAYMASTER,
+  CONTRACT_NAME_PER_PAYMASTER,
+  deleteContract,
+  findContract,
+  insertContract,
+  listContracts,
+  type SmartContract,
+  updateWhitelistedMethods,
+} from "../storage/contracts";
+import type { Paymaster } from "../storage/paymasters";
+import { type ActionContext, unlessTaken } from "./managementContext";
+
+/** Addresses are compared case-insensitively, so they are kept in lowercase. */
+const lower = (address: string) => address.toLowerCase();
+
+export const contractsOf = (ctx: ActionContext, paymaster: Paymaster): Promise<SmartContract[]> =>
+  listContracts(ctx.db, paymaster.id);
+
+/** Sponsors calls to a contract: every function of its ABI when no methods are listed, none for an empty list. */
+export async function whitelistContract(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: WhitelistContractBody,
+): Promise<SmartContract> {
+  const abi = parseContractAbi(body.abi);
+  const whitelistedMethods =
+    body.whitelistedMethods === undefined ? abi.methods : [...new Set(body.whitelistedMethods)];
+  checkWhitelistedMethods(abi, whitelistedMethods);
+  const contract = await unlessTaken(
+    insertContract(ctx.db, {
+      paymasterId: paymaster.id,
+      name: body.name,
+      address: lower(body.address),
+      abi: body.abi,
+      methods: abi.methods,
+      whitelistedMethods,
+    }),
+    {
+      [CONTRACT_ADDRESS_PER_PAYMASTER]: () => new ContractAddressExistsError(),
+      [CONTRACT_NAME_PER_PAYMASTER]: () => new ContractNameExistsError(),
+    },
+  );
+  ctx.setupChanged(paymaster.apiKey);
+  return contract;
+}
+
+/** Replaces which methods of a registered contract are sponsored. */
+export async function updateContractMethods(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: UpdateMethodsBody,
+): Promise<SmartContract> {
+  const whitelistedMethods = [...new Set(body.whitelistedMethods)];
+  const contract = await findContract(ctx.db, paymaster.id, lower(body.address));
+  if (!contract) throw new ContractNotFoundError();
+  checkWhitelistedMethods(parseContractAbi(contract.abi), whitelistedMethods);
+  const updated = await updateWhitelistedMethods(ctx.db, contract.id, whitelistedMethods);
+  // Deleted by a concurrent request between the read and the write.
+  if (!updated) throw new ContractNotFoundError();
+  ctx.setupChanged(paymaster.apiKey);
+  return updated;
+}
+
+export async function removeContract(ctx: ActionContext, paymaster: Paymaster, body: RemoveContractBody) {
+  if (!(await deleteContract(ctx.db, paymaster.id, lower(body.address)))) throw new ContractNotFoundError();
+  ctx.setupChanged(paymaster.apiKey);
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from "node:crypto";
+import { type Hex, recoverMessageAddress } from "viem";
+import { InvalidSignatureError, PaymasterNotFoundError } from "../errors";
+import type { LinkFundingWalletBody } from "../schemas/management/funding";
+import {
+  findFundingMessage,
+  linkFundingWallet as link,
+  type Paymaster,
+  saveFundingMessage,
+} from "../storage/paymasters";
+import { type ActionContext, isUuid } from "./managementContext";
+
+/** A message that says what signing it does, and a nonce so that every request yields a new one. */
+function fundingMessage(paymaster: Paymaster, issuedAtMs: number): string {
+  return [
+    "Paymaster Service: link this wallet as the funding wallet of a paymaster.",
+    `Paymaster: ${paymaster.name} (${paymaster.id})`,
+    `Chain ID: ${paymaster.chainId}`,
+    `Issued at: ${new Date(issuedAtMs).toISOString()}`,
+    `Nonce: ${randomBytes(16).toString("hex")}`,
+  ].join("\n");
+}
+
+async function signerOf(message: string, signature: Hex): Promise<string | undefined> {
+  try {
+    return (await recoverMessageAddress({ message, signature })).toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Step 1: a new message to sign; only the latest one links a wallet. */
+export async function issueFundingMessage(ctx: ActionContext, paymaster: Paymaster, paymasterId: string) {
+  if (paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
+  const message = fundingMessage(paymaster, ctx.now());
+  await saveFundingMessage(ctx.db, paymaster.id, message);
+  return message;
+}
+
+/** Step 3: the wallet that signed the latest message becomes the paymaster's funding wallet. */
+export async function linkFundingWallet(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: LinkFundingWalletBody,
+): Promise<Paymaster> {
+  if (!isUuid(body.paymasterId) || body.paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
+  const address = body.address.toLowerCase();
+  const message = await findFundingMessage(ctx.db, paymaster.id);
+  if (message === null || (await signerOf(message, body.signature as Hex)) !== address) {
+    throw new InvalidSignatureError();
+  }
+  const linked = await link(ctx.db, paymaster.id, address, message);
+  // A newer message was generated between our read and our write: the signed one is no longer the latest.
+  if (!linked) throw new InvalidSignatureError();
+  ctx.setupChanged(paymaster.apiKey);
+  return linked;
+}

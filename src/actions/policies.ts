@@ -1,0 +1,141 @@
+import type { Static } from "typebox";
+import { badRequest, PolicyNameExistsError, PolicyNotFoundError } from "../errors";
+import {
+  type CreatePolicyBody,
+  CycleDurationObject,
+  type CycleDuration as CycleDurationSchema,
+  type UpdateLimitBody,
+} from "../schemas/management/policies";
+import { assertValid } from "../schemas/validate";
+import { type CycleDuration, parseCycleDurationText, type SpendingLimit } from "../sponsorship/spendingLimit";
+import type { Account } from "../storage/accounts";
+import type { Paymaster } from "../storage/paymasters";
+import {
+  findPolicy,
+  insertPolicy,
+  listPolicies,
+  POLICY_NAME_PER_PAYMASTER,
+  type Policy,
+  setPolicyActive as storePolicyActive,
+  updateLimit,
+} from "../storage/policies";
+import { httpUrl } from "./httpUrl";
+import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./managementContext";
+
+const nameTaken = { [POLICY_NAME_PER_PAYMASTER]: () => new PolicyNameExistsError() };
+
+/** The object form of a cycle; the text form ("3 hour") is read into it and checked like it. */
+function cycleOf(value: Static<typeof CycleDurationSchema>, label: string): CycleDuration {
+  if (typeof value !== "string") return { value: value.value, unit: value.unit };
+  const parsed = parseCycleDurationText(value);
+  assertValid(CycleDurationObject, parsed, label);
+  return parsed as CycleDuration;
+}
+
+/** A COUNT limit counts whole user operations; the schema cannot see the sibling that says which kind it is. */
+function wholeForCount(threshold: number, thresholdType: SpendingLimit["thresholdType"], label: string): number {
+  if (thresholdType === "COUNT" && !Number.isInteger(threshold)) {
+    throw badRequest(`${label} must be a whole number of user operations when thresholdType is COUNT`);
+  }
+  return threshold;
+}
+
+async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise<Record<string, unknown>> {
+  switch (body.policyType) {
+    case "PAYMASTER_SA_LIMIT": {
+      const data = body.policyData;
+      const limit: SpendingLimit = {
+        type: data.type,
+        cycleDuration: cycleOf(data.cycleDuration, "policyData.cycleDuration"),
+        thresholdType: data.thresholdType,
+        threshold: wholeForCount(data.threshold, data.thresholdType, "policyData.threshold"),
+      };
+      return { ...limit };
+    }
+    case "WEBHOOK": {
+      const url = httpUrl(body.policyData.url, "policyData.url");
+      await checkUrl(url, "policyData.url");
+      return { url };
+    }
+    case "WALLET_DEPLOYMENT":
+      return { operator: "walletDeployment" };
+  }
+}
+
+export const policiesOf = (ctx: ActionContext, paymaster: Paymaster): Promise<Policy[]> =>
+  listPolicies(ctx.db, paymaster.id);
+
+/** A new rule; a spending limit's first cycle starts now. */
+export async function createPolicy(
+  ctx: ActionContext,
+  account: Account,
+  paymaster: Paymaster,
+  body: CreatePolicyBody,
+  checkUrl: UrlCheck,
+): Promise<Policy> {
+  const policyData = await policyDataOf(body, checkUrl);
+  const policy = await unlessTaken(
+    insertPolicy(ctx.db, {
+      paymasterId: paymaster.id,
+      createdBy: account.id,
+      name: body.name,
+      policyType: body.policyType,
+      policyData,
+      cycleStartMs: body.policyType === "PAYMASTER_SA_LIMIT" ? ctx.now() : null,
+    }),
+    nameTaken,
+  );
+  ctx.setupChanged(paymaster.apiKey);
+  return policy;
+}
+
+async function policyOf(ctx: ActionContext, paymaster: Paymaster, policyId: string): Promise<Policy> {
+  const policy = isUuid(policyId) ? await findPolicy(ctx.db, paymaster.id, policyId) : undefined;
+  if (!policy) throw new PolicyNotFoundError();
+  return policy;
+}
+
+/** Changes a spending limit; what the body leaves out stays, and the cycle restarts now. */
+export async function updateSpendingLimit(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  policyId: string,
+  body: UpdateLimitBody,
+): Promise<void> {
+  const policy = await policyOf(ctx, paymaster, policyId);
+  if (policy.policyType !== "PAYMASTER_SA_LIMIT") {
+    throw badRequest(`Policy ${policy.id} is a ${policy.policyType} policy; only PAYMASTER_SA_LIMIT has a limit`);
+  }
+  const current = policy.policyData as unknown as SpendingLimit;
+  const thresholdType = body.thresholdType ?? current.thresholdType;
+  const updated: SpendingLimit = {
+    type: current.type,
+    cycleDuration:
+      body.cycleDuration === undefined ? current.cycleDuration : cycleOf(body.cycleDuration, "cycleDuration"),
+    thresholdType,
+    threshold: wholeForCount(body.threshold ?? current.threshold, thresholdType, "threshold"),
+  };
+  const saved = await unlessTaken(
+    updateLimit(ctx.db, policy.id, {
+      name: body.name ?? policy.name,
+      policyData: { ...updated },
+      cycleStartMs: ctx.now(),
+    }),
+    nameTaken,
+  );
+  if (!saved) throw new PolicyNotFoundError();
+  ctx.setupChanged(paymaster.apiKey);
+}
+
+/** Pauses or resumes a rule. */
+export async function setPolicyActive(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  policyId: string,
+  active: boolean,
+): Promise<void> {
+  if (!isUuid(policyId) || !(await storePolicyActive(ctx.db, paymaster.id, policyId, active))) {
+    throw new PolicyNotFoundError();
+  }
+  ctx.setupChanged(paymaster.apiKey);
+}

@@ -1,0 +1,49 @@
+import { WebhookNotFoundError } from "../errors";
+import type { CreateWebhookBody, RemoveWebhookBody, SetWebhookActiveBody } from "../schemas/management/webhooks";
+import type { Paymaster } from "../storage/paymasters";
+import {
+  deleteWebhook,
+  findWebhook,
+  insertWebhook,
+  listWebhooks,
+  setWebhookActive as storeWebhookActive,
+  type Webhook,
+} from "../storage/webhooks";
+import { httpUrl } from "./httpUrl";
+import { type ActionContext, isUuid, type UrlCheck } from "./managementContext";
+
+/** A webhook that is asked before each sponsorship; refused when the service would refuse to call its URL. */
+export async function createWebhook(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: CreateWebhookBody,
+  checkUrl: UrlCheck,
+): Promise<Webhook> {
+  const url = httpUrl(body.webhookUrl, "webhookUrl");
+  await checkUrl(url, "webhookUrl");
+  const webhook = await insertWebhook(ctx.db, { paymasterId: paymaster.id, url, requestType: body.requestType });
+  ctx.setupChanged(paymaster.apiKey);
+  return webhook;
+}
+
+/** Every webhook of the paymaster, or the one named. */
+export async function webhooksOf(ctx: ActionContext, paymaster: Paymaster, webhookId?: string): Promise<Webhook[]> {
+  if (webhookId === undefined) return listWebhooks(ctx.db, paymaster.id);
+  const webhook = isUuid(webhookId) ? await findWebhook(ctx.db, paymaster.id, webhookId) : undefined;
+  if (!webhook) throw new WebhookNotFoundError();
+  return [webhook];
+}
+
+export async function setWebhookActive(ctx: ActionContext, paymaster: Paymaster, body: SetWebhookActiveBody) {
+  if (!isUuid(body.webhookId) || !(await storeWebhookActive(ctx.db, paymaster.id, body.webhookId, body.active))) {
+    throw new WebhookNotFoundError();
+  }
+  ctx.setupChanged(paymaster.apiKey);
+}
+
+export async function removeWebhook(ctx: ActionContext, paymaster: Paymaster, body: RemoveWebhookBody) {
+  if (!isUuid(body.webhookId) || !(await deleteWebhook(ctx.db, paymaster.id, body.webhookId))) {
+    throw new WebhookNotFoundError();
+  }
+  ctx.setupChanged(paymaster.apiKey);
+}
