@@ -3,6 +3,8 @@
  * sees on the wire (an HTTP status for the management API, a JSON-RPC code for the RPC), the HTTP status it is sent
  * with, and the `cause` that led to it (logged, never sent). Anything that is not a PaymasterError is a bug or an
  * outage and is answered as a 500 / -32603 without its message.
+ *
+ * @public the base of ApiError and RpcError, for code that handles either kind.
  */
 export abstract class PaymasterError extends Error {
   /** What the client matches on: the HTTP status (management API) or the JSON-RPC error code. */
