@@ -1,5 +1,5 @@
 // Puts EntryPoint v0.6, SimpleAccountFactory and our VerifyingPaymaster on a local chain (anvil) at their deterministic
-// addresses. Every step skips what already has code, so a restarted service or a second test can call it again.
+// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 for each. Every step skips what already has code, so a restarted service or a second test can call it again.
 import {
   type Account,
   type Address,
@@ -11,6 +11,7 @@ import {
   type Transport,
   type WalletClient,
 } from "viem";
+import type { LaterEntryPointVersion } from "../config";
 import { verifyingPaymasterArtifact } from "./artifacts";
 import {
   CREATE2_DEPLOYER_ADDRESS,
@@ -18,9 +19,11 @@ import {
   type Create2Deployment,
   entryPointDeployment,
   localVerifyingPaymasterDeployment,
+  localVerifyingPaymasterV07Deployments,
   simpleAccountFactoryDeployment,
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -55,7 +58,7 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
     account: walletClient.account,
     chain: walletClient.chain,
     to: CREATE2_DEPLOYER_ADDRESS,
-    data: concat([CREATE2_SALT, deployment.initCode]),
+    data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
   });
   await confirm(publicClient, hash, `deploying ${deployment.name}`);
   // The deployer does not revert when the creation fails; only code at the computed address proves it worked.
@@ -97,6 +100,31 @@ export async function deployLocalStack(clients: ChainClients): Promise<LocalStac
   return { entryPoint, simpleAccountFactory, verifyingPaymaster };
 }
 
+export interface LaterEntryPointStack {
+  entryPoint: DeployOutcome;
+  simpleAccountFactory: DeployOutcome;
+  verifyingPaymaster: DeployOutcome;
+  /** v0.8 only. */
+  simple7702Account?: DeployOutcome;
+}
+
+/**
+ * The EntryPoint of `version` with its SimpleAccountFactory (and for v0.8 Simple7702Account), then our paymaster for
+ * it. In order: the v0.8 factory asks its EntryPoint for the SenderCreator in its constructor.
+ */
+export async function deployLaterEntryPointStack(
+  clients: ChainClients,
+  version: LaterEntryPointVersion,
+): Promise<LaterEntryPointStack> {
+  const stack = entryPointStack(version);
+  const entryPoint = await deployCreate2(clients, stack.entryPoint);
+  const simpleAccountFactory = await deployCreate2(clients, stack.simpleAccountFactory);
+  const simple7702Account =
+    version === "0.8" ? { simple7702Account: await deployCreate2(clients, simple7702AccountDeployment()) } : {};
+  const verifyingPaymaster = await deployCreate2(clients, localVerifyingPaymasterV07Deployments[version]);
+  return { entryPoint, simpleAccountFactory, ...simple7702Account, verifyingPaymaster };
+}
+
 /**
  * Makes `newSigner` (the service's own key) the paymaster's verifying signer; nothing is sent when it already is.
  * The wallet client must be the owner, which on a local chain is anvil's first account.
@@ -107,6 +135,7 @@ export async function rotateVerifyingSigner(
   paymaster: Address = localVerifyingPaymasterDeployment.address,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
   const { publicClient, walletClient } = clients;
+  // verifyingSigner, owner and setVerifyingSigner read the same in VerifyingPaymasterV07: this serves both contracts.
   const contract = { address: paymaster, abi: verifyingPaymasterArtifact.abi } as const;
   const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
   if (isAddressEqual(current, newSigner)) return { changed: false };
