@@ -68,6 +68,79 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
   return { address: deployment.address, deployed: true, transactionHash: hash };
 }
 
+/**
+ * Gas each deployment of a batch may use, given rather than estimated so that a deployment can be sent before the one
+ * it depends on is mined. EntryPoint v0.8, the largest, takes 5.0 million; a shortfall shows as missing code below.
+ */
+const BATCH_DEPLOYMENT_GAS = 8_000_000n;
+const BATCH_PRIORITY_FEE = 1_000_000_000n;
+
+/**
+ * The same as deployCreate2 for several deployments, in order, in a few rounds of calls to the node instead of six calls
+ * per deployment (they are most of a local chain's start): one look for code, the missing ones signed with consecutive
+ * nonces and sent together, then their receipts and code checked together. Only for a chain whose account sends
+ * nothing else meanwhile (the local chain).
+ */
+export async function deployCreate2Batch<Name extends string>(
+  clients: ChainClients,
+  deployments: Readonly<Record<Name, Create2Deployment>>,
+): Promise<Record<Name, DeployOutcome>> {
+  const { publicClient, walletClient } = clients;
+  // Object keys keep their insertion order: the order of deployment.
+  const entries = Object.entries(deployments) as [Name, Create2Deployment][];
+  const present = await Promise.all(entries.map(([, deployment]) => hasCode(publicClient, deployment.address)));
+  const missing = entries.filter((_, index) => !present[index]);
+  const outcomes = Object.fromEntries(
+    entries.map(([name, deployment]) => [name, { address: deployment.address, deployed: false }]),
+  ) as Record<Name, DeployOutcome>;
+  if (missing.length === 0) return outcomes;
+
+  const { account } = walletClient;
+  if (account.type !== "local") throw new Error("deploying a batch needs a local account: it signs the transactions");
+  const [deployerPresent, chainId, nonce, block] = await Promise.all([
+    hasCode(publicClient, CREATE2_DEPLOYER_ADDRESS),
+    publicClient.getChainId(),
+    publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
+    publicClient.getBlock(),
+  ]);
+  if (!deployerPresent) {
+    throw new Error(`no CREATE2 deployer at ${CREATE2_DEPLOYER_ADDRESS} on this chain (anvil predeploys it)`);
+  }
+  const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + BATCH_PRIORITY_FEE;
+  // Signed here and sent together: the node mines them in nonce order whatever order they arrive in.
+  const signed = await Promise.all(
+    missing.map(([, deployment], index) =>
+      account.signTransaction({
+        type: "eip1559",
+        chainId,
+        to: CREATE2_DEPLOYER_ADDRESS,
+        data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
+        nonce: nonce + index,
+        gas: BATCH_DEPLOYMENT_GAS,
+        maxFeePerGas,
+        maxPriorityFeePerGas: BATCH_PRIORITY_FEE,
+      }),
+    ),
+  );
+  const hashes = await Promise.all(
+    signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
+  );
+  for (const [index, [name, deployment]] of missing.entries()) {
+    outcomes[name] = { address: deployment.address, deployed: true, transactionHash: hashes[index] };
+  }
+  await Promise.all(
+    missing.map(async ([name, deployment]) => {
+      const hash = outcomes[name].transactionHash as Hex;
+      await confirm(publicClient, hash, `deploying ${deployment.name}`);
+      // As in deployCreate2: the deployer does not revert when the creation fails.
+      if (!(await hasCode(publicClient, deployment.address))) {
+        throw new Error(`deploying ${deployment.name}: no code at ${deployment.address} after transaction ${hash}`);
+      }
+    }),
+  );
+  return outcomes;
+}
+
 export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
   // Refuse rather than deploy an EntryPoint the service and every bundler would not look for.
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
@@ -116,13 +189,16 @@ export async function deployLaterEntryPointStack(
   clients: ChainClients,
   version: LaterEntryPointVersion,
 ): Promise<LaterEntryPointStack> {
-  const stack = entryPointStack(version);
-  const entryPoint = await deployCreate2(clients, stack.entryPoint);
-  const simpleAccountFactory = await deployCreate2(clients, stack.simpleAccountFactory);
-  const simple7702Account =
-    version === "0.8" ? { simple7702Account: await deployCreate2(clients, simple7702AccountDeployment()) } : {};
-  const verifyingPaymaster = await deployCreate2(clients, localVerifyingPaymasterV07Deployments[version]);
-  return { entryPoint, simpleAccountFactory, ...simple7702Account, verifyingPaymaster };
+  const { entryPoint, simpleAccountFactory } = entryPointStack(version);
+  const verifyingPaymaster = localVerifyingPaymasterV07Deployments[version];
+  return version === "0.8"
+    ? deployCreate2Batch(clients, {
+        entryPoint,
+        simpleAccountFactory,
+        simple7702Account: simple7702AccountDeployment(),
+        verifyingPaymaster,
+      })
+    : deployCreate2Batch(clients, { entryPoint, simpleAccountFactory, verifyingPaymaster });
 }
 
 /**
