@@ -32,11 +32,11 @@ import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "./localAddr
 import {
   type ChainClients,
   type DeployOutcome,
-  deployLaterEntryPointStack,
+  deployLaterEntryPointStacks,
   deployLocalStack,
   type LaterEntryPointStack,
   type LocalStack,
-  rotateVerifyingSigner,
+  rotateVerifyingSigners,
 } from "./localDeployment";
 import { LOCAL_CHAIN_ID } from "./sponsoringChains";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
@@ -265,19 +265,16 @@ async function deployAndRotate(
   signer: Address,
 ): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
   const stack = await deployLocalStack(clients);
-  const deployed = deployedNames(stack, "");
-  const paymasters = [stack.verifyingPaymaster.address];
-  for (const version of LATER_ENTRY_POINT_VERSIONS) {
-    const later = await deployLaterEntryPointStack(clients, version);
-    deployed.push(...deployedNames(later, ` v${version}`));
-    paymasters.push(later.verifyingPaymaster.address);
-  }
-  let signerRotated = false;
-  for (const paymaster of paymasters) {
-    const { changed } = await rotateVerifyingSigner(clients, signer, paymaster);
-    signerRotated ||= changed;
-  }
-  return { deployed, signerRotated, tokens: await prepareLocalTokenStack(clients, signer) };
+  const later = await deployLaterEntryPointStacks(clients);
+  const deployed = [
+    ...deployedNames(stack, ""),
+    ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
+  ];
+  const rotated = await rotateVerifyingSigners(clients, signer, [
+    stack.verifyingPaymaster.address,
+    ...LATER_ENTRY_POINT_VERSIONS.map((version) => later[version].verifyingPaymaster.address),
+  ]);
+  return { deployed, signerRotated: rotated.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {

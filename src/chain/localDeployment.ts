@@ -5,6 +5,7 @@ import {
   type Address,
   type Chain,
   concat,
+  encodeFunctionData,
   type Hex,
   isAddressEqual,
   type PublicClient,
@@ -24,6 +25,7 @@ import {
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
+import { confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -36,16 +38,6 @@ export interface DeployOutcome {
   /** False when code was already there and nothing was sent. */
   deployed: boolean;
   transactionHash?: Hex;
-}
-
-async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
-  const code = await publicClient.getCode({ address });
-  return code !== undefined && code !== "0x";
-}
-
-async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
 }
 
 export async function deployCreate2(clients: ChainClients, deployment: Create2Deployment): Promise<DeployOutcome> {
@@ -66,79 +58,6 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
     throw new Error(`deploying ${deployment.name}: no code at ${deployment.address} after transaction ${hash}`);
   }
   return { address: deployment.address, deployed: true, transactionHash: hash };
-}
-
-/**
- * Gas each deployment of a batch may use, given rather than estimated so that a deployment can be sent before the one
- * it depends on is mined. EntryPoint v0.8, the largest, takes 5.0 million; a shortfall shows as missing code below.
- */
-const BATCH_DEPLOYMENT_GAS = 8_000_000n;
-const BATCH_PRIORITY_FEE = 1_000_000_000n;
-
-/**
- * The same as deployCreate2 for several deployments, in order, in a few rounds of calls to the node instead of six calls
- * per deployment (they are most of a local chain's start): one look for code, the missing ones signed with consecutive
- * nonces and sent together, then their receipts and code checked together. Only for a chain whose account sends
- * nothing else meanwhile (the local chain).
- */
-export async function deployCreate2Batch<Name extends string>(
-  clients: ChainClients,
-  deployments: Readonly<Record<Name, Create2Deployment>>,
-): Promise<Record<Name, DeployOutcome>> {
-  const { publicClient, walletClient } = clients;
-  // Object keys keep their insertion order: the order of deployment.
-  const entries = Object.entries(deployments) as [Name, Create2Deployment][];
-  const present = await Promise.all(entries.map(([, deployment]) => hasCode(publicClient, deployment.address)));
-  const missing = entries.filter((_, index) => !present[index]);
-  const outcomes = Object.fromEntries(
-    entries.map(([name, deployment]) => [name, { address: deployment.address, deployed: false }]),
-  ) as Record<Name, DeployOutcome>;
-  if (missing.length === 0) return outcomes;
-
-  const { account } = walletClient;
-  if (account.type !== "local") throw new Error("deploying a batch needs a local account: it signs the transactions");
-  const [deployerPresent, chainId, nonce, block] = await Promise.all([
-    hasCode(publicClient, CREATE2_DEPLOYER_ADDRESS),
-    publicClient.getChainId(),
-    publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
-    publicClient.getBlock(),
-  ]);
-  if (!deployerPresent) {
-    throw new Error(`no CREATE2 deployer at ${CREATE2_DEPLOYER_ADDRESS} on this chain (anvil predeploys it)`);
-  }
-  const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + BATCH_PRIORITY_FEE;
-  // Signed here and sent together: the node mines them in nonce order whatever order they arrive in.
-  const signed = await Promise.all(
-    missing.map(([, deployment], index) =>
-      account.signTransaction({
-        type: "eip1559",
-        chainId,
-        to: CREATE2_DEPLOYER_ADDRESS,
-        data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
-        nonce: nonce + index,
-        gas: BATCH_DEPLOYMENT_GAS,
-        maxFeePerGas,
-        maxPriorityFeePerGas: BATCH_PRIORITY_FEE,
-      }),
-    ),
-  );
-  const hashes = await Promise.all(
-    signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
-  );
-  for (const [index, [name, deployment]] of missing.entries()) {
-    outcomes[name] = { address: deployment.address, deployed: true, transactionHash: hashes[index] };
-  }
-  await Promise.all(
-    missing.map(async ([name, deployment]) => {
-      const hash = outcomes[name].transactionHash as Hex;
-      await confirm(publicClient, hash, `deploying ${deployment.name}`);
-      // As in deployCreate2: the deployer does not revert when the creation fails.
-      if (!(await hasCode(publicClient, deployment.address))) {
-        throw new Error(`deploying ${deployment.name}: no code at ${deployment.address} after transaction ${hash}`);
-      }
-    }),
-  );
-  return outcomes;
 }
 
 export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
@@ -182,24 +101,83 @@ export interface LaterEntryPointStack {
 }
 
 /**
- * The EntryPoint of `version` with its SimpleAccountFactory (and for v0.8 Simple7702Account), then our paymaster for
- * it. In order: the v0.8 factory asks its EntryPoint for the SenderCreator in its constructor.
+ * The EntryPoint v0.7 and v0.8 stacks: each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account),
+ * then our paymaster for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
+ * in its constructor.
  */
-export async function deployLaterEntryPointStack(
+export async function deployLaterEntryPointStacks(
   clients: ChainClients,
-  version: LaterEntryPointVersion,
-): Promise<LaterEntryPointStack> {
-  const { entryPoint, simpleAccountFactory } = entryPointStack(version);
-  const verifyingPaymaster = localVerifyingPaymasterV07Deployments[version];
-  return version === "0.8"
-    ? deployCreate2Batch(clients, {
-        entryPoint,
-        simpleAccountFactory,
-        simple7702Account: simple7702AccountDeployment(),
-        verifyingPaymaster,
-      })
-    : deployCreate2Batch(clients, { entryPoint, simpleAccountFactory, verifyingPaymaster });
+): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+  const [v07, v08] = [entryPointStack("0.7"), entryPointStack("0.8")];
+  const outcomes = await deployCreate2Batch(clients, {
+    entryPointV07: v07.entryPoint,
+    simpleAccountFactoryV07: v07.simpleAccountFactory,
+    verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
+    entryPointV08: v08.entryPoint,
+    simpleAccountFactoryV08: v08.simpleAccountFactory,
+    simple7702AccountV08: simple7702AccountDeployment(),
+    verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
+  });
+  return {
+    "0.7": {
+      entryPoint: outcomes.entryPointV07,
+      simpleAccountFactory: outcomes.simpleAccountFactoryV07,
+      verifyingPaymaster: outcomes.verifyingPaymasterV07,
+    },
+    "0.8": {
+      entryPoint: outcomes.entryPointV08,
+      simpleAccountFactory: outcomes.simpleAccountFactoryV08,
+      simple7702Account: outcomes.simple7702AccountV08,
+      verifyingPaymaster: outcomes.verifyingPaymasterV08,
+    },
+  };
 }
+
+/**
+ * rotateVerifyingSigner for several paymasters at once (v0.6's and VerifyingPaymasterV07's read and set their signer
+ * alike): their signers and owners read together, the changes sent together. Returns the paymasters it changed.
+ */
+export async function rotateVerifyingSigners(
+  clients: ChainClients,
+  newSigner: Address,
+  paymasters: readonly Address[],
+): Promise<Address[]> {
+  const { publicClient, walletClient } = clients;
+  const read = (address: Address, functionName: "verifyingSigner" | "owner") =>
+    publicClient.readContract({ address, abi: verifyingPaymasterArtifact.abi, functionName });
+  const states = await Promise.all(
+    paymasters.map(async (address) => ({
+      address,
+      signer: await read(address, "verifyingSigner"),
+      owner: await read(address, "owner"),
+    })),
+  );
+  const stale = states.filter(({ signer }) => !isAddressEqual(signer, newSigner));
+  for (const { address, owner } of stale) {
+    if (!isAddressEqual(owner, walletClient.account.address)) {
+      throw new Error(
+        `only the paymaster's owner ${owner} can rotate the signer of ${address}, not ${walletClient.account.address}`,
+      );
+    }
+  }
+  await sendTogether(
+    clients,
+    stale.map(({ address }) => ({
+      what: `rotating the verifying signer of ${address}`,
+      to: address,
+      data: encodeFunctionData({
+        abi: verifyingPaymasterArtifact.abi,
+        functionName: "setVerifyingSigner",
+        args: [newSigner],
+      }),
+      gas: ROTATION_GAS,
+    })),
+  );
+  return stale.map(({ address }) => address);
+}
+
+/** setVerifyingSigner writes one slot and emits one event: well under this. */
+const ROTATION_GAS = 100_000n;
 
 /**
  * Makes `newSigner` (the service's own key) the paymaster's verifying signer; nothing is sent when it already is.
