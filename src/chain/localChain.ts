@@ -181,13 +181,17 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   let signerRotated: boolean;
   let tokens: LocalTokenSetup;
   try {
+    const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     ({ deployed, signerRotated, tokens } = await withDeadline(
       deployAndRotate(clients, options.signer),
       deadline,
       `deploying the contracts took longer than ${timeoutMs} ms`,
     ));
-    // The deployment is on disk before anything can use the chain.
-    await saveState(anvil.rpcUrl, stateFile);
+    // The deployment is on disk before anything can use the chain. A restart that mined nothing has it there already,
+    // and skips writing the same state again (megabytes with the EntryPoints' code).
+    if (loadedBlock === undefined || (await clients.publicClient.getBlockNumber({ cacheTime: 0 })) !== loadedBlock) {
+      await saveState(anvil.rpcUrl, stateFile);
+    }
   } catch (error) {
     await anvil.stop();
     throw new LocalChainError(`${START_FAILURE}: ${(error as Error).message}`);

@@ -1,5 +1,6 @@
 // Puts EntryPoint v0.6, SimpleAccountFactory and our VerifyingPaymaster on a local chain (anvil) at their deterministic
-// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 for each. Every step skips what already has code, so a restarted service or a second test can call it again.
+// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 for each. Every step
+// skips what already has code, so a restarted service or a second test can call it again.
 import {
   type Account,
   type Address,
@@ -60,13 +61,17 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
   return { address: deployment.address, deployed: true, transactionHash: hash };
 }
 
-export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
-  // Refuse rather than deploy an EntryPoint the service and every bundler would not look for.
+/** Refuses rather than deploy an EntryPoint the service and every bundler would not look for. */
+function checkEntryPointArtifact(): void {
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
     throw new Error(
       `EntryPoint artifact would land at ${entryPointDeployment.address}, not ${ENTRY_POINT_V06_ADDRESS}: not the mainnet bytecode`,
     );
   }
+}
+
+export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
+  checkEntryPointArtifact();
   return deployCreate2(clients, entryPointDeployment);
 }
 
@@ -84,12 +89,14 @@ export interface LocalStack {
   verifyingPaymaster: DeployOutcome;
 }
 
-/** In order: the factory and the paymaster are built against the EntryPoint's address. */
+/** Sent together, in order: the factory and the paymaster are built against the EntryPoint's address. */
 export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
-  const entryPoint = await deployEntryPoint(clients);
-  const simpleAccountFactory = await deploySimpleAccountFactory(clients);
-  const verifyingPaymaster = await deployVerifyingPaymaster(clients);
-  return { entryPoint, simpleAccountFactory, verifyingPaymaster };
+  checkEntryPointArtifact();
+  return deployCreate2Batch(clients, {
+    entryPoint: entryPointDeployment,
+    simpleAccountFactory: simpleAccountFactoryDeployment,
+    verifyingPaymaster: localVerifyingPaymasterDeployment,
+  });
 }
 
 export interface LaterEntryPointStack {
@@ -133,6 +140,9 @@ export async function deployLaterEntryPointStacks(
   };
 }
 
+/** setVerifyingSigner writes one slot and emits one event: well under this. */
+const ROTATION_GAS = 100_000n;
+
 /**
  * rotateVerifyingSigner for several paymasters at once (v0.6's and VerifyingPaymasterV07's read and set their signer
  * alike): their signers and owners read together, the changes sent together. Returns the paymasters it changed.
@@ -175,9 +185,6 @@ export async function rotateVerifyingSigners(
   );
   return stale.map(({ address }) => address);
 }
-
-/** setVerifyingSigner writes one slot and emits one event: well under this. */
-const ROTATION_GAS = 100_000n;
 
 /**
  * Makes `newSigner` (the service's own key) the paymaster's verifying signer; nothing is sent when it already is.

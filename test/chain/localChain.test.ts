@@ -1,7 +1,7 @@
 // The local chain's start in-process: when it is wanted, what it deploys, and how a start fails (bounded, clear, with no
 // anvil left behind). The service around it is tested in test/service/localChain.test.ts.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -125,7 +125,11 @@ test("a start deploys the stack with the service's signer, and a second start on
   assert.equal(isRunning(first.info.anvilPid), false);
   assert.equal(readLocalChainInfo(dataDir), undefined);
 
+  const stateFile = path.join(dataDir, ANVIL_STATE_FILE);
+  const savedAtStop = statSync(stateFile).mtimeMs;
   const second = await startLocalChain({ dataDir, signer });
+  // Nothing was mined on the restart, so the state on disk is already the chain's: the start does not write it again.
+  assert.equal(statSync(stateFile).mtimeMs, savedAtStop);
   await second.stop();
   assert.deepEqual([second.restored, second.deployed, second.signerRotated], [true, [], false]);
   // Saves replace the file whole: no temporary file is left.
