@@ -87,18 +87,25 @@ for (const version of ["0.7", "0.8"] as const) {
   });
 }
 
-test("EntryPoint v0.8: Alto bundles a sponsored operation of an EIP-7702 account with its authorization", async (t) => {
-  const owner = privateKeyToAccount(generatePrivateKey());
-  const account = await to7702SimpleSmartAccount({
-    client: env.publicClient,
-    owner,
-    entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
+for (const eip7702Marker of [false, true]) {
+  const form = eip7702Marker ? "with the 0x7702 factory marker" : "with no factory";
+  test(`EntryPoint v0.8: Alto bundles a sponsored operation of an EIP-7702 account, ${form}`, async (t) => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await to7702SimpleSmartAccount({
+      client: env.publicClient,
+      owner,
+      entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
+    });
+    const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
+    assert.ok(implementation);
+    // eip7702Auth in the request: Alto puts it in the bundle transaction's authorization list.
+    const authorization = await owner.signAuthorization({
+      address: implementation,
+      chainId: env.viemChain.id,
+      nonce: 0,
+    });
+    await throughAlto(t, "0.8", account, { authorization, eip7702Marker });
+    const code = await env.publicClient.getCode({ address: owner.address });
+    assert.equal(code?.toLowerCase(), `0xef0100${implementation.slice(2).toLowerCase()}`);
   });
-  const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
-  assert.ok(implementation);
-  // eip7702Auth in the request: Alto puts it in the bundle transaction's authorization list.
-  const authorization = await owner.signAuthorization({ address: implementation, chainId: env.viemChain.id, nonce: 0 });
-  await throughAlto(t, "0.8", account, { authorization });
-  const code = await env.publicClient.getCode({ address: owner.address });
-  assert.equal(code?.toLowerCase(), `0xef0100${implementation.slice(2).toLowerCase()}`);
-});
+}

@@ -121,7 +121,7 @@ export interface PrepareOptions {
   authorization?: SignedAuthorization;
   /**
    * EIP-7702: send factory "0x7702" (the EntryPoint v0.8 marker) instead of none. viem packs it as the two bytes
-   * 0x7702, and those two bytes are the initCode our paymaster's hash covers.
+   * 0x7702, and so does packInitCode: those two bytes are the initCode our paymaster's hash covers.
    */
   eip7702Marker?: boolean;
 }
@@ -170,8 +170,7 @@ export async function prepareSponsored(
   const unsigned: PackedUserOperation = {
     sender,
     nonce: await account.getNonce(),
-    // packInitCode takes addresses only: the marker is packed as viem (and so Alto) packs it.
-    initCode: options.eip7702Marker ? "0x7702" : packInitCode(factoryArgs.factory, factoryArgs.factoryData),
+    initCode: packInitCode(factoryArgs.factory, factoryArgs.factoryData),
     callData: await account.encodeCalls([{ to: privateKeyToAccount(generatePrivateKey()).address, value: 0n }]),
     accountGasLimits: packAccountGasLimits(limits),
     preVerificationGas: limits.preVerificationGas,
