@@ -75,14 +75,6 @@ export async function deployEntryPoint(clients: ChainClients): Promise<DeployOut
   return deployCreate2(clients, entryPointDeployment);
 }
 
-export function deploySimpleAccountFactory(clients: ChainClients): Promise<DeployOutcome> {
-  return deployCreate2(clients, simpleAccountFactoryDeployment);
-}
-
-export function deployVerifyingPaymaster(clients: ChainClients): Promise<DeployOutcome> {
-  return deployCreate2(clients, localVerifyingPaymasterDeployment);
-}
-
 export interface LocalStack {
   entryPoint: DeployOutcome;
   simpleAccountFactory: DeployOutcome;
