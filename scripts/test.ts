@@ -25,6 +25,7 @@ const UNIT = new Set([
   "test/chain/paymasterAndDataV07.test.ts",
   "test/chain/signer.test.ts",
   "test/chain/signerKey.test.ts",
+  "test/chain/sponsoringChains.test.ts",
   "test/chain/tokenArtifacts.test.ts",
   "test/chain/tokenPaymasterAndData.test.ts",
   "test/chain/tokenPaymasterAndDataV07.test.ts",

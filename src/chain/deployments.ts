@@ -1,8 +1,15 @@
 // Where each contract lands when deployed through the CREATE2 deployer: computed from the artifacts alone, so the service
 // knows its addresses without a deployment record, and the same bytecode and arguments give the same address anywhere.
 import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
-import { entryPointArtifact, simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "./artifacts";
+import type { LaterEntryPointVersion } from "../config";
+import {
+  entryPointArtifact,
+  simpleAccountFactoryArtifact,
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+} from "./artifacts";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
 
 /** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
 export const CREATE2_DEPLOYER_ADDRESS: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
@@ -13,6 +20,8 @@ export const ANVIL_FIRST_ACCOUNT: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cff
 
 export interface Create2Deployment {
   name: string;
+  /** CREATE2_SALT unless given (the EntryPoints v0.7 and v0.8 were deployed with salts of their own). */
+  salt?: Hex;
   /** Creation code with its constructor arguments appended. */
   initCode: Hex;
   address: Address;
@@ -71,3 +80,34 @@ export const localVerifyingPaymasterDeployment = verifyingPaymasterDeployment({
 
 /** Moves whenever the contract's bytecode changes (not its comments: the build embeds no metadata hash). */
 export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymasterDeployment.address;
+
+/**
+ * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner and first
+ * signer as the v0.6 one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
+ */
+export function verifyingPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
+  return create2(
+    `VerifyingPaymasterV07 for EntryPoint ${args.entryPoint}`,
+    concat([
+      verifyingPaymasterV07Artifact.bytecode,
+      encodeAbiParameters(
+        [{ type: "address" }, { type: "address" }, { type: "address" }],
+        [args.entryPoint, args.owner, args.verifyingSigner],
+      ),
+    ]),
+  );
+}
+
+/** Our paymasters on a local chain for EntryPoint v0.7 and v0.8, at their canonical addresses. */
+export const localVerifyingPaymasterV07Deployments = {
+  "0.7": verifyingPaymasterV07Deployment({
+    entryPoint: ENTRY_POINT_V07_ADDRESS,
+    owner: ANVIL_FIRST_ACCOUNT,
+    verifyingSigner: ANVIL_FIRST_ACCOUNT,
+  }),
+  "0.8": verifyingPaymasterV07Deployment({
+    entryPoint: ENTRY_POINT_V08_ADDRESS,
+    owner: ANVIL_FIRST_ACCOUNT,
+    verifyingSigner: ANVIL_FIRST_ACCOUNT,
+  }),
+} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;

@@ -1,12 +1,41 @@
 import type { Address } from "viem";
+import type { LaterEntryPointVersion } from "../config";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
 
 // Where the project deploys its paymasters on the local development chain (31337). deployments.ts and
 // tokenDeployment.ts compute them from the contracts' bytecode, which needs the development packages; the service only
-// needs the two addresses as defaults, so they are written here and test/chain/localAddresses.test.ts checks that they
-// are still what the bytecode gives (a rebuilt contract moves them: update both here and in the docs).
+// needs the addresses as defaults, so they are written here and test/chain/localAddresses.test.ts checks that they
+// are still what the bytecode gives (a rebuilt contract moves them: update both here and in docs/local-chain.md).
 
 /** Our VerifyingPaymaster, CREATE2 from the committed bytecode, canonical EntryPoint, anvil's first account. */
 export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = "0x801EFa4f95796C9CDB1f6638470040B256887260";
 
 /** Our TokenPaymaster, the same way. */
 export const LOCAL_TOKEN_PAYMASTER_ADDRESS: Address = "0x594835143e0857090042250e7fd30829bE1e3630";
+
+/** What the local chain runs for one EntryPoint version after v0.6. */
+export interface LocalEntryPointStack {
+  /** The canonical EntryPoint, deployed with the salt it has on public chains. */
+  entryPoint: Address;
+  /** The reference SimpleAccountFactory of the version (permissionless's default factory address for it). */
+  simpleAccountFactory: Address;
+  /** Our VerifyingPaymasterV07, built against this EntryPoint, anvil's first account as owner and first signer. */
+  verifyingPaymaster: Address;
+  /** v0.8 only: the reference account an EOA delegates to with EIP-7702. */
+  simple7702Account?: Address;
+}
+
+/** The EntryPoint v0.7 and v0.8 stacks of the local chain; the factories and Simple7702Account sit at their public addresses. */
+export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, Readonly<LocalEntryPointStack>>> = {
+  "0.7": {
+    entryPoint: ENTRY_POINT_V07_ADDRESS,
+    simpleAccountFactory: "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985",
+    verifyingPaymaster: "0x9722C5C8321b0Ce3c909E728e674D9eC0fD7231c",
+  },
+  "0.8": {
+    entryPoint: ENTRY_POINT_V08_ADDRESS,
+    simpleAccountFactory: "0x13E9ed32155810FDbd067D4522C492D6f68E5944",
+    verifyingPaymaster: "0x821D18AAd5f9c6fB9fBBf06a95177b3f424DfF46",
+    simple7702Account: "0xe6Cae83BdE06E4c305530e199D7217f42808555B",
+  },
+};

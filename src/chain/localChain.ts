@@ -1,6 +1,6 @@
 // The embedded default's chain: when no node is configured for 31337, the service runs anvil as a child process on a
-// free port, with EntryPoint v0.6, SimpleAccountFactory and our paymaster deployed and the service's key as the
-// paymaster's signer. The chain lives in the data folder beside the database, so that the two never disagree:
+// free port (Prague rules, so EIP-7702 works), with EntryPoint v0.6, SimpleAccountFactory and our paymaster deployed,
+// the same for EntryPoint v0.7 and v0.8 (plus Simple7702Account), and the service's key as every paymaster's signer. The chain lives in the data folder beside the database, so that the two never disagree:
 //
 //   DATA_DIR/anvil-state.json   the chain's state (blocks, transactions, accounts), loaded at start, saved as it changes
 //   DATA_DIR/local-chain.json   where the running chain answers and which process runs it (npm run demo reads it)
@@ -23,12 +23,21 @@ import {
   type PublicClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig } from "../config";
+import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "../tokens/localTokens";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
-import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "./localDeployment";
+import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "./localAddresses";
+import {
+  type ChainClients,
+  type DeployOutcome,
+  deployLaterEntryPointStacks,
+  deployLocalStack,
+  type LaterEntryPointStack,
+  type LocalStack,
+  rotateVerifyingSigners,
+} from "./localDeployment";
 import { LOCAL_CHAIN_ID } from "./sponsoringChains";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
@@ -62,6 +71,8 @@ export interface LocalChainInfo {
   entryPoint: Address;
   simpleAccountFactory: Address;
   verifyingPaymaster: Address;
+  /** EntryPoint v0.7 and v0.8 with their factory and our paymaster (the fields above are v0.6's). */
+  entryPoints: Record<LaterEntryPointVersion, LocalEntryPointStack>;
   startedAt: string;
 }
 
@@ -70,9 +81,9 @@ export interface LocalChain {
   rpcUrl: string;
   /** True when the chain was loaded from the data folder's saved state, false on a first start. */
   restored: boolean;
-  /** The contracts deployed by this start (none once they are in the saved state). */
+  /** The contracts deployed by this start (none once they are in the saved state); later versions' names end "v0.7". */
   deployed: string[];
-  /** True when this start made the service's key the paymaster's verifying signer. */
+  /** True when this start made the service's key the verifying signer of a paymaster (any EntryPoint version). */
   signerRotated: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/tokens/localTokens.ts). */
   tokens: LocalTokenSetup;
@@ -150,7 +161,8 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     anvil = await startAnvil({
       chainId: LOCAL_CHAIN_ID,
       startTimeoutMs: Math.max(1, deadline - Date.now()),
-      args: ["--config-out", configFile, ...(restored ? ["--load-state", stateFile] : [])],
+      // Prague pinned rather than anvil's "latest": EIP-7702 needs it, and a newer default must not change the chain.
+      args: ["--hardfork", "prague", "--config-out", configFile, ...(restored ? ["--load-state", stateFile] : [])],
       detached: true,
     });
   } catch (error) {
@@ -169,13 +181,17 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   let signerRotated: boolean;
   let tokens: LocalTokenSetup;
   try {
+    const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     ({ deployed, signerRotated, tokens } = await withDeadline(
       deployAndRotate(clients, options.signer),
       deadline,
       `deploying the contracts took longer than ${timeoutMs} ms`,
     ));
-    // The deployment is on disk before anything can use the chain.
-    await saveState(anvil.rpcUrl, stateFile);
+    // The deployment is on disk before anything can use the chain. A restart that mined nothing has it there already,
+    // and skips writing the same state again (megabytes with the EntryPoints' code).
+    if (loadedBlock === undefined || (await clients.publicClient.getBlockNumber({ cacheTime: 0 })) !== loadedBlock) {
+      await saveState(anvil.rpcUrl, stateFile);
+    }
   } catch (error) {
     await anvil.stop();
     throw new LocalChainError(`${START_FAILURE}: ${(error as Error).message}`);
@@ -191,6 +207,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     entryPoint: ENTRY_POINT_V06_ADDRESS,
     simpleAccountFactory: simpleAccountFactoryDeployment.address,
     verifyingPaymaster: localVerifyingPaymasterDeployment.address,
+    entryPoints: { ...LOCAL_ENTRY_POINT_STACKS },
     startedAt: new Date().toISOString(),
   };
   writeAtomically(path.join(dataDir, LOCAL_CHAIN_FILE), JSON.stringify(info, null, 2));
@@ -235,7 +252,11 @@ export function describeLocalChain(chain: LocalChain): string {
   return (
     `local development chain ${info.chainId} (anvil, not a real network) at ${info.rpcUrl}: ${origin}; ` +
     `paymaster ${info.verifyingPaymaster}, EntryPoint ${info.entryPoint}, SimpleAccountFactory ` +
-    `${info.simpleAccountFactory}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
+    `${info.simpleAccountFactory}; ${LATER_ENTRY_POINT_VERSIONS.map(
+      (version) =>
+        `EntryPoint v${version} ${info.entryPoints[version].entryPoint} with paymaster ` +
+        `${info.entryPoints[version].verifyingPaymaster}`,
+    ).join(", ")}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
     `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
     "Try it: npm run demo"
   );
@@ -248,11 +269,22 @@ async function deployAndRotate(
   signer: Address,
 ): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
   const stack = await deployLocalStack(clients);
-  const deployed = Object.entries(stack)
-    .filter(([, outcome]) => outcome.deployed)
-    .map(([name]) => name);
-  const { changed } = await rotateVerifyingSigner(clients, signer, stack.verifyingPaymaster.address);
-  return { deployed, signerRotated: changed, tokens: await prepareLocalTokenStack(clients, signer) };
+  const later = await deployLaterEntryPointStacks(clients);
+  const deployed = [
+    ...deployedNames(stack, ""),
+    ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
+  ];
+  const rotated = await rotateVerifyingSigners(clients, signer, [
+    stack.verifyingPaymaster.address,
+    ...LATER_ENTRY_POINT_VERSIONS.map((version) => later[version].verifyingPaymaster.address),
+  ]);
+  return { deployed, signerRotated: rotated.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+}
+
+function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {
+  return Object.entries(stack)
+    .filter(([, outcome]: [string, DeployOutcome]) => outcome.deployed)
+    .map(([name]) => `${name}${suffix}`);
 }
 
 function localClients(rpcUrl: string): ChainClients {

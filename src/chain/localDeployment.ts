@@ -1,16 +1,19 @@
 // Puts EntryPoint v0.6, SimpleAccountFactory and our VerifyingPaymaster on a local chain (anvil) at their deterministic
-// addresses. Every step skips what already has code, so a restarted service or a second test can call it again.
+// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 for each. Every step
+// skips what already has code, so a restarted service or a second test can call it again.
 import {
   type Account,
   type Address,
   type Chain,
   concat,
+  encodeFunctionData,
   type Hex,
   isAddressEqual,
   type PublicClient,
   type Transport,
   type WalletClient,
 } from "viem";
+import type { LaterEntryPointVersion } from "../config";
 import { verifyingPaymasterArtifact } from "./artifacts";
 import {
   CREATE2_DEPLOYER_ADDRESS,
@@ -18,9 +21,12 @@ import {
   type Create2Deployment,
   entryPointDeployment,
   localVerifyingPaymasterDeployment,
+  localVerifyingPaymasterV07Deployments,
   simpleAccountFactoryDeployment,
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
+import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
+import { confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -35,16 +41,6 @@ export interface DeployOutcome {
   transactionHash?: Hex;
 }
 
-async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
-  const code = await publicClient.getCode({ address });
-  return code !== undefined && code !== "0x";
-}
-
-async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
-}
-
 export async function deployCreate2(clients: ChainClients, deployment: Create2Deployment): Promise<DeployOutcome> {
   const { publicClient, walletClient } = clients;
   if (await hasCode(publicClient, deployment.address)) return { address: deployment.address, deployed: false };
@@ -55,7 +51,7 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
     account: walletClient.account,
     chain: walletClient.chain,
     to: CREATE2_DEPLOYER_ADDRESS,
-    data: concat([CREATE2_SALT, deployment.initCode]),
+    data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
   });
   await confirm(publicClient, hash, `deploying ${deployment.name}`);
   // The deployer does not revert when the creation fails; only code at the computed address proves it worked.
@@ -65,22 +61,18 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
   return { address: deployment.address, deployed: true, transactionHash: hash };
 }
 
-export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
-  // Refuse rather than deploy an EntryPoint the service and every bundler would not look for.
+/** Refuses rather than deploy an EntryPoint the service and every bundler would not look for. */
+function checkEntryPointArtifact(): void {
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
     throw new Error(
       `EntryPoint artifact would land at ${entryPointDeployment.address}, not ${ENTRY_POINT_V06_ADDRESS}: not the mainnet bytecode`,
     );
   }
+}
+
+export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
+  checkEntryPointArtifact();
   return deployCreate2(clients, entryPointDeployment);
-}
-
-export function deploySimpleAccountFactory(clients: ChainClients): Promise<DeployOutcome> {
-  return deployCreate2(clients, simpleAccountFactoryDeployment);
-}
-
-export function deployVerifyingPaymaster(clients: ChainClients): Promise<DeployOutcome> {
-  return deployCreate2(clients, localVerifyingPaymasterDeployment);
 }
 
 export interface LocalStack {
@@ -89,12 +81,101 @@ export interface LocalStack {
   verifyingPaymaster: DeployOutcome;
 }
 
-/** In order: the factory and the paymaster are built against the EntryPoint's address. */
+/** Sent together, in order: the factory and the paymaster are built against the EntryPoint's address. */
 export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
-  const entryPoint = await deployEntryPoint(clients);
-  const simpleAccountFactory = await deploySimpleAccountFactory(clients);
-  const verifyingPaymaster = await deployVerifyingPaymaster(clients);
-  return { entryPoint, simpleAccountFactory, verifyingPaymaster };
+  checkEntryPointArtifact();
+  return deployCreate2Batch(clients, {
+    entryPoint: entryPointDeployment,
+    simpleAccountFactory: simpleAccountFactoryDeployment,
+    verifyingPaymaster: localVerifyingPaymasterDeployment,
+  });
+}
+
+export interface LaterEntryPointStack {
+  entryPoint: DeployOutcome;
+  simpleAccountFactory: DeployOutcome;
+  verifyingPaymaster: DeployOutcome;
+  /** v0.8 only. */
+  simple7702Account?: DeployOutcome;
+}
+
+/**
+ * The EntryPoint v0.7 and v0.8 stacks: each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account),
+ * then our paymaster for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
+ * in its constructor.
+ */
+export async function deployLaterEntryPointStacks(
+  clients: ChainClients,
+): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+  const [v07, v08] = [entryPointStack("0.7"), entryPointStack("0.8")];
+  const outcomes = await deployCreate2Batch(clients, {
+    entryPointV07: v07.entryPoint,
+    simpleAccountFactoryV07: v07.simpleAccountFactory,
+    verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
+    entryPointV08: v08.entryPoint,
+    simpleAccountFactoryV08: v08.simpleAccountFactory,
+    simple7702AccountV08: simple7702AccountDeployment(),
+    verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
+  });
+  return {
+    "0.7": {
+      entryPoint: outcomes.entryPointV07,
+      simpleAccountFactory: outcomes.simpleAccountFactoryV07,
+      verifyingPaymaster: outcomes.verifyingPaymasterV07,
+    },
+    "0.8": {
+      entryPoint: outcomes.entryPointV08,
+      simpleAccountFactory: outcomes.simpleAccountFactoryV08,
+      simple7702Account: outcomes.simple7702AccountV08,
+      verifyingPaymaster: outcomes.verifyingPaymasterV08,
+    },
+  };
+}
+
+/** setVerifyingSigner writes one slot and emits one event: well under this. */
+const ROTATION_GAS = 100_000n;
+
+/**
+ * rotateVerifyingSigner for several paymasters at once (v0.6's and VerifyingPaymasterV07's read and set their signer
+ * alike): their signers and owners read together, the changes sent together. Returns the paymasters it changed.
+ */
+export async function rotateVerifyingSigners(
+  clients: ChainClients,
+  newSigner: Address,
+  paymasters: readonly Address[],
+): Promise<Address[]> {
+  const { publicClient, walletClient } = clients;
+  const read = (address: Address, functionName: "verifyingSigner" | "owner") =>
+    publicClient.readContract({ address, abi: verifyingPaymasterArtifact.abi, functionName });
+  const states = await Promise.all(
+    paymasters.map(async (address) => ({
+      address,
+      signer: await read(address, "verifyingSigner"),
+      owner: await read(address, "owner"),
+    })),
+  );
+  const stale = states.filter(({ signer }) => !isAddressEqual(signer, newSigner));
+  for (const { address, owner } of stale) {
+    if (!isAddressEqual(owner, walletClient.account.address)) {
+      throw new Error(
+        `only the paymaster's owner ${owner} can rotate the signer of ${address}, not ${walletClient.account.address}`,
+      );
+    }
+  }
+  await sendTogether(
+    clients,
+    stale.map(({ address }) => ({
+      what: `rotating the verifying signer of ${address}`,
+      to: address,
+      data: encodeFunctionData({
+        abi: verifyingPaymasterArtifact.abi,
+        functionName: "setVerifyingSigner",
+        args: [newSigner],
+      }),
+      gas: ROTATION_GAS,
+    })),
+  );
+  return stale.map(({ address }) => address);
 }
 
 /**
@@ -107,6 +188,7 @@ export async function rotateVerifyingSigner(
   paymaster: Address = localVerifyingPaymasterDeployment.address,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
   const { publicClient, walletClient } = clients;
+  // verifyingSigner, owner and setVerifyingSigner read the same in VerifyingPaymasterV07: this serves both contracts.
   const contract = { address: paymaster, abi: verifyingPaymasterArtifact.abi } as const;
   const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
   if (isAddressEqual(current, newSigner)) return { changed: false };

@@ -44,9 +44,20 @@ export function packGasFees(fees: { maxPriorityFeePerGas: bigint; maxFeePerGas: 
   ]);
 }
 
+/**
+ * EntryPoint v0.8's EIP-7702 factory marker in the short form wallets send. viem (and so Alto) pack it as given, the two
+ * bytes 0x7702 (the EntryPoint reads them as the marker, zero-padded to 20 bytes), and the paymaster's hash covers the
+ * initCode as packed: the service must pack it the same way.
+ */
+export const EIP7702_FACTORY_MARKER = "0x7702";
+
 /** initCode from the unpacked form's factory and factoryData; no factory means no initCode. */
-export function packInitCode(factory: Address | undefined, factoryData: Hex = "0x"): Hex {
+export function packInitCode(
+  factory: Address | typeof EIP7702_FACTORY_MARKER | undefined,
+  factoryData: Hex = "0x",
+): Hex {
   if (factory === undefined) return "0x";
+  if (factory === EIP7702_FACTORY_MARKER) return concat([EIP7702_FACTORY_MARKER, factoryData]);
   if (!isAddress(factory, { strict: false })) throw new TypeError(`factory is not an address: ${factory}`);
   return concat([factory.toLowerCase() as Address, factoryData]);
 }

@@ -67,6 +67,7 @@ before(async () => {
     entryPoint: ENTRY_POINT_V06_ADDRESS,
     verifyingPaymaster: env.paymaster,
     rpcUrl: env.anvil.rpcUrl,
+    entryPoints: new Map(),
   };
   const hash = await env.wallet(anvilKeys.fundingWallet).writeContract({
     address: env.paymaster,

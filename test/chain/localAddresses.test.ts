@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LOCAL_VERIFYING_PAYMASTER_ADDRESS as computedVerifying } from "../../src/chain/deployments";
-import { LOCAL_TOKEN_PAYMASTER_ADDRESS, LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
+import {
+  LOCAL_VERIFYING_PAYMASTER_ADDRESS as computedVerifying,
+  localVerifyingPaymasterV07Deployments,
+} from "../../src/chain/deployments";
+import { entryPointStack, simple7702AccountDeployment } from "../../src/chain/entryPointV07Deployments";
+import {
+  LOCAL_ENTRY_POINT_STACKS,
+  LOCAL_TOKEN_PAYMASTER_ADDRESS,
+  LOCAL_VERIFYING_PAYMASTER_ADDRESS,
+} from "../../src/chain/localAddresses";
 import { LOCAL_TOKEN_PAYMASTER_ADDRESS as computedToken } from "../../src/chain/tokenDeployment";
 
 // The service's defaults for 31337 are written out so that a production install needs no bytecode; they must stay
@@ -9,4 +17,27 @@ import { LOCAL_TOKEN_PAYMASTER_ADDRESS as computedToken } from "../../src/chain/
 test("the written local paymaster addresses are the ones computed from the committed bytecode", () => {
   assert.equal(LOCAL_VERIFYING_PAYMASTER_ADDRESS, computedVerifying);
   assert.equal(LOCAL_TOKEN_PAYMASTER_ADDRESS, computedToken);
+});
+
+test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CREATE2 deployments land", () => {
+  for (const version of ["0.7", "0.8"] as const) {
+    const stack = entryPointStack(version);
+    const written = LOCAL_ENTRY_POINT_STACKS[version];
+    assert.equal(written.entryPoint, stack.entryPoint.address, `EntryPoint v${version}`);
+    assert.equal(written.simpleAccountFactory, stack.simpleAccountFactory.address, `factory v${version}`);
+    assert.equal(
+      written.verifyingPaymaster,
+      localVerifyingPaymasterV07Deployments[version].address,
+      `paymaster v${version}`,
+    );
+  }
+  assert.equal(LOCAL_ENTRY_POINT_STACKS["0.8"].simple7702Account, simple7702AccountDeployment().address);
+  assert.equal(LOCAL_ENTRY_POINT_STACKS["0.7"].simple7702Account, undefined);
+  // One paymaster per EntryPoint: the two must never share an address (nor the v0.6 one's).
+  const paymasters = new Set([
+    LOCAL_VERIFYING_PAYMASTER_ADDRESS,
+    LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+  ]);
+  assert.equal(paymasters.size, 3);
 });

@@ -1,13 +1,13 @@
 // The local chain's start in-process: when it is wanted, what it deploys, and how a start fails (bounded, clear, with no
 // anvil left behind). The service around it is tested in test/service/localChain.test.ts.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createPublicClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
 import {
   ANVIL_STATE_FILE,
   LOCAL_CHAIN_FILE,
@@ -84,23 +84,52 @@ test("a start deploys the stack with the service's signer, and a second start on
   const signer = privateKeyToAccount(generatePrivateKey()).address;
   const first = await startLocalChain({ dataDir, signer });
   try {
-    assert.deepEqual(first.deployed, ["entryPoint", "simpleAccountFactory", "verifyingPaymaster"]);
+    assert.deepEqual(first.deployed, [
+      "entryPoint",
+      "simpleAccountFactory",
+      "verifyingPaymaster",
+      "entryPoint v0.7",
+      "simpleAccountFactory v0.7",
+      "verifyingPaymaster v0.7",
+      "entryPoint v0.8",
+      "simpleAccountFactory v0.8",
+      "simple7702Account v0.8",
+      "verifyingPaymaster v0.8",
+    ]);
     assert.equal(first.signerRotated, true);
     assert.equal(first.restored, false);
     assert.deepEqual(readLocalChainInfo(dataDir), first.info);
-    const onChain = await createPublicClient({ transport: http(first.rpcUrl) }).readContract({
-      address: first.info.verifyingPaymaster,
-      abi: verifyingPaymasterArtifact.abi,
-      functionName: "verifyingSigner",
+    const client = createPublicClient({ transport: http(first.rpcUrl) });
+    // Every version's paymaster signs with the service's key, and each is built against its own EntryPoint.
+    const paymasters = [
+      [first.info.verifyingPaymaster, first.info.entryPoint],
+      [first.info.entryPoints["0.7"].verifyingPaymaster, first.info.entryPoints["0.7"].entryPoint],
+      [first.info.entryPoints["0.8"].verifyingPaymaster, first.info.entryPoints["0.8"].entryPoint],
+    ] as const;
+    for (const [address, entryPoint] of paymasters) {
+      const read = (functionName: "verifyingSigner" | "entryPoint") =>
+        client.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
+      assert.deepEqual([await read("verifyingSigner"), await read("entryPoint")], [signer, entryPoint], address);
+    }
+    // anvil runs Prague as asked, not whatever its "latest" is.
+    const response = await fetch(first.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_nodeInfo", params: [] }),
     });
-    assert.equal(onChain, signer);
+    const { result } = (await response.json()) as { result: { hardFork: string } };
+    assert.equal(result.hardFork, "Prague");
   } finally {
     await first.stop();
   }
   assert.equal(isRunning(first.info.anvilPid), false);
   assert.equal(readLocalChainInfo(dataDir), undefined);
 
+  const stateFile = path.join(dataDir, ANVIL_STATE_FILE);
+  const savedAtStop = statSync(stateFile).mtimeMs;
   const second = await startLocalChain({ dataDir, signer });
+  // Nothing was mined on the restart, so the state on disk is already the chain's: the start does not write it again.
+  assert.equal(statSync(stateFile).mtimeMs, savedAtStop);
   await second.stop();
   assert.deepEqual([second.restored, second.deployed, second.signerRotated], [true, [], false]);
   // Saves replace the file whole: no temporary file is left.

@@ -71,6 +71,12 @@ test("the packed words put the first-named value in the high 128 bits", () => {
     /maxPriorityFeePerGas must fit in uint128/,
   );
   assert.throws(() => packInitCode("0x1234"), /factory is not an address/);
+  // EIP-7702: the short marker stays two bytes, as viem and Alto pack it; the padded one is packed like an address.
+  assert.equal(packInitCode("0x7702"), "0x7702");
+  assert.equal(
+    packInitCode("0x7702000000000000000000000000000000000000"),
+    "0x7702000000000000000000000000000000000000",
+  );
 });
 
 test("every field of the packed operation, both paymaster gas limits and the terms change the hash", () => {

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { test } from "node:test";
-import { getAddress, size } from "viem";
+import { getAddress, parseAbi, size } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
-import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import {
+  entryPointArtifact,
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+} from "../../src/chain/artifacts";
 import {
   ANVIL_FIRST_ACCOUNT,
   entryPointDeployment,
@@ -11,7 +15,13 @@ import {
   simpleAccountFactoryDeployment,
 } from "../../src/chain/deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
+import {
+  deployLaterEntryPointStacks,
+  deployLocalStack,
+  rotateVerifyingSigner,
+  rotateVerifyingSigners,
+} from "../../src/chain/localDeployment";
 import { simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
@@ -93,4 +103,70 @@ test("deploys the stack at its deterministic addresses, then skips it, and rotat
   const blockAfterRotation = await env.publicClient.getBlockNumber();
   assert.equal((await rotateVerifyingSigner(owner, serviceKey)).changed, false);
   assert.equal(await env.publicClient.getBlockNumber(), blockAfterRotation);
+});
+
+test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addresses, then skips them, and rotates both signers together", async (t) => {
+  const env = await startLocalChain();
+  t.after(() => env.anvil.stop());
+  const owner = env.clients(anvilKeys.owner);
+  const started = performance.now();
+  const stacks = await deployLaterEntryPointStacks(owner);
+  t.diagnostic(`deploy of 7 contracts in one batch ${(performance.now() - started).toFixed(0)} ms`);
+  for (const version of ["0.7", "0.8"] as const) {
+    const written = LOCAL_ENTRY_POINT_STACKS[version];
+    const stack = stacks[version];
+    assert.deepEqual(
+      [stack.entryPoint, stack.simpleAccountFactory, stack.verifyingPaymaster, stack.simple7702Account].map(
+        (step) => step && [step.address, step.deployed],
+      ),
+      [
+        [written.entryPoint, true],
+        [written.simpleAccountFactory, true],
+        [written.verifyingPaymaster, true],
+        written.simple7702Account && [written.simple7702Account, true],
+      ],
+    );
+    for (const address of [written.entryPoint, written.simpleAccountFactory, written.verifyingPaymaster]) {
+      assert.ok(size((await env.publicClient.getCode({ address })) ?? "0x") > 0, `code at ${address}`);
+    }
+    const paymaster = { address: written.verifyingPaymaster, abi: verifyingPaymasterV07Artifact.abi } as const;
+    assert.equal(await env.publicClient.readContract({ ...paymaster, functionName: "entryPoint" }), written.entryPoint);
+    assert.equal(await env.publicClient.readContract({ ...paymaster, functionName: "owner" }), ANVIL_FIRST_ACCOUNT);
+  }
+  // The v0.8 factory was built against its EntryPoint's SenderCreator, so the order within the batch held.
+  const senderCreator = await env.publicClient.readContract({
+    address: LOCAL_ENTRY_POINT_STACKS["0.8"].simpleAccountFactory,
+    abi: parseAbi(["function senderCreator() view returns (address)"]),
+    functionName: "senderCreator",
+  });
+  assert.ok(size((await env.publicClient.getCode({ address: senderCreator })) ?? "0x") > 0);
+
+  const blockBefore = await env.publicClient.getBlockNumber();
+  const again = await deployLaterEntryPointStacks(owner);
+  assert.deepEqual(
+    Object.values(again).flatMap((stack) => Object.values(stack).map((step) => step.deployed)),
+    [false, false, false, false, false, false, false],
+  );
+  assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
+
+  const paymasters = [
+    LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+  ];
+  const serviceKey = privateKeyToAccount(anvilKeys.stranger).address;
+  await assert.rejects(
+    rotateVerifyingSigners(env.clients(anvilKeys.stranger), serviceKey, paymasters),
+    /only the paymaster's owner/,
+  );
+  assert.equal(await env.publicClient.getBlockNumber(), blockBefore, "a refused rotation sends nothing");
+  assert.deepEqual(await rotateVerifyingSigners(owner, serviceKey, paymasters), paymasters);
+  for (const address of paymasters) {
+    const signer = await env.publicClient.readContract({
+      address,
+      abi: verifyingPaymasterV07Artifact.abi,
+      functionName: "verifyingSigner",
+    });
+    assert.equal(signer, getAddress(serviceKey));
+  }
+  assert.deepEqual(await rotateVerifyingSigners(owner, serviceKey, paymasters), []);
 });

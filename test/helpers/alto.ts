@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import path from "node:path";
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 
 export interface Alto {
@@ -37,6 +37,8 @@ export interface AltoOptions {
    */
   apiVersions?: readonly ApiVersion[];
   startTimeoutMs?: number;
+  /** The EntryPoints Alto bundles for (its `--entrypoints`). Default: v0.6 alone. */
+  entryPoints?: readonly Address[];
 }
 
 const STOP_GRACE_MS = 3_000;
@@ -78,7 +80,7 @@ export async function startAlto(options: AltoOptions): Promise<Alto> {
   const args = [
     altoCli(),
     "--entrypoints",
-    ENTRY_POINT_V06_ADDRESS,
+    (options.entryPoints ?? [ENTRY_POINT_V06_ADDRESS]).join(","),
     "--rpc-url",
     options.rpcUrl,
     "--executor-private-keys",

@@ -363,6 +363,7 @@ const CHAIN: SponsoringChain = {
   entryPoint: "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789",
   verifyingPaymaster: VERIFYING_PAYMASTER,
   rpcUrl: "http://127.0.0.1:1",
+  entryPoints: new Map(),
 };
 /** What the contract reserves for userOp(…) at 1 gwei: (150 000 + 12 000 overhead) × 1 gwei. */
 const NEEDED = maxChargeWei(userOp(ALICE, 0n));

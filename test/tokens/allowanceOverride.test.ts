@@ -76,7 +76,13 @@ const standIns: Record<string, Address> = {};
 before(async () => {
   env = await startLocalChain();
   await deployLocalTokenStack(env.clients(anvilKeys.owner));
-  chain = { chainId: env.anvil.chainId, name: "local", entryPoint: ENTRY_POINT_V06_ADDRESS, rpcUrl: env.anvil.rpcUrl };
+  chain = {
+    chainId: env.anvil.chainId,
+    name: "local",
+    entryPoint: ENTRY_POINT_V06_ADDRESS,
+    rpcUrl: env.anvil.rpcUrl,
+    entryPoints: new Map(),
+  };
   for (const [name, code] of Object.entries(await standInCode())) {
     const address = privateKeyToAccount(generatePrivateKey()).address;
     await env.testClient.setCode({ address, bytecode: code });

@@ -1,0 +1,107 @@
+// Transactions to the local chain sent together rather than one after the other: signed here with consecutive nonces,
+// sent at once, confirmed at once. The node mines them in nonce order whatever order they arrive in, so a deployment
+// may depend on the one before it. Calls to the node are most of the local chain's start, and each transaction sent
+// the usual way (fill, send, poll the receipt) costs several in a row. Only for an account that sends nothing else
+// meanwhile: the local chain's deployer.
+import { type Address, concat, type Hex, type PublicClient } from "viem";
+import { CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
+import type { ChainClients, DeployOutcome } from "./localDeployment";
+
+export async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
+  const code = await publicClient.getCode({ address });
+  return code !== undefined && code !== "0x";
+}
+
+export async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
+}
+
+export interface BatchTransaction {
+  /** For an error message: what the transaction does. */
+  what: string;
+  to: Address;
+  data: Hex;
+  /** Given, not estimated: a transaction may depend on one sent with it that is not mined yet. */
+  gas: bigint;
+}
+
+const PRIORITY_FEE = 1_000_000_000n;
+
+/** Sends the transactions in order and resolves once all are mined; throws if one reverted. Returns their hashes. */
+export async function sendTogether(clients: ChainClients, transactions: readonly BatchTransaction[]): Promise<Hex[]> {
+  if (transactions.length === 0) return [];
+  const { publicClient, walletClient } = clients;
+  const { account } = walletClient;
+  if (account.type !== "local") throw new Error("sending transactions together needs a local account: it signs them");
+  const [chainId, nonce, block] = await Promise.all([
+    publicClient.getChainId(),
+    publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
+    publicClient.getBlock(),
+  ]);
+  const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + PRIORITY_FEE;
+  const signed = await Promise.all(
+    transactions.map((transaction, index) =>
+      account.signTransaction({
+        type: "eip1559",
+        chainId,
+        to: transaction.to,
+        data: transaction.data,
+        gas: transaction.gas,
+        nonce: nonce + index,
+        maxFeePerGas,
+        maxPriorityFeePerGas: PRIORITY_FEE,
+      }),
+    ),
+  );
+  const hashes = await Promise.all(
+    signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
+  );
+  await Promise.all(hashes.map((hash, index) => confirm(publicClient, hash, transactions[index]?.what ?? "")));
+  return hashes;
+}
+
+/** EntryPoint v0.8, the largest deployment, takes 5.0 million; a shortfall shows as missing code. */
+const DEPLOYMENT_GAS = 8_000_000n;
+
+/** deployCreate2 for several deployments, in order (object keys keep their insertion order), sent together. */
+export async function deployCreate2Batch<Name extends string>(
+  clients: ChainClients,
+  deployments: Readonly<Record<Name, Create2Deployment>>,
+): Promise<Record<Name, DeployOutcome>> {
+  const { publicClient } = clients;
+  const entries = Object.entries(deployments) as [Name, Create2Deployment][];
+  const [deployerPresent, ...present] = await Promise.all([
+    hasCode(publicClient, CREATE2_DEPLOYER_ADDRESS),
+    ...entries.map(([, deployment]) => hasCode(publicClient, deployment.address)),
+  ]);
+  const outcomes = Object.fromEntries(
+    entries.map(([name, deployment]) => [name, { address: deployment.address, deployed: false }]),
+  ) as Record<Name, DeployOutcome>;
+  const missing = entries.filter((_, index) => !present[index]);
+  if (missing.length === 0) return outcomes;
+  if (!deployerPresent) {
+    throw new Error(`no CREATE2 deployer at ${CREATE2_DEPLOYER_ADDRESS} on this chain (anvil predeploys it)`);
+  }
+  const hashes = await sendTogether(
+    clients,
+    missing.map(([, deployment]) => ({
+      what: `deploying ${deployment.name}`,
+      to: CREATE2_DEPLOYER_ADDRESS,
+      data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
+      gas: DEPLOYMENT_GAS,
+    })),
+  );
+  // The deployer does not revert when the creation fails; only code at the computed address proves it worked.
+  const landed = await Promise.all(missing.map(([, deployment]) => hasCode(publicClient, deployment.address)));
+  for (const [index, [name, deployment]] of missing.entries()) {
+    const transactionHash = hashes[index] as Hex;
+    if (!landed[index]) {
+      throw new Error(
+        `deploying ${deployment.name}: no code at ${deployment.address} after transaction ${transactionHash}`,
+      );
+    }
+    outcomes[name] = { address: deployment.address, deployed: true, transactionHash };
+  }
+  return outcomes;
+}
