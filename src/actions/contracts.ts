@@ -1,6 +1,6 @@
-import { ContractAddressExistsError, ContractNameExistsError, ContractNotFoundError } from "../errors";
+import { badRequest, ContractAddressExistsError, ContractNameExistsError, ContractNotFoundError } from "../errors";
 import type { RemoveContractBody, UpdateMethodsBody, WhitelistContractBody } from "../schemas/management/contracts";
-import { checkWhitelistedMethods, parseContractAbi } from "../sponsorship/contractAbi";
+import { checkWhitelistedMethods, InvalidAbiError, parseContractAbi } from "../sponsorship/contractAbi";
 import {
   CONTRACT_ADDRESS_PER_PAYMASTER,
   CONTRACT_NAME_PER_PAYMASTER,
@@ -26,10 +26,10 @@ export async function whitelistContract(
   paymaster: Paymaster,
   body: WhitelistContractBody,
 ): Promise<SmartContract> {
-  const abi = parseContractAbi(body.abi);
+  const abi = asBadRequest(() => parseContractAbi(body.abi));
   const whitelistedMethods =
     body.whitelistedMethods === undefined ? abi.methods : [...new Set(body.whitelistedMethods)];
-  checkWhitelistedMethods(abi, whitelistedMethods);
+  asBadRequest(() => checkWhitelistedMethods(abi, whitelistedMethods));
   const contract = await unlessTaken(
     insertContract(ctx.db, {
       paymasterId: paymaster.id,
@@ -57,7 +57,7 @@ export async function updateContractMethods(
   const whitelistedMethods = [...new Set(body.whitelistedMethods)];
   const contract = await findContract(ctx.db, paymaster.id, lower(body.address));
   if (!contract) throw new ContractNotFoundError();
-  checkWhitelistedMethods(parseContractAbi(contract.abi), whitelistedMethods);
+  asBadRequest(() => checkWhitelistedMethods(parseContractAbi(contract.abi), whitelistedMethods));
   const updated = await updateWhitelistedMethods(ctx.db, contract.id, whitelistedMethods);
   // Deleted by a concurrent request between the read and the write.
   if (!updated) throw new ContractNotFoundError();
@@ -68,4 +68,14 @@ export async function updateContractMethods(
 export async function removeContract(ctx: ActionContext, paymaster: Paymaster, body: RemoveContractBody) {
   if (!(await deleteContract(ctx.db, paymaster.id, lower(body.address)))) throw new ContractNotFoundError();
   ctx.setupChanged(paymaster.apiKey);
+}
+
+/** The ABI parser's refusal is the client's 400, in its words. */
+function asBadRequest<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof InvalidAbiError) throw badRequest(error.message);
+    throw error;
+  }
 }

@@ -1,5 +1,4 @@
 import { keccak256, toBytes } from "viem";
-import { badRequest } from "../errors";
 
 /** A callable function of a whitelisted contract: its name and its 4-byte selector (`0x` + 8 hex digits). */
 export interface AbiFunction {
@@ -13,6 +12,16 @@ export interface ContractAbi {
   /** Every function name once, in ABI order: the `methods` of the interface. */
   methods: string[];
 }
+
+/**
+ * An ABI or a whitelist that cannot be used, with a message naming where it is wrong; the management API answers it as
+ * a 400 with that message (src/actions/contracts.ts).
+ */
+export class InvalidAbiError extends Error {
+  override name = "InvalidAbiError";
+}
+
+const invalid = (message: string) => new InvalidAbiError(message);
 
 const ITEM_TYPES = new Set(["function", "event", "error", "constructor", "fallback", "receive"]);
 const ELEMENTARY =
@@ -29,21 +38,21 @@ export function parseContractAbi(abiText: string): ContractAbi {
   try {
     items = JSON.parse(abiText);
   } catch {
-    throw badRequest("abi must be a JSON string of an ABI array");
+    throw invalid("abi must be a JSON string of an ABI array");
   }
-  if (!Array.isArray(items)) throw badRequest("abi must be a JSON array of ABI items");
+  if (!Array.isArray(items)) throw invalid("abi must be a JSON array of ABI items");
   const functions: AbiFunction[] = [];
   items.forEach((item, index) => {
     if (typeof item !== "object" || item === null || Array.isArray(item)) {
-      throw badRequest(`abi[${index}] must be an object`);
+      throw invalid(`abi[${index}] must be an object`);
     }
     const { type = "function", name, inputs } = item as Record<string, unknown>;
     if (typeof type !== "string" || !ITEM_TYPES.has(type)) {
-      throw badRequest(`abi[${index}].type must be one of ${[...ITEM_TYPES].join(", ")}`);
+      throw invalid(`abi[${index}].type must be one of ${[...ITEM_TYPES].join(", ")}`);
     }
     if (type !== "function") return;
     if (typeof name !== "string" || !IDENTIFIER.test(name)) {
-      throw badRequest(`abi[${index}].name must be a function name`);
+      throw invalid(`abi[${index}].name must be a function name`);
     }
     const signature = `${name}(${parameterTypes(inputs ?? [], `abi[${index}].inputs`).join(",")})`;
     functions.push({ name, signature, selector: keccak256(toBytes(signature)).slice(0, 10) });
@@ -53,16 +62,16 @@ export function parseContractAbi(abiText: string): ContractAbi {
 
 /** Canonical types of a parameter list, with tuples written out as `(a,b)` as the selector needs. */
 function parameterTypes(params: unknown, where: string): string[] {
-  if (!Array.isArray(params)) throw badRequest(`${where} must be an array`);
+  if (!Array.isArray(params)) throw invalid(`${where} must be an array`);
   return params.map((param, index) => {
     const at = `${where}[${index}]`;
-    if (typeof param !== "object" || param === null) throw badRequest(`${at} must be an object`);
+    if (typeof param !== "object" || param === null) throw invalid(`${at} must be an object`);
     const { type, components } = param as Record<string, unknown>;
-    if (typeof type !== "string") throw badRequest(`${at}.type must be a string`);
+    if (typeof type !== "string") throw invalid(`${at}.type must be a string`);
     const suffix = type.match(ARRAY_SUFFIX)?.[0] ?? "";
     const base = type.slice(0, type.length - suffix.length);
     if (base === "tuple") return `(${parameterTypes(components, `${at}.components`).join(",")})${suffix}`;
-    if (!ELEMENTARY.test(base)) throw badRequest(`${at}.type "${type}" is not a Solidity ABI type`);
+    if (!ELEMENTARY.test(base)) throw invalid(`${at}.type "${type}" is not a Solidity ABI type`);
     return canonical(base) + suffix;
   });
 }
@@ -74,7 +83,7 @@ const canonical = (base: string) => (base === "uint" ? "uint256" : base === "int
 export function checkWhitelistedMethods(abi: ContractAbi, whitelisted: string[]): void {
   for (const name of whitelisted) {
     if (!abi.methods.includes(name)) {
-      throw badRequest(`whitelistedMethods: "${name}" is not a function of the contract's ABI`);
+      throw invalid(`whitelistedMethods: "${name}" is not a function of the contract's ABI`);
     }
   }
 }

@@ -3,8 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { toFunctionSelector } from "viem";
-import { ApiError } from "../../src/errors";
-import { checkWhitelistedMethods, parseContractAbi } from "../../src/sponsorship/contractAbi";
+import { checkWhitelistedMethods, InvalidAbiError, parseContractAbi } from "../../src/sponsorship/contractAbi";
 
 const fn = (name: string, types: unknown[] = []) => ({
   type: "function",
@@ -20,10 +19,9 @@ const functions = (...signatures: string[]) =>
     selector: toFunctionSelector(signature),
   }));
 
-function assertBadRequest(run: () => unknown, message: string): void {
+function assertRefused(run: () => unknown, message: string): void {
   assert.throws(run, (error: unknown) => {
-    assert.ok(error instanceof ApiError, `an ApiError, not ${String(error)}`);
-    assert.equal(error.statusCode, 400);
+    assert.ok(error instanceof InvalidAbiError, `an InvalidAbiError, not ${String(error)}`);
     assert.equal(error.message, message);
     return true;
   });
@@ -214,7 +212,7 @@ describe("parseContractAbi refuses, saying where", () => {
     },
   ];
   for (const { name, text, expected } of cases)
-    test(name, () => assertBadRequest(() => parseContractAbi(text), expected));
+    test(name, () => assertRefused(() => parseContractAbi(text), expected));
 });
 
 describe("checkWhitelistedMethods", () => {
@@ -249,6 +247,6 @@ describe("checkWhitelistedMethods", () => {
     },
   ];
   for (const { name, input, expected } of refused) {
-    test(`refuses ${name}`, () => assertBadRequest(() => checkWhitelistedMethods(abi, input), expected));
+    test(`refuses ${name}`, () => assertRefused(() => checkWhitelistedMethods(abi, input), expected));
   }
 });
