@@ -13,10 +13,6 @@ export interface CycleDuration {
   unit: "hour" | "day";
 }
 
-export const LIMIT_SCOPES = ["PAYMASTER", "SMART_ACCOUNT"] as const;
-export const THRESHOLD_TYPES = ["COUNT", "NATIVE_ASSET"] as const;
-export const CYCLE_UNITS = ["hour", "day"] as const;
-
 const UNIT_MS = { hour: 3_600_000, day: 86_400_000 } as const;
 
 export const cycleLengthMs = (cycle: CycleDuration) => cycle.value * UNIT_MS[cycle.unit];

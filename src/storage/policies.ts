@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { PolicyType } from "../schemas/management/policyKinds";
 import type { Queryable } from "./database";
-
-export const POLICY_TYPES = ["PAYMASTER_SA_LIMIT", "WEBHOOK", "WALLET_DEPLOYMENT"] as const;
-export type PolicyType = (typeof POLICY_TYPES)[number];
 
 export interface Policy {
   id: string;

@@ -211,8 +211,7 @@ describe("parseContractAbi refuses, saying where", () => {
       expected: 'abi[0].inputs[0].components[1].type "uint300" is not a Solidity ABI type',
     },
   ];
-  for (const { name, text, expected } of cases)
-    test(name, () => assertRefused(() => parseContractAbi(text), expected));
+  for (const { name, text, expected } of cases) test(name, () => assertRefused(() => parseContractAbi(text), expected));
 });
 
 describe("checkWhitelistedMethods", () => {

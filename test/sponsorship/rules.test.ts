@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, toFunctionSelector } from "viem";
+import type { PolicyType } from "../../src/schemas/management/policyKinds";
 import type { SmartAccountInfo } from "../../src/sponsorship/callData";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { CONTRACT_NOT_FOUND_REASON, contractWhitelist } from "../../src/sponsorship/rules/contractWhitelist";
@@ -13,7 +14,7 @@ import {
 } from "../../src/sponsorship/rules/fundingAndRules";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
-import type { Policy, PolicyType } from "../../src/storage/policies";
+import type { Policy } from "../../src/storage/policies";
 
 const FUNDING = "0x00000000000000000000000000000000000f0f0f" as Address;
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;

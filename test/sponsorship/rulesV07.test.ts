@@ -16,6 +16,7 @@ import {
   parseAbiParameters,
   toFunctionSelector,
 } from "viem";
+import type { PolicyType } from "../../src/schemas/management/policyKinds";
 import type { SmartAccountInfo } from "../../src/sponsorship/callData";
 import { CHEAP_RULES, decide } from "../../src/sponsorship/decide";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
@@ -24,7 +25,7 @@ import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { CONTRACT_NOT_FOUND_REASON, contractWhitelist } from "../../src/sponsorship/rules/contractWhitelist";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
-import type { Policy, PolicyType } from "../../src/storage/policies";
+import type { Policy } from "../../src/storage/policies";
 
 const SENDER = getAddress("0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4");
 const TOKEN = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Address;

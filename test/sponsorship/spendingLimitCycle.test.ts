@@ -2,9 +2,9 @@
 // ether and wei both ways, an operation's worst-case cost, and how usage is written in messages.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { CYCLE_UNITS } from "../../src/schemas/management/policyKinds";
 import { MAX_FEE, MAX_GAS } from "../../src/sponsorship/partialUserOperation";
 import {
-  CYCLE_UNITS,
   type CycleDuration,
   currentCycleStartMs,
   cycleLengthMs,

@@ -1,7 +1,5 @@
 import Type, { type Static } from "typebox";
 import { messages } from "../../errors";
-import { CYCLE_UNITS, LIMIT_SCOPES, THRESHOLD_TYPES } from "../../sponsorship/spendingLimit";
-import { POLICY_TYPES } from "../../storage/policies";
 import { Address, Uuid } from "../primitives";
 import {
   absentIsProblem,
@@ -15,6 +13,7 @@ import {
   Unauthorized,
   withProblem,
 } from "./common";
+import { CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
 
 /** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment). */
 
