@@ -36,6 +36,7 @@ import {
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
 } from "../../src/chain/verifyingPaymasterGasV07";
 import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Alto, startAlto } from "../helpers/alto";
@@ -163,6 +164,16 @@ async function checkMined(
   assert.ok(charged, "our paymaster charged the operation");
   assert.ok(isAddressEqual(charged.args.paymasterId, env.fundingWallet), "to the dApp's funding wallet");
   assert.equal(depositBefore - (await depositOf(version)), charged.args.charge);
+  // The record the service made when it signed names the operation by the hash the EntryPoint gave it (what
+  // settlement matches on), with the sender and nonce.
+  assert.ok(t);
+  const records = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+    (r) => r.user_op_hash?.toLowerCase() === event.args.userOpHash.toLowerCase(),
+  );
+  assert.equal(records.length, 1, "one sponsorship record with the EntryPoint's userOpHash");
+  assert.equal(records[0]?.sponsored, true);
+  assert.equal(records[0]?.sender.toLowerCase(), sender.toLowerCase());
+  assert.equal(BigInt(records[0]?.nonce ?? -1), event.args.nonce);
   return event;
 }
 
@@ -196,7 +207,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
       const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
       const event = await checkMined(version, account.address, receipt, depositBefore);
-      assert.equal(event.args.userOpHash, hash, "the hash the service recorded is the EntryPoint's");
+      assert.equal(event.args.userOpHash, hash);
       checkErc7677Requests(sent, version);
       assert.ok(await started().env.publicClient.getCode({ address: account.address }), "the account was deployed");
       tc.diagnostic(`actualGasUsed ${event.args.actualGasUsed}`);
