@@ -27,7 +27,7 @@ export interface PaymasterFieldsV07 {
   paymasterPostOpGasLimit: bigint;
 }
 
-export interface SponsorRequestV07 {
+export interface PaymasterRequestV07 {
   target: EntryPointV07;
   userOp: PartialUserOperationV07;
   /** The account's signature as sent: sizes the bundler's estimate. */
@@ -55,7 +55,7 @@ export function paymasterStubFieldsV07(
 }
 
 /** ERC-7677's second step: the operation arrives with its estimated gas; the rules decide over exactly those values. */
-export async function getPaymasterDataV07(ctx: ActionContext, request: SponsorRequestV07): Promise<SponsorAnswerV07> {
+export async function getPaymasterDataV07(ctx: ActionContext, request: PaymasterRequestV07): Promise<SponsorAnswerV07> {
   return decideV07(ctx, request, asGivenV07(request.userOp));
 }
 
@@ -66,7 +66,7 @@ export async function getPaymasterDataV07(ctx: ActionContext, request: SponsorRe
  */
 export async function sponsorUserOperationV07(
   ctx: ActionContext,
-  request: SponsorRequestV07,
+  request: PaymasterRequestV07,
 ): Promise<SponsorAnswerV07> {
   const { chain } = ctx;
   if (!chain.bundlerUrl) {
@@ -116,7 +116,7 @@ export async function sponsorUserOperationV07(
 
 async function decideV07(
   ctx: ActionContext,
-  request: SponsorRequestV07,
+  request: PaymasterRequestV07,
   userOp: SignableUserOperationV07,
 ): Promise<SponsorAnswerV07> {
   const answer = await sponsorV07(ctx.deps, {

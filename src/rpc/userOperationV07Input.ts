@@ -16,7 +16,7 @@ const userOperationCheck = schemaCheck<typeof PartialUserOperationV07Schema, Par
 const PAYMASTER_GAS_FIELDS = ["paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
 
 /** The members only a v0.7 or v0.8 operation has: with one of them, the operation is not a v0.6 one. */
-export const V07_ONLY_FIELDS = [
+const V07_ONLY_FIELDS = [
   "factory",
   "factoryData",
   "paymaster",
