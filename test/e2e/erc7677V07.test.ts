@@ -284,7 +284,8 @@ describe("EntryPoint v0.8, an EIP-7702 account", () => {
     await checkMined("0.8", owner.address, receipt, depositBefore);
     checkErc7677Requests(sent, "0.8");
     const data = sent.find((r) => r.method === "pm_getPaymasterData");
-    assert.ok((data?.params[0] as { eip7702Auth?: unknown }).eip7702Auth, "the authorization went to the paymaster");
+    assert.ok(data, "pm_getPaymasterData was called");
+    assert.ok((data.params[0] as { eip7702Auth?: unknown }).eip7702Auth, "the authorization went to the paymaster");
     const code = await env.publicClient.getCode({ address: owner.address });
     assert.equal(code?.toLowerCase(), `0xef0100${implementation.slice(2).toLowerCase()}`);
   });
