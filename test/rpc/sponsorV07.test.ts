@@ -321,6 +321,12 @@ describe("pm_sponsorUserOperation [userOp, entryPoint, context] for v0.7, on a c
     );
   });
 
+  test("pm_getFeeQuoteOrData after a v0.7 EntryPoint answers as pm_sponsorUserOperation does", async () => {
+    const answer = result(await rpc(t, dapp, "pm_getFeeQuoteOrData", [userOp(), ENTRY_POINT_V07_ADDRESS]));
+    assert.equal(answer.paymaster, LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster);
+    assert.equal(size(answer.paymasterData as Hex), 256);
+  });
+
   test("without the gas: -32602 saying to send it or configure a bundler", async () => {
     error(
       await rpc(t, dapp, "pm_sponsorUserOperation", [userOp({ callGasLimit: undefined }), ENTRY_POINT_V07_ADDRESS]),
