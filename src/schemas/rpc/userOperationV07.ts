@@ -1,4 +1,5 @@
 import Type, { type Static } from "typebox";
+import { Address } from "../primitives";
 import { OptionalBytes, OptionalUint, RpcAddress, RpcBytes, RpcUint } from "./fields";
 import { withMessages } from "./messages";
 
@@ -21,7 +22,8 @@ const Eip7702Authorization = Type.Object(
 
 /** The factory: an address, or on v0.8 the EIP-7702 marker as viem and bundlers send it, the two bytes 0x7702. */
 const OptionalFactory = Type.Optional(
-  withMessages(Type.Union([RpcAddress, Type.Literal("0x7702"), Type.Null()]), {
+  // The plain Address inside: its own words would otherwise name only the address form.
+  withMessages(Type.Union([Address, Type.Literal("0x7702"), Type.Null()]), {
     problem: "must be an address (0x followed by 40 hex digits) or the EIP-7702 marker 0x7702",
   }),
 );
