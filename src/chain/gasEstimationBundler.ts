@@ -57,7 +57,7 @@ export function toRpcUserOperation(op: UserOperation): Record<keyof UserOperatio
   };
 }
 
-function quantity(value: unknown, what: string): bigint {
+export function quantity(value: unknown, what: string): bigint {
   let parsed: bigint | undefined;
   if (typeof value === "string" && /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(value)) parsed = BigInt(value);
   else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) parsed = BigInt(value);
@@ -67,7 +67,7 @@ function quantity(value: unknown, what: string): bigint {
   return parsed;
 }
 
-async function request(
+export async function request(
   url: string,
   method: string,
   params: unknown[],

@@ -64,7 +64,9 @@ export function openRpcDocument(): Record<string, unknown> {
       version: "1.0.0",
       description:
         "ERC-4337 paymaster for EntryPoint v0.6: SPONSORED mode (the dApp pays, under its rules), ERC20 mode (the " +
-        "user pays in a token) and ERC-7677. The path is the only authentication. See docs/sponsorship-rpc.md.",
+        "user pays in a token) and ERC-7677; for EntryPoint v0.7 and v0.8, SPONSORED mode through ERC-7677 and " +
+        "pm_sponsorUserOperation [userOp, entryPoint, context], the EntryPoint picking the version. The path is the " +
+        "only authentication. See docs/sponsorship-rpc.md.",
     },
     servers: [
       {

@@ -2,7 +2,7 @@ import { quoteErc20 } from "../actions/quoteErc20";
 import type { Erc20QuoteResult } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import type { RpcMethod } from "./methodContext";
 import { parseModeParams } from "./mode";
-import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
+import { pm_sponsorUserOperation, refuseV07InModeObjectForm } from "./pm_sponsorUserOperation";
 import { readUserOperation } from "./userOperationInput";
 
 /**
@@ -11,6 +11,7 @@ import { readUserOperation } from "./userOperationInput";
  */
 export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
   // In the order pm_sponsorUserOperation reads them, so that both name the same first problem.
+  refuseV07InModeObjectForm(params);
   const { userOp, signature } = readUserOperation(params[0]);
   const { mode } = parseModeParams(params);
   if (mode.mode !== "ERC20") return pm_sponsorUserOperation(params, ctx);

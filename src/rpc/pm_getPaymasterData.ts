@@ -1,17 +1,27 @@
 import { getPaymasterData } from "../actions/getPaymasterData";
+import { getPaymasterDataV07 } from "../actions/paymasterV07";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import type { PaymasterDataResult } from "../schemas/rpc/pm_getPaymasterData";
+import type { PaymasterDataResult, PaymasterDataResultV07 } from "../schemas/rpc/pm_getPaymasterData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
+import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
- * ERC-7677 `pm_getPaymasterData` (src/actions/getPaymasterData.ts): the signed paymasterAndData, or a -32003 error
- * with the rule's reason (this method has no `0x` result for a refusal).
+ * ERC-7677 `pm_getPaymasterData` (src/actions/getPaymasterData.ts, paymasterV07.ts): the signed paymasterAndData
+ * (v0.6) or paymaster fields (v0.7/v0.8), or a -32003 error with the rule's reason (this method has no `0x` result
+ * for a refusal).
  */
 export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
-  const { userOp, mode } = parseErc7677Params(params, ctx);
+  const request = parseErc7677Params(params, ctx);
   ctx.decision.mode = "sponsored";
-  const answer = await getPaymasterData(ctx, { ...mode, userOp });
+  const { mode } = request;
+  if (request.version !== "0.6") {
+    const answer = await getPaymasterDataV07(ctx, { ...mode, target: request.target, userOp: request.userOp });
+    if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
+    const result: PaymasterDataResultV07 = paymasterFieldsResult(answer);
+    return result;
+  }
+  const answer = await getPaymasterData(ctx, { ...mode, userOp: request.userOp });
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   const result: PaymasterDataResult = { paymasterAndData: answer.paymasterAndData };
   return result;

@@ -1,16 +1,23 @@
 import { getPaymasterStubData } from "../actions/getPaymasterStubData";
+import { paymasterStubFieldsV07 } from "../actions/paymasterV07";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import type { PaymasterStubDataResult } from "../schemas/rpc/pm_getPaymasterStubData";
+import type { PaymasterStubDataResult, PaymasterStubDataResultV07 } from "../schemas/rpc/pm_getPaymasterStubData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
+import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
- * ERC-7677 `pm_getPaymasterStubData` (src/actions/getPaymasterStubData.ts): a stand-in paymasterAndData for the
- * bundler's estimate; nothing is decided or signed yet.
+ * ERC-7677 `pm_getPaymasterStubData` (src/actions/getPaymasterStubData.ts, paymasterV07.ts): stand-in paymaster
+ * fields for the bundler's estimate, of the final length; nothing is decided or signed yet.
  */
 export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
-  const { mode } = parseErc7677Params(params, ctx);
-  const paymasterAndData = getPaymasterStubData(ctx, mode.expirySeconds);
+  const request = parseErc7677Params(params, ctx);
+  if (request.version !== "0.6") {
+    const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.mode.expirySeconds);
+    const result: PaymasterStubDataResultV07 = { ...paymasterFieldsResult(stub), isFinal: false };
+    return result;
+  }
+  const paymasterAndData = getPaymasterStubData(ctx, request.mode.expirySeconds);
   if (!paymasterAndData) {
     throw new RpcError(
       SPONSORSHIP_REFUSED,

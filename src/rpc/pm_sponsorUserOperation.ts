@@ -1,22 +1,30 @@
 import { toHex } from "viem";
+import { sponsorUserOperationV07 } from "../actions/paymasterV07";
 import { sponsorErc20 } from "../actions/sponsorErc20";
 import { sponsorUserOperation } from "../actions/sponsorUserOperation";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import type { Erc20SponsorResult } from "../schemas/rpc/pm_sponsorUserOperation";
+import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
 import type { SignableUserOperation } from "../sponsorship/sponsor";
-import type { RpcMethod } from "./methodContext";
-import { parseModeParams } from "./mode";
+import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
+import { ERC20_V07_REFUSAL, refuseToken } from "./erc7677Params";
+import type { MethodContext, RpcMethod } from "./methodContext";
+import { parseModeParams, parseSponsoredContext } from "./mode";
+import { paymasterFieldsResult } from "./paymasterFieldsV07";
 import { sponsoredResult } from "./sponsoredResult";
 import { readUserOperation } from "./userOperationInput";
+import { hasV07Fields, readUserOperationV07 } from "./userOperationV07Input";
 
 /**
  * `pm_sponsorUserOperation` (and `pm_getFeeQuoteOrData`, which answers SPONSORED mode the same way): a signed
  * paymasterAndData for a partial user operation. Params are read with their schemas (src/schemas/rpc/), the work is
  * the use case's (src/actions/sponsorUserOperation.ts, or sponsorErc20.ts in mode ERC20), and a refusal is answered as
  * the params' form asks (src/rpc/mode.ts): `0x` with the reason after a mode object, a -32003 error with the reason
- * after an EntryPoint address.
+ * after an EntryPoint address. A v0.7 or v0.8 EntryPoint address makes it a v0.7 request (sponsorV07).
  */
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
+  const later = laterEntryPoint(ctx.chain, params[1]);
+  if (later) return sponsorV07Request(params, ctx, later);
+  refuseV07InModeObjectForm(params);
   const { userOp, signature } = readUserOperation(params[0]);
   const request = parseModeParams(params);
   const { mode } = request;
@@ -35,7 +43,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
     return result;
   }
   if (request.form === "entryPoint" && request.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
-    throw invalidParams(`params[1]: EntryPoint ${request.entryPoint} is not supported; use ${ctx.chain.entryPoint}`);
+    throw unsupportedEntryPoint(ctx.chain, request.entryPoint);
   }
   const outcome = await sponsorUserOperation(ctx, { ...mode, userOp, signature });
   if (outcome.answer.reason !== undefined && request.form === "entryPoint") {
@@ -45,6 +53,41 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   // Fees the client did not send are ours, and the signature covers them: the client must put exactly these in.
   return outcome.feesChosen ? { ...result, ...chosenFees(outcome.userOp) } : result;
 };
+
+/**
+ * `[userOp, entryPoint, context?]` with a v0.7 or v0.8 EntryPoint: Pimlico's result, our paymaster fields and the
+ * account's gas they cover, all hex; a refusal is -32003 with the reason.
+ */
+async function sponsorV07Request(
+  params: unknown[],
+  ctx: MethodContext,
+  target: NonNullable<ReturnType<typeof laterEntryPoint>>,
+): Promise<SponsoredResultV07> {
+  const { userOp, signature } = readUserOperationV07(params[0], target.version);
+  refuseToken(params[2], "params[2]");
+  const mode = parseSponsoredContext(params[2], "params[2]", ERC20_V07_REFUSAL);
+  ctx.decision.mode = "sponsored";
+  const answer = await sponsorUserOperationV07(ctx, { ...mode, target, userOp, signature });
+  if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
+  return {
+    ...paymasterFieldsResult(answer),
+    callGasLimit: toHex(answer.callGasLimit),
+    verificationGasLimit: toHex(answer.verificationGasLimit),
+    preVerificationGas: toHex(answer.preVerificationGas),
+  };
+}
+
+/**
+ * Biconomy's form `[userOp, modeObject]` is EntryPoint v0.6's: an operation with v0.7 members there would be signed
+ * as a v0.6 one the wallet cannot use, so it is refused with the form that serves it.
+ */
+export function refuseV07InModeObjectForm(params: unknown[]): void {
+  if (typeof params[1] === "string" || !hasV07Fields(params[0])) return;
+  throw invalidParams(
+    "params[0] has EntryPoint v0.7 members (factory, paymaster fields or eip7702Auth), but [userOp, modeObject] " +
+      "serves EntryPoint v0.6 operations; for v0.7 or v0.8 send [userOp, entryPointAddress, context]",
+  );
+}
 
 const chosenFees = (userOp: SignableUserOperation) => ({
   maxFeePerGas: toHex(userOp.maxFeePerGas),

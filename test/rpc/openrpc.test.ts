@@ -12,6 +12,7 @@ import { parseMode, parseSponsoredContext } from "../../src/rpc/mode";
 import { openRpcDocument } from "../../src/rpc/openrpc";
 import { RPC_METHOD_NAMES } from "../../src/rpc/server";
 import { parseUserOperation } from "../../src/rpc/userOperationInput";
+import { readUserOperationV07 } from "../../src/rpc/userOperationV07Input";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 interface Method {
@@ -120,17 +121,29 @@ describe("the published param schemas decide as the methods' checks do", () => {
     { ...OP, factory: "not read by v0.6" },
     [OP],
     "0x",
+    // v0.7/v0.8 shapes: either reader's acceptance is the union's.
+    { sender: OP.sender, nonce: "0x0", factory: "0x7702", factoryData: "0x", callData: "0x" },
+    { sender: OP.sender, nonce: "0x0", initCode: "0xabc", factory: OP.sender, paymasterVerificationGasLimit: "0x1" },
+    { sender: OP.sender, nonce: "0x0", initCode: "0xabc", factory: "0x12" },
+    { sender: OP.sender, nonce: "0x0", initCode: "0xabc", eip7702Auth: { chainId: 1 } },
+    {
+      sender: OP.sender,
+      nonce: "0x0",
+      initCode: "0xabc",
+      eip7702Auth: { chainId: "0x1", address: OP.sender, nonce: 0, yParity: "0x1", r: "0x1", s: "0x2" },
+    },
   ];
-  const userOpSchema = ajv.compile(params("pm_sponsorUserOperation")[0]?.schema ?? {});
-  operations.forEach((op, index) => {
-    test(`user operation ${index}`, () => {
-      assert.equal(
-        userOpSchema(op),
-        accepts(() => parseUserOperation(op)),
-        JSON.stringify(op),
-      );
+  /** The methods read params[0] with v0.6's reader, or v0.7's after a v0.7/v0.8 EntryPoint. */
+  const eitherReader = (op: unknown) =>
+    accepts(() => parseUserOperation(op)) || accepts(() => readUserOperationV07(op, "0.8"));
+  for (const method of ["pm_sponsorUserOperation", "pm_getPaymasterStubData", "pm_getPaymasterData"]) {
+    const userOpSchema = ajv.compile(params(method)[0]?.schema ?? {});
+    operations.forEach((op, index) => {
+      test(`${method}: user operation ${index}`, () => {
+        assert.equal(userOpSchema(op), eitherReader(op), JSON.stringify(op));
+      });
     });
-  });
+  }
 
   const modes: unknown[] = [
     { mode: "SPONSORED" },

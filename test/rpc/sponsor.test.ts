@@ -454,8 +454,8 @@ describe("errors: JSON-RPC error, HTTP 4xx, message naming the problem", () => {
     [
       "other EntryPoint",
       userOp(),
-      "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
-      /EntryPoint 0x0000000071727de22e5e9d8baf0edac6f37da032 is not supported/,
+      "0x00000000000000000000000000000000000000Ff",
+      /EntryPoint 0x00000000000000000000000000000000000000ff is not served on chain 31337: it serves 0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789 \(v0\.6\), 0x0000000071727De22E5E9d8BAf0edAc6f37da032 \(v0\.7\)/,
     ],
     [
       "smartAccountInfo not strings",

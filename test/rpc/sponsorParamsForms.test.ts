@@ -167,9 +167,9 @@ describe("refusals: an error after an EntryPoint address, a 0x result after a mo
     invalid(
       await rpc(t, dapp, "pm_sponsorUserOperation", [
         userOp(simpleBatch()),
-        "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
+        "0x00000000000000000000000000000000000000Ff",
       ]),
-      /EntryPoint 0x0000000071727de22e5e9d8baf0edac6f37da032 is not supported/,
+      /EntryPoint 0x00000000000000000000000000000000000000ff is not served on chain 31337: it serves 0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789 \(v0\.6\), 0x0000000071727De22E5E9d8BAf0edAc6f37da032 \(v0\.7\)/,
     );
   });
 });

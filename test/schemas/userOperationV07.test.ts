@@ -1,4 +1,4 @@
-// The v0.7/v0.8 user operation schema, ready for the v0.7 methods: the shape viem and bundlers send is accepted, and a
+// The v0.7/v0.8 user operation schema the v0.7 methods read params[0] with: the shape viem and bundlers send is accepted, and a
 // bad field is named the way the v0.6 operation's are.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -51,4 +51,12 @@ test("a bad field is named with its problem", () => {
     "params[0].paymasterPostOpGasLimit must be a non-negative integer as 0x hex, a decimal string or a number",
   );
   assertInvalidParams(() => partial.read({ nonce: "0x0" }, "params[0]"), "params[0].sender is required");
+});
+
+test("the factory is an address or the EIP-7702 marker 0x7702 as viem sends it, and nothing else", () => {
+  assert.equal(partial.check({ ...OP, factory: "0x7702", factoryData: "0x" }), true);
+  assertInvalidParams(
+    () => partial.read({ ...OP, factory: "0x7703" }, "params[0]"),
+    "params[0].factory must be an address (0x followed by 40 hex digits) or the EIP-7702 marker 0x7702",
+  );
 });

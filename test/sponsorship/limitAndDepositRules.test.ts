@@ -357,13 +357,16 @@ describe("spendingLimits: what counts as used", () => {
 });
 
 const VERIFYING_PAYMASTER = "0x5C3b8F4a3a1E0c7f1C1Fd1a6A7e1B1d7E1c0FfEE" as Address;
+const VERIFYING_PAYMASTER_V07 = "0x7a0000000000000000000000000000000000c0de" as Address;
 const CHAIN: SponsoringChain = {
   chainId: 31337,
   name: "local",
   entryPoint: "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789",
   verifyingPaymaster: VERIFYING_PAYMASTER,
   rpcUrl: "http://127.0.0.1:1",
-  entryPoints: new Map(),
+  entryPoints: new Map([
+    ["0.7", { entryPoint: "0x0000000071727De22E5E9d8BAf0edAc6f37da032", verifyingPaymaster: VERIFYING_PAYMASTER_V07 }],
+  ]),
 };
 /** What the contract reserves for userOp(…) at 1 gwei: (150 000 + 12 000 overhead) × 1 gwei. */
 const NEEDED = maxChargeWei(userOp(ALICE, 0n));
@@ -383,9 +386,12 @@ function deposit(given: DepositCase) {
   // An explicit `chain: undefined` means no chain configured.
   const chain = "chain" in given ? given.chain : CHAIN;
   const reads: string[] = [];
+  /** Which paymaster contract each read asked. */
+  const paymasters: (string | undefined)[] = [];
   const balances = new DepositBalances({
     read: async (readChain, wallet) => {
       reads.push(`${readChain.chainId}:${wallet}`);
+      paymasters.push(readChain.verifyingPaymaster);
       if (balance instanceof Error) throw balance;
       return balance;
     },
@@ -397,7 +403,7 @@ function deposit(given: DepositCase) {
     outstanding: new OutstandingCharges(db),
     ...(inFlight ? { inFlight } : {}),
   });
-  return { rule, reads };
+  return { rule, reads, paymasters };
 }
 
 function depositInput(wallet: Address, op: RuleInput["userOp"] = userOp(ALICE, 1n)): RuleInput {
@@ -519,15 +525,32 @@ describe("deposit: when it is checked, and the balance against the worst case", 
 
   test("a v0.7 operation needs its EntryPoint prefund: exactly that passes, one wei less is refused", async () => {
     const enough = freshWallet();
-    assert.deepEqual(
-      outcomeOf(await deposit({ balance: COST_V07 }).rule.evaluate(depositInput(enough, userOpV07(ALICE, 1n)))),
-      { rule: "deposit", passed: true },
-    );
+    const checked = deposit({ balance: COST_V07 });
+    assert.deepEqual(outcomeOf(await checked.rule.evaluate(depositInput(enough, userOpV07(ALICE, 1n)))), {
+      rule: "deposit",
+      passed: true,
+    });
+    assert.deepEqual(checked.paymasters, [VERIFYING_PAYMASTER_V07], "the balance read is the v0.7 paymaster's");
     const short = freshWallet();
     assert.deepEqual(
       outcomeOf(await deposit({ balance: COST_V07 - 1n }).rule.evaluate(depositInput(short, userOpV07(ALICE, 1n)))),
       tooSmall(short, "0.000164999999999999", "0", "0.000165"),
     );
+  });
+
+  test("a v0.7 operation on a chain that names no v0.7 paymaster is not checked (nothing can be signed for it)", async () => {
+    const checked = deposit({ chain: { ...CHAIN, entryPoints: new Map() }, balance: 0n });
+    assert.deepEqual(outcomeOf(await checked.rule.evaluate(depositInput(freshWallet(), userOpV07(ALICE, 1n)))), {
+      rule: "deposit",
+      passed: true,
+    });
+    assert.deepEqual(checked.reads, []);
+  });
+
+  test("a v0.6 operation still reads the v0.6 paymaster on a chain that serves v0.7 too", async () => {
+    const checked = deposit({ balance: 10n ** 18n });
+    await checked.rule.evaluate(depositInput(freshWallet()));
+    assert.deepEqual(checked.paymasters, [VERIFYING_PAYMASTER]);
   });
 
   test("a funding wallet in mixed case is read and named in lower case", async () => {

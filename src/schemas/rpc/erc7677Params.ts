@@ -1,16 +1,23 @@
+import Type from "typebox";
 import { Address } from "../primitives";
 import { RpcUint } from "./fields";
 import { withOptions } from "./messages";
 import type { ParamDescriptor } from "./method";
 import { SponsoredContext } from "./mode";
 import { PartialUserOperationV06 } from "./userOperationV06";
+import { PartialUserOperationV07 } from "./userOperationV07";
 
 /** ERC-7677's params, as viem's createPaymasterClient sends them: [userOp, entryPoint, chainId (hex), context]. */
 export const erc7677Params: ParamDescriptor[] = [
-  { name: "userOperation", description: "the user operation", required: true, schema: PartialUserOperationV06 },
+  {
+    name: "userOperation",
+    description: "the user operation, in the shape of the EntryPoint's version (v0.6, or v0.7 for v0.7 and v0.8)",
+    required: true,
+    schema: Type.Union([PartialUserOperationV06, PartialUserOperationV07]),
+  },
   {
     name: "entryPoint",
-    description: "the EntryPoint the chain serves (v0.6)",
+    description: "an EntryPoint the chain serves (v0.6, v0.7 or v0.8): it picks the version",
     required: true,
     schema: withOptions(Address, { title: "EntryPoint" }),
   },

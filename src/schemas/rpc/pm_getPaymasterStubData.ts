@@ -3,6 +3,7 @@ import { HexBytes } from "../primitives";
 import { erc7677Params } from "./erc7677Params";
 import { withOptions } from "./messages";
 import type { MethodDescriptor } from "./method";
+import { paymasterFieldsV07 } from "./paymasterFieldsV07";
 
 export const PaymasterStubDataResult = Type.Object(
   {
@@ -15,11 +16,24 @@ export const PaymasterStubDataResult = Type.Object(
 );
 export type PaymasterStubDataResult = Static<typeof PaymasterStubDataResult>;
 
+export const PaymasterStubDataResultV07 = Type.Object(
+  { ...paymasterFieldsV07, isFinal: Type.Literal(false) },
+  {
+    title: "PaymasterStubDataResultV07",
+    description: "EntryPoint v0.7/v0.8: paymasterData of the final length with a signature that recovers to nobody",
+  },
+);
+export type PaymasterStubDataResultV07 = Static<typeof PaymasterStubDataResultV07>;
+
 export const pm_getPaymasterStubData: MethodDescriptor = {
   name: "pm_getPaymasterStubData",
   summary: "ERC-7677: a stand-in paymasterAndData for gas estimation",
   description: "Nothing is decided or signed: pm_getPaymasterData does both.",
   params: erc7677Params,
-  result: { name: "stub", description: "the stub paymasterAndData", schema: PaymasterStubDataResult },
+  result: {
+    name: "stub",
+    description: "v0.6: the stub paymasterAndData; v0.7/v0.8: the stub paymaster fields",
+    schema: Type.Union([PaymasterStubDataResult, PaymasterStubDataResultV07]),
+  },
   errors: [-32003],
 };

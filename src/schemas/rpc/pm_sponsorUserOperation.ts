@@ -3,7 +3,9 @@ import { Address, HexBytes, HexQuantity } from "../primitives";
 import { withOptions } from "./messages";
 import type { MethodDescriptor, ParamDescriptor } from "./method";
 import { ModeObject, SponsoredContext } from "./mode";
+import { paymasterFieldsV07 } from "./paymasterFieldsV07";
 import { PartialUserOperationV06 } from "./userOperationV06";
+import { PartialUserOperationV07 } from "./userOperationV07";
 
 /**
  * params of pm_sponsorUserOperation (and pm_getFeeQuoteOrData): the operation, then either the mode object
@@ -12,9 +14,11 @@ import { PartialUserOperationV06 } from "./userOperationV06";
 export const sponsorParams: ParamDescriptor[] = [
   {
     name: "userOperation",
-    description: "the user operation to pay for",
+    description:
+      "the user operation to pay for: v0.6's shape, or after a v0.7/v0.8 EntryPoint address the v0.7 shape (factory, " +
+      "the paymaster's fields unpacked)",
     required: true,
-    schema: PartialUserOperationV06,
+    schema: Type.Union([PartialUserOperationV06, PartialUserOperationV07]),
   },
   {
     name: "modeOrEntryPoint",
@@ -61,6 +65,21 @@ export const Erc20SponsorResult = Type.Object(
 );
 export type Erc20SponsorResult = Static<typeof Erc20SponsorResult>;
 
+export const SponsoredResultV07 = Type.Object(
+  {
+    ...paymasterFieldsV07,
+    callGasLimit: HexQuantity,
+    verificationGasLimit: HexQuantity,
+    preVerificationGas: HexQuantity,
+  },
+  {
+    title: "SponsoredResultV07",
+    description:
+      "EntryPoint v0.7/v0.8 (Pimlico's shape): our signed paymaster fields and the account's gas values they cover",
+  },
+);
+export type SponsoredResultV07 = Static<typeof SponsoredResultV07>;
+
 export const pm_sponsorUserOperation: MethodDescriptor = {
   name: "pm_sponsorUserOperation",
   summary: "Sign a paymasterAndData for a user operation",
@@ -71,7 +90,7 @@ export const pm_sponsorUserOperation: MethodDescriptor = {
   result: {
     name: "sponsorship",
     description: "the paymasterAndData and the gas values it covers",
-    schema: Type.Union([SponsoredResult, Erc20SponsorResult]),
+    schema: Type.Union([SponsoredResult, Erc20SponsorResult, SponsoredResultV07]),
   },
   errors: [-32002, -32003],
 };

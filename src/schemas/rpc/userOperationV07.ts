@@ -1,11 +1,12 @@
 import Type, { type Static } from "typebox";
+import { Address } from "../primitives";
 import { OptionalBytes, OptionalUint, RpcAddress, RpcBytes, RpcUint } from "./fields";
 import { withMessages } from "./messages";
 
 /**
  * An EntryPoint v0.7/v0.8 user operation in its unpacked JSON form (the one bundlers and viem send): the factory and
  * the paymaster are separate fields instead of v0.6's initCode and paymasterAndData. v0.8 adds the optional EIP-7702
- * authorization. No method takes it yet; it is here so the v0.7 methods can name it next to userOperationV06.ts.
+ * authorization. The methods read it when the request's EntryPoint is a v0.7 or v0.8 one (src/rpc/userOperationV07Input.ts).
  */
 const Eip7702Authorization = Type.Object(
   {
@@ -19,6 +20,14 @@ const Eip7702Authorization = Type.Object(
   { title: "Eip7702Authorization", description: "EIP-7702 authorization that delegates the sender to an account" },
 );
 
+/** The factory: an address, or on v0.8 the EIP-7702 marker as viem and bundlers send it, the two bytes 0x7702. */
+const OptionalFactory = Type.Optional(
+  // The plain Address inside: its own words would otherwise name only the address form.
+  withMessages(Type.Union([Address, Type.Literal("0x7702"), Type.Null()]), {
+    problem: "must be an address (0x followed by 40 hex digits) or the EIP-7702 marker 0x7702",
+  }),
+);
+
 const OptionalAddress = Type.Optional(
   withMessages(Type.Union([RpcAddress, Type.Null()]), { problem: "must be an address: 0x followed by 40 hex digits" }),
 );
@@ -28,7 +37,7 @@ export const PartialUserOperationV07 = withMessages(
     {
       sender: RpcAddress,
       nonce: RpcUint,
-      factory: OptionalAddress,
+      factory: OptionalFactory,
       factoryData: OptionalBytes,
       callData: OptionalBytes,
       callGasLimit: OptionalUint,

@@ -2,7 +2,8 @@ import type { Address } from "viem";
 import { type DepositBalances, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
-import { maxDepositCharge } from "../operationView";
+import { maxDepositCharge, viewOf } from "../operationView";
+import type { EntryPointVersion } from "../partialUserOperationV07";
 import { pass, type Rule, refuse } from "../rule";
 import { weiToEther } from "../spendingLimit";
 
@@ -19,8 +20,9 @@ export interface DepositRuleDeps {
 }
 
 /**
- * The deposit check of the issue's part 4: the dApp's balance in the verifying paymaster, less what its outstanding
- * sponsorships can still cost, must cover this operation's worst case (what the contract reserves in validation).
+ * The deposit check of the issue's part 4: the dApp's balance in the verifying paymaster of the operation's EntryPoint
+ * version, less what its outstanding sponsorships there can still cost, must cover this operation's worst case (what
+ * the contract reserves in validation).
  *
  * Outstanding = the recorded sponsorships (one batched query of deposit_holds, which the record adds to and
  * settlement takes from) + those of this process that passed this rule and are not recorded yet (`InFlightCharges`), so
@@ -38,7 +40,7 @@ export function depositRule(deps: DepositRuleDeps): Rule {
   return {
     name: RULE,
     async evaluate(input) {
-      const chain = deps.chains.get(input.setup.chainId);
+      const chain = versionChain(deps.chains.get(input.setup.chainId), viewOf(input.userOp).entryPointVersion);
       // Without a verifying paymaster nothing is signed (the sponsorship refuses before the rules run).
       if (!chain?.verifyingPaymaster) return pass(RULE);
       if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
@@ -86,6 +88,17 @@ export function depositRule(deps: DepositRuleDeps): Rule {
       };
     },
   };
+}
+
+/**
+ * The chain as the deposit check sees it for an operation of `version`: its verifying paymaster is the one of that
+ * EntryPoint version (each version has its own contract, each with its own per-dApp balances).
+ */
+function versionChain(chain: SponsoringChain | undefined, version: EntryPointVersion): SponsoringChain | undefined {
+  if (!chain || version === "0.6") return chain;
+  const verifyingPaymaster = chain.entryPoints.get(version)?.verifyingPaymaster;
+  const { verifyingPaymaster: _, ...rest } = chain;
+  return verifyingPaymaster ? { ...rest, verifyingPaymaster } : rest;
 }
 
 export interface Hold {

@@ -1,0 +1,152 @@
+// SPONSORED mode for EntryPoint v0.7 and v0.8 operations: ERC-7677's stub and signed paymaster fields, and
+// pm_sponsorUserOperation's answer with the account's gas as well. The rules and the record are sponsorV07's.
+import type { Address, Hex } from "viem";
+import { estimateWithBundlerV07 } from "../chain/gasEstimationBundlerV07";
+import { DUMMY_SIGNATURE } from "../chain/gasEstimationStub";
+import { encodeVerifyingPaymasterDataV07 } from "../chain/paymasterAndDataV07";
+import { paymasterGasLimitsV07 } from "../chain/verifyingPaymasterGasV07";
+import { invalidParams } from "../errors";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
+import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+import { type SignableUserOperationV07, type SponsorAnswerV07, sponsorV07 } from "../sponsorship/sponsorV07";
+import type { ActionContext } from "./context";
+import { estimationFailure } from "./observedGasEstimation";
+import { stubTerms } from "./sponsorUserOperation";
+
+/** The EntryPoint a request named and our verifying paymaster for it. */
+export interface EntryPointV07 {
+  version: "0.7" | "0.8";
+  entryPoint: Address;
+  paymaster: Address;
+}
+
+export interface PaymasterFieldsV07 {
+  paymaster: Address;
+  paymasterData: Hex;
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+}
+
+export interface PaymasterRequestV07 {
+  target: EntryPointV07;
+  userOp: PartialUserOperationV07;
+  /** The account's signature as sent: sizes the bundler's estimate. */
+  signature?: Hex;
+  expirySeconds: number;
+  smartAccount?: { name: string; version: string };
+  webhookData?: Record<string, unknown>;
+}
+
+/**
+ * ERC-7677's first step for v0.7/v0.8: our paymaster, its two gas limits as they will be signed, and paymasterData of
+ * the final length (the dApp's deposit, the window sponsor will sign, a signature that recovers to nobody).
+ */
+export function paymasterStubFieldsV07(
+  ctx: ActionContext,
+  target: EntryPointV07,
+  userOp: PartialUserOperationV07,
+  expirySeconds: number,
+): PaymasterFieldsV07 {
+  return {
+    paymaster: target.paymaster,
+    paymasterData: encodeVerifyingPaymasterDataV07({ ...stubTerms(ctx, expirySeconds), signature: DUMMY_SIGNATURE }),
+    ...paymasterGasLimitsV07(userOp),
+  };
+}
+
+/** ERC-7677's second step: the operation arrives with its estimated gas; the rules decide over exactly those values. */
+export async function getPaymasterDataV07(ctx: ActionContext, request: PaymasterRequestV07): Promise<SponsorAnswerV07> {
+  return decideV07(ctx, request, asGivenV07(request.userOp));
+}
+
+/**
+ * pm_sponsorUserOperation for v0.7/v0.8: the account's gas from the chain's bundler when one is configured (our stub
+ * paymaster fields in, so the estimate pays for them; what the client sent is a lower bound), else as the client sent
+ * it. Our own simulation of v0.7 operations does not exist yet, so without a bundler the gas must be sent.
+ */
+export async function sponsorUserOperationV07(
+  ctx: ActionContext,
+  request: PaymasterRequestV07,
+): Promise<SponsorAnswerV07> {
+  const { chain } = ctx;
+  if (!chain.bundlerUrl) {
+    const missing = GAS_LIMIT_FIELDS.filter((field) => request.userOp[field] === undefined);
+    if (missing.length > 0) {
+      throw invalidParams(
+        `params[0] is missing ${missing.join(", ")}: chain ${chain.chainId} (${chain.name}) has no bundler ` +
+          "configured (bundlerUrl) to estimate the gas of EntryPoint v0.7 and v0.8 operations, so send the gas limits",
+      );
+    }
+    return getPaymasterDataV07(ctx, request);
+  }
+  const userOp = requireFees(request.userOp);
+  const stub = paymasterStubFieldsV07(ctx, request.target, userOp, request.expirySeconds);
+  let estimate: Awaited<ReturnType<typeof estimateWithBundlerV07>>;
+  const started = performance.now();
+  try {
+    estimate = await estimateWithBundlerV07(chain.bundlerUrl, request.target.entryPoint, {
+      ...userOp,
+      callGasLimit: userOp.callGasLimit ?? 0n,
+      verificationGasLimit: userOp.verificationGasLimit ?? 0n,
+      preVerificationGas: userOp.preVerificationGas ?? 0n,
+      ...stub,
+      signature: request.signature && request.signature !== "0x" ? request.signature : DUMMY_SIGNATURE,
+    });
+  } catch (error) {
+    throw estimationFailure(error, chain, ctx);
+  }
+  ctx.log.debug(
+    { chainId: chain.chainId, source: "bundler", ms: Math.round(performance.now() - started) },
+    "gas estimated",
+  );
+  const atLeast = (given: bigint | undefined, estimated: bigint) =>
+    given !== undefined && given > estimated ? given : estimated;
+  const withGas: PartialUserOperationV07 = {
+    ...userOp,
+    callGasLimit: atLeast(userOp.callGasLimit, estimate.callGasLimit),
+    verificationGasLimit: atLeast(userOp.verificationGasLimit, estimate.verificationGasLimit),
+    preVerificationGas: atLeast(userOp.preVerificationGas, estimate.preVerificationGas),
+    paymasterVerificationGasLimit: atLeast(
+      userOp.paymasterVerificationGasLimit,
+      estimate.paymasterVerificationGasLimit ?? 0n,
+    ),
+  };
+  return decideV07(ctx, request, asGivenV07(withGas));
+}
+
+async function decideV07(
+  ctx: ActionContext,
+  request: PaymasterRequestV07,
+  userOp: SignableUserOperationV07,
+): Promise<SponsorAnswerV07> {
+  const answer = await sponsorV07(ctx.deps, {
+    setup: ctx.setup,
+    chain: ctx.chain,
+    entryPoint: request.target.entryPoint,
+    paymaster: request.target.paymaster,
+    userOp,
+    expirySeconds: request.expirySeconds,
+    smartAccount: request.smartAccount,
+    webhookData: request.webhookData,
+  });
+  ctx.decision.refusedBy = answer.refusedBy;
+  return answer;
+}
+
+type WithFees = PartialUserOperationV07 & { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+
+function requireFees(userOp: PartialUserOperationV07): WithFees {
+  const missingFees = FEE_FIELDS.filter((field) => userOp[field] === undefined);
+  if (missingFees.length > 0) throw invalidParams(`params[0] is missing ${missingFees.join(", ")}`);
+  return userOp as WithFees;
+}
+
+/** The signature covers the gas values and fees, so all must be there; the paymaster's limits are ours to set. */
+function asGivenV07(userOp: PartialUserOperationV07): SignableUserOperationV07 {
+  const missingGas = GAS_LIMIT_FIELDS.filter((field) => userOp[field] === undefined);
+  if (missingGas.length > 0) {
+    throw invalidParams(`params[0] is missing ${missingGas.join(", ")}: the signature covers the gas limits`);
+  }
+  requireFees(userOp);
+  return { ...userOp, ...paymasterGasLimitsV07(userOp) } as SignableUserOperationV07;
+}

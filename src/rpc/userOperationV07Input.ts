@@ -1,0 +1,102 @@
+import { type Address, type Hex, numberToHex } from "viem";
+import { invalidParams } from "../errors";
+import { PartialUserOperationV07 as PartialUserOperationV07Schema } from "../schemas/rpc/userOperationV07";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS, MAX_FEE, MAX_GAS } from "../sponsorship/partialUserOperation";
+import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+import { inRange } from "./params";
+import { schemaCheck } from "./schemaCheck";
+
+const MAX_UINT256 = (1n << 256n) - 1n;
+const MAX_UINT64 = (1n << 64n) - 1n;
+const userOperationCheck = schemaCheck<typeof PartialUserOperationV07Schema, PartialUserOperationV07Schema>(
+  PartialUserOperationV07Schema,
+);
+
+/** Gas fields of a v0.7 operation the client may send: the account's three, and the paymaster's two. */
+const PAYMASTER_GAS_FIELDS = ["paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
+
+/** The members only a v0.7 or v0.8 operation has: with one of them, the operation is not a v0.6 one. */
+const V07_ONLY_FIELDS = [
+  "factory",
+  "factoryData",
+  "paymaster",
+  "paymasterData",
+  ...PAYMASTER_GAS_FIELDS,
+  "eip7702Auth",
+] as const;
+
+export interface UserOperationV07Input {
+  userOp: PartialUserOperationV07;
+  /** The account's signature as sent (`0x` when none): read only to size an estimate. */
+  signature: Hex;
+}
+
+/**
+ * params[0] for an EntryPoint v0.7 or v0.8 request (src/schemas/rpc/userOperationV07.ts): the schema's check, then
+ * numbers as bigints within their ranges, hex in lower case, and the EIP-7702 authorization on v0.8 only. The
+ * paymaster fields the client sent are ours to fill, so only the paymaster's verification gas limit is kept (a bundler
+ * may have estimated it).
+ */
+export function readUserOperationV07(
+  value: unknown,
+  version: "0.7" | "0.8",
+  label = "params[0]",
+): UserOperationV07Input {
+  const op = userOperationCheck.read(value, label);
+  const userOp: PartialUserOperationV07 = {
+    entryPointVersion: version,
+    sender: op.sender.toLowerCase() as Address,
+    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, MAX_UINT256),
+    callData: lower(op.callData) ?? "0x",
+  };
+  if (op.factory !== undefined && op.factory !== null) {
+    if (op.factory === "0x7702" && version !== "0.8") {
+      throw invalidParams(`${label}.factory: the EIP-7702 marker 0x7702 is for EntryPoint v0.8 only`);
+    }
+    userOp.factory = op.factory.toLowerCase() as Address;
+    userOp.factoryData = lower(op.factoryData) ?? "0x";
+  } else if (op.factoryData !== undefined && op.factoryData !== null && op.factoryData !== "0x") {
+    throw invalidParams(`${label}.factoryData is given without a factory`);
+  }
+  for (const field of GAS_LIMIT_FIELDS) {
+    const given = op[field];
+    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_GAS);
+  }
+  for (const field of FEE_FIELDS) {
+    const given = op[field];
+    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_FEE);
+  }
+  const pmVerification = op.paymasterVerificationGasLimit;
+  if (pmVerification !== undefined && pmVerification !== null) {
+    userOp.paymasterVerificationGasLimit = inRange(
+      BigInt(pmVerification),
+      `${label}.paymasterVerificationGasLimit`,
+      MAX_GAS,
+    );
+  }
+  if (op.eip7702Auth !== undefined && op.eip7702Auth !== null) {
+    if (version !== "0.8") throw invalidParams(`${label}.eip7702Auth: EIP-7702 operations are for EntryPoint v0.8`);
+    const auth = op.eip7702Auth;
+    const where = `${label}.eip7702Auth`;
+    const yParity = inRange(BigInt(auth.yParity), `${where}.yParity`, 1n);
+    userOp.eip7702Auth = {
+      chainId: inRange(BigInt(auth.chainId), `${where}.chainId`, MAX_UINT256),
+      address: auth.address.toLowerCase() as Address,
+      nonce: inRange(BigInt(auth.nonce), `${where}.nonce`, MAX_UINT64),
+      yParity: Number(yParity),
+      r: numberToHex(inRange(BigInt(auth.r), `${where}.r`, MAX_UINT256), { size: 32 }),
+      s: numberToHex(inRange(BigInt(auth.s), `${where}.s`, MAX_UINT256), { size: 32 }),
+    };
+  }
+  return { userOp, signature: lower(op.signature) ?? "0x" };
+}
+
+/** Whether a params[0] that is not read yet carries a member only v0.7 and v0.8 operations have. */
+export function hasV07Fields(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const fields = value as Record<string, unknown>;
+  return V07_ONLY_FIELDS.some((field) => fields[field] !== undefined && fields[field] !== null);
+}
+
+const lower = (value: string | null | undefined) =>
+  value === undefined || value === null ? undefined : (value.toLowerCase() as Hex);

@@ -1,0 +1,145 @@
+import type { Address, Hex } from "viem";
+import {
+  encodeVerifyingPaymasterDataV07,
+  getVerifyingPaymasterHashV07,
+  type PaymasterGasLimits,
+} from "../chain/paymasterAndDataV07";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../chain/userOperationV07";
+import type { SmartAccountInfo } from "./callData";
+import { decide } from "./decide";
+import { maxDepositCharge } from "./operationView";
+import type { PartialUserOperationV07 } from "./partialUserOperationV07";
+import type { RuleOutcome } from "./rule";
+import type { SponsorshipSetup } from "./setup";
+import { CLOCK_SKEW_SECONDS, type SponsorDeps } from "./sponsor";
+
+/** A v0.7/v0.8 operation with every field our signature covers, the paymaster's two gas limits included. */
+export type SignableUserOperationV07 = PartialUserOperationV07 &
+  Required<
+    Pick<
+      PartialUserOperationV07,
+      | "callGasLimit"
+      | "verificationGasLimit"
+      | "preVerificationGas"
+      | "maxFeePerGas"
+      | "maxPriorityFeePerGas"
+      | "paymasterVerificationGasLimit"
+      | "paymasterPostOpGasLimit"
+    >
+  >;
+
+export interface SponsorRequestV07 {
+  setup: SponsorshipSetup;
+  chain: SponsoringChain;
+  /** The EntryPoint the request named and our verifying paymaster for it (src/chain/sponsoringChains.ts). */
+  entryPoint: Address;
+  paymaster: Address;
+  userOp: SignableUserOperationV07;
+  expirySeconds: number;
+  smartAccount?: SmartAccountInfo;
+  webhookData?: Record<string, unknown>;
+}
+
+export interface SponsorAnswerV07 extends PaymasterGasLimits {
+  paymaster: Address;
+  /** Our part of paymasterAndData (ERC-7677's paymasterData); `0x` when refused. */
+  paymasterData: Hex;
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  reason?: string;
+  /** When refused: the rule that refused (a fixed name, for metrics and logs). */
+  refusedBy?: string;
+}
+
+/**
+ * sponsor() for EntryPoint v0.7 and v0.8: the same rules decide (they read the operation through operationView), and
+ * what the rules allow is signed with VerifyingPaymasterV07's hash and recorded before it is answered. The record has
+ * the fields of a v0.6 one: the EntryPoint's userOpHash of the operation as it will be sent (our paymaster fields in,
+ * no account signature), the sender and nonce, and the most the operation can take from the dApp's deposit in this
+ * version's paymaster.
+ */
+export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07): Promise<SponsorAnswerV07> {
+  const { setup, chain, userOp, paymaster } = request;
+  const nowMs = (deps.now ?? Date.now)();
+  const gas = {
+    callGasLimit: userOp.callGasLimit,
+    verificationGasLimit: userOp.verificationGasLimit,
+    preVerificationGas: userOp.preVerificationGas,
+  };
+  const paymasterGas = {
+    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
+  };
+  const base = {
+    paymasterId: setup.paymasterId,
+    chainId: chain.chainId,
+    sender: userOp.sender,
+    nonce: userOp.nonce,
+    ...gas,
+    maxFeePerGas: userOp.maxFeePerGas,
+    maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
+    ...(setup.fundingAddress ? { fundingAddress: setup.fundingAddress } : {}),
+    paymasterAddress: paymaster,
+  };
+  const refused = (reason: string, refusedBy?: string): SponsorAnswerV07 => ({
+    paymaster,
+    paymasterData: "0x",
+    ...paymasterGas,
+    ...gas,
+    reason,
+    ...(refusedBy ? { refusedBy } : {}),
+  });
+
+  const nowSeconds = Math.floor(nowMs / 1000);
+  const validUntil = nowSeconds + request.expirySeconds;
+  const decision = await decide(
+    { setup, userOp, smartAccount: request.smartAccount, webhookData: request.webhookData, nowMs, validUntil },
+    deps.rules,
+  );
+  if (!decision.sponsored) {
+    const outcomes: RuleOutcome[] = decision.outcomes;
+    await deps.log.record({ ...base, sponsored: false, reason: decision.reason, ruleOutcomes: outcomes });
+    return refused(decision.reason, outcomes.at(-1)?.rule);
+  }
+  // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
+  const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
+  let recorded = false;
+  try {
+    const complete: UserOperationV07 = { ...userOp, signature: "0x" };
+    const hash = getVerifyingPaymasterHashV07(packUserOperation(complete), {
+      ...terms,
+      ...paymasterGas,
+      chainId: chain.chainId,
+      paymaster,
+    });
+    const signature = await deps.signer.signHash(hash);
+    const paymasterData = encodeVerifyingPaymasterDataV07({ ...terms, signature });
+    const userOpHash = getUserOpHashV07(
+      { ...complete, paymaster, ...paymasterGas, paymasterData },
+      request.entryPoint,
+      chain.chainId,
+      userOp.entryPointVersion,
+    );
+    const outcome = await deps.log.record(
+      {
+        ...base,
+        sponsored: true,
+        userOpHash,
+        validUntil: terms.validUntil,
+        validAfter: terms.validAfter,
+        ruleOutcomes: decision.outcomes,
+        // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
+        ...(chain.rpcUrl ? { maxCharge: maxDepositCharge(userOp) } : {}),
+      },
+      decision.claim,
+    );
+    // Its limits filled since the rules' pre-check: recorded as refused, and the signature is dropped unseen.
+    if (!outcome.ok) return refused(outcome.reason);
+    recorded = true;
+    return { paymaster, paymasterData, ...paymasterGas, ...gas };
+  } finally {
+    decision.afterRecord(recorded);
+  }
+}

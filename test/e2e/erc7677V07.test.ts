@@ -1,0 +1,330 @@
+// EntryPoint v0.7 and v0.8 through the service, end to end: the service's local chain (all three EntryPoints, our
+// VerifyingPaymasterV07 per later version), Alto bundling all three, and the clients people use. viem's
+// createBundlerClient with createPaymasterClient (ERC-7677: pm_getPaymasterStubData, then pm_getPaymasterData) sends
+// operations of permissionless's SimpleAccount 0.7 and 0.8 (no factory address given: the canonical ones) and of an
+// EIP-7702 account on 0.8; a batch of two whitelisted calls; a call that is not whitelisted is refused with our reason
+// before anything reaches the bundler; and pimlico's pm_sponsorUserOperation [userOp, entryPoint, context] for a v0.7
+// operation, whose gas the service has Alto estimate. Each mined operation is checked on chain: UserOperationEvent of
+// the version's EntryPoint with success, our paymaster paying, and the dApp's deposit in that paymaster charged.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/accounts";
+import { createPimlicoClient } from "permissionless/clients/pimlico";
+import {
+  type Address,
+  BaseError,
+  type Hex,
+  http,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+  RpcRequestError,
+  type SignedAuthorization,
+} from "viem";
+import {
+  createBundlerClient,
+  createPaymasterClient,
+  type SmartAccount,
+  type UserOperationReceipt,
+} from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
+import { entryPointV07Abi } from "../../src/chain/entryPointV07";
+import {
+  PAYMASTER_POST_OP_GAS_LIMIT_V07,
+  PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
+} from "../../src/chain/verifyingPaymasterGasV07";
+import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+import { listSponsorships } from "../../src/storage/sponsorships";
+import { anvilKeys } from "../contracts/fixtures";
+import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { type Alto, startAlto } from "../helpers/alto";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { chainDapp, TARGET } from "../helpers/chainApp";
+import { whitelist } from "../helpers/dappSetup";
+
+/** A second whitelisted address (a call without data), for batches. */
+const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
+/** Not whitelisted: a call to it is refused by the contract rule. */
+const STRANGER: Address = "0x3333333333333333333333333333333333333333";
+const DEPOSIT = parseEther("1");
+
+let env: LocalStacks | undefined;
+let alto: Alto | undefined;
+let t: TestApp | undefined;
+let dapp: Dapp;
+let endpoint: string;
+
+before(async () => {
+  env = await startLocalStacks();
+  const entryPoints = env.chain.info.entryPoints;
+  alto = await startAlto({
+    rpcUrl: env.chain.rpcUrl,
+    executorKey: anvilKeys.bundler,
+    utilityKey: anvilKeys.stranger,
+    apiVersions: ["v2"],
+    entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.7"].entryPoint, entryPoints["0.8"].entryPoint],
+  });
+  const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
+  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
+  dapp = await chainDapp(t);
+  await whitelist(t, dapp, OTHER_TARGET, [], []);
+  for (const version of ["0.7", "0.8"] as const) {
+    await confirm(
+      env,
+      env.wallet(anvilKeys.fundingWallet).writeContract({
+        address: entryPoints[version].verifyingPaymaster,
+        abi: verifyingPaymasterV07Artifact.abi,
+        functionName: "depositFor",
+        args: [env.fundingWallet],
+        value: DEPOSIT,
+      }),
+    );
+  }
+  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+});
+
+after(async () => {
+  try {
+    await t?.close();
+  } finally {
+    try {
+      await alto?.stop();
+    } finally {
+      await env?.stop();
+    }
+  }
+});
+
+function started(): { env: LocalStacks; alto: Alto } {
+  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
+  return { env, alto };
+}
+
+/** The requests the paymaster client sent to our endpoint, by method. */
+type Sent = { method: string; params: unknown[] }[];
+
+function bundlerFor(account: SmartAccount, sent: Sent) {
+  const { env, alto } = started();
+  const paymaster = createPaymasterClient({
+    transport: http(endpoint, {
+      onFetchRequest: async (request) => {
+        sent.push((await request.clone().json()) as Sent[number]);
+      },
+    }),
+  });
+  return createBundlerClient({
+    account,
+    client: env.publicClient,
+    transport: http(alto.url),
+    paymaster,
+    pollingInterval: 50,
+  });
+}
+
+function paymasterOf(version: LaterEntryPointVersion): Address {
+  return started().env.chain.info.entryPoints[version].verifyingPaymaster;
+}
+
+async function depositOf(version: LaterEntryPointVersion): Promise<bigint> {
+  return started().env.publicClient.readContract({
+    address: paymasterOf(version),
+    abi: verifyingPaymasterV07Artifact.abi,
+    functionName: "getBalance",
+    args: [started().env.fundingWallet],
+  });
+}
+
+/**
+ * On chain: one successful UserOperationEvent of the version's EntryPoint for the sender, paid by our paymaster, and
+ * the dApp's deposit there charged by exactly what the paymaster's GasCharged says.
+ */
+async function checkMined(
+  version: LaterEntryPointVersion,
+  sender: Address,
+  receipt: UserOperationReceipt,
+  depositBefore: bigint,
+) {
+  const { env } = started();
+  assert.equal(receipt.success, true, "UserOperationEvent.success");
+  assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, paymasterOf(version)), "our paymaster paid");
+  const logs = receipt.receipt.logs;
+  const [event, ...others] = parseEventLogs({ abi: entryPointV07Abi, logs, eventName: "UserOperationEvent" }).filter(
+    (e) => isAddressEqual(e.args.sender, sender),
+  );
+  assert.ok(event && others.length === 0, "one UserOperationEvent for the sender");
+  assert.ok(isAddressEqual(event.address, env.chain.info.entryPoints[version].entryPoint), "the version's EntryPoint");
+  assert.equal(event.args.success, true);
+  assert.ok(isAddressEqual(event.args.paymaster, paymasterOf(version)));
+  const [charged] = parseEventLogs({ abi: verifyingPaymasterV07Artifact.abi, logs, eventName: "GasCharged" }).filter(
+    (c) => c.args.userOpHash === event.args.userOpHash,
+  );
+  assert.ok(charged, "our paymaster charged the operation");
+  assert.ok(isAddressEqual(charged.args.paymasterId, env.fundingWallet), "to the dApp's funding wallet");
+  assert.equal(depositBefore - (await depositOf(version)), charged.args.charge);
+  // The record the service made when it signed names the operation by the hash the EntryPoint gave it (what
+  // settlement matches on), with the sender and nonce.
+  assert.ok(t);
+  const records = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+    (r) => r.user_op_hash?.toLowerCase() === event.args.userOpHash.toLowerCase(),
+  );
+  assert.equal(records.length, 1, "one sponsorship record with the EntryPoint's userOpHash");
+  assert.equal(records[0]?.sponsored, true);
+  assert.equal(records[0]?.sender.toLowerCase(), sender.toLowerCase());
+  assert.equal(BigInt(records[0]?.nonce ?? -1), event.args.nonce);
+  return event;
+}
+
+/** The answers checked against what the ERC-7677 methods must give for a later EntryPoint. */
+function checkErc7677Requests(sent: Sent, version: LaterEntryPointVersion) {
+  const stub = sent.find((r) => r.method === "pm_getPaymasterStubData");
+  const data = sent.find((r) => r.method === "pm_getPaymasterData");
+  assert.ok(stub && data, `both ERC-7677 methods were called: ${sent.map((r) => r.method).join(", ")}`);
+  assert.equal(
+    (stub.params[1] as string).toLowerCase(),
+    started().env.chain.info.entryPoints[version].entryPoint.toLowerCase(),
+  );
+}
+
+async function simpleAccount(version: LaterEntryPointVersion) {
+  const { env } = started();
+  return toSimpleSmartAccount({
+    client: env.publicClient,
+    owner: privateKeyToAccount(generatePrivateKey()),
+    entryPoint: { address: env.chain.info.entryPoints[version].entryPoint, version },
+  });
+}
+
+for (const version of ["0.7", "0.8"] as const) {
+  describe(`EntryPoint v${version}, ERC-7677 with viem's paymaster client`, () => {
+    test("a permissionless SimpleAccount's first operation is sponsored by us and mined", async (tc) => {
+      const account = await simpleAccount(version);
+      const sent: Sent = [];
+      const bundler = bundlerFor(account, sent);
+      const depositBefore = await depositOf(version);
+      const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+      const event = await checkMined(version, account.address, receipt, depositBefore);
+      assert.equal(event.args.userOpHash, hash);
+      checkErc7677Requests(sent, version);
+      assert.ok(await started().env.publicClient.getCode({ address: account.address }), "the account was deployed");
+      tc.diagnostic(`actualGasUsed ${event.args.actualGasUsed}`);
+    });
+
+    test("a batch of two whitelisted calls (executeBatch) is sponsored and mined", async () => {
+      const account = await simpleAccount(version);
+      const bundler = bundlerFor(account, []);
+      const depositBefore = await depositOf(version);
+      const calls = [
+        { to: TARGET, value: 0n },
+        { to: OTHER_TARGET, value: 0n },
+      ];
+      const callData = await account.encodeCalls(calls);
+      // SimpleAccount 0.7: executeBatch(address[],uint256[],bytes[]); 0.8: executeBatch((address,uint256,bytes)[]).
+      assert.equal(callData.slice(0, 10), version === "0.7" ? "0x47e1da2a" : "0x34fcd5be");
+      const hash = await bundler.sendUserOperation({ calls });
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+      await checkMined(version, account.address, receipt, depositBefore);
+    });
+
+    test("a call that is not whitelisted reaches the caller as an error with our reason", async () => {
+      const account = await simpleAccount(version);
+      const sent: Sent = [];
+      const bundler = bundlerFor(account, sent);
+      const refusal = await bundler
+        .sendUserOperation({
+          calls: [
+            { to: TARGET, value: 0n },
+            { to: STRANGER, value: 0n },
+          ],
+        })
+        .then(
+          () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
+          (error: unknown) => error,
+        );
+      assert.ok(refusal instanceof BaseError, String(refusal));
+      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
+      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
+      assert.equal(rpcError.code, -32003);
+      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
+      const reason = `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`;
+      assert.ok(refusal.message.includes(reason), refusal.message);
+      assert.deepEqual(
+        sent.map((r) => r.method),
+        ["pm_getPaymasterStubData", "pm_getPaymasterData"],
+      );
+      assert.equal(await started().env.publicClient.getCode({ address: account.address }), undefined);
+    });
+  });
+}
+
+describe("EntryPoint v0.8, an EIP-7702 account", () => {
+  test("an EOA delegating to Simple7702Account is sponsored and mined with its authorization", async () => {
+    const { env } = started();
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await to7702SimpleSmartAccount({
+      client: env.publicClient,
+      owner,
+      entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
+    });
+    const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
+    assert.ok(implementation);
+    const authorization: SignedAuthorization = await owner.signAuthorization({
+      address: implementation,
+      chainId: env.viemChain.id,
+      nonce: 0,
+    });
+    const sent: Sent = [];
+    const bundler = bundlerFor(account, sent);
+    const depositBefore = await depositOf("0.8");
+    const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkMined("0.8", owner.address, receipt, depositBefore);
+    checkErc7677Requests(sent, "0.8");
+    const data = sent.find((r) => r.method === "pm_getPaymasterData");
+    assert.ok(data, "pm_getPaymasterData was called");
+    assert.ok((data.params[0] as { eip7702Auth?: unknown }).eip7702Auth, "the authorization went to the paymaster");
+    const code = await env.publicClient.getCode({ address: owner.address });
+    assert.equal(code?.toLowerCase(), `0xef0100${implementation.slice(2).toLowerCase()}`);
+  });
+});
+
+describe("EntryPoint v0.7, pimlico's pm_sponsorUserOperation [userOp, entryPoint, context]", () => {
+  test("the service has the bundler estimate the gas, signs, and the operation is mined", async () => {
+    const { env, alto } = started();
+    const entryPoint = { address: env.chain.info.entryPoints["0.7"].entryPoint, version: "0.7" } as const;
+    const pimlico = createPimlicoClient({ transport: http(endpoint), entryPoint });
+    const account = await simpleAccount("0.7");
+    let answer: Record<string, unknown> | undefined;
+    const bundler = createBundlerClient({
+      account,
+      client: env.publicClient,
+      transport: http(alto.url),
+      pollingInterval: 50,
+      paymaster: {
+        getPaymasterStubData: (parameters) => pimlico.getPaymasterStubData(parameters),
+        getPaymasterData: async (parameters) => {
+          const { chainId: _, entryPointAddress: __, context, ...op } = parameters;
+          const sponsored = await pimlico.sponsorUserOperation({
+            userOperation: { ...op, signature: (op as { signature?: Hex }).signature ?? "0x" } as never,
+            paymasterContext: context,
+          });
+          answer = sponsored as Record<string, unknown>;
+          return sponsored as never;
+        },
+      },
+    });
+    const depositBefore = await depositOf("0.7");
+    const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkMined("0.7", account.address, receipt, depositBefore);
+    assert.ok(answer, "pm_sponsorUserOperation answered");
+    assert.equal(answer.paymasterVerificationGasLimit, PAYMASTER_VERIFICATION_GAS_LIMIT_V07);
+    assert.equal(answer.paymasterPostOpGasLimit, PAYMASTER_POST_OP_GAS_LIMIT_V07);
+    for (const field of ["callGasLimit", "verificationGasLimit", "preVerificationGas"]) {
+      assert.equal(typeof answer[field], "bigint", `${field} came back, estimated by the bundler`);
+    }
+  });
+});
