@@ -280,6 +280,7 @@ async function run(storage: Storage) {
   const service = running.process.pid as number;
   const results = new Map<string, Measured[]>();
   let rss = 0;
+  let idle = 0;
   try {
     const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
     const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
@@ -293,6 +294,10 @@ async function run(storage: Storage) {
       "whitelist + COUNT + per-sender NATIVE_ASSET": () =>
         measure(limited.url, service, connections, storage.postgresPids),
     };
+    // What the service spends with no request at all (timers, caches): each figure per answer includes its share.
+    const idleFrom = processCpuMicros(service);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    idle = Math.round((processCpuMicros(service) - idleFrom) / 3000);
     let connections = 0;
     for (let round = 1; round <= rounds; round++) {
       for (connections of connectionCounts) {
@@ -314,7 +319,7 @@ async function run(storage: Storage) {
   );
   await db.close();
   await storage.cleanUp();
-  return { results, recorded: Number(row?.count ?? 0), rss };
+  return { results, recorded: Number(row?.count ?? 0), rss, idle };
 }
 
 function residentMegabytes(pid: number): number {
@@ -332,7 +337,7 @@ const range = (values: number[], digits = 0) => {
 
 const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
 const database = values.postgres ? "PostgreSQL" : "PGlite";
-const { results, recorded, rss } = await run(storage);
+const { results, recorded, rss, idle } = await run(storage);
 const rows: Record<string, Record<string, string>> = {};
 for (const [key, measured] of results) {
   const connections = key.slice(key.lastIndexOf("@") + 1);
@@ -358,7 +363,7 @@ console.log(
 console.table(rows);
 const failed = [...results.values()].flat().reduce((sum, r) => sum + r.non2xx + r.errors, 0);
 console.log(
-  `non-2xx answers and errors: ${failed}; sponsorships recorded: ${recorded}; service RSS at the end: ${rss} MB`,
+  `non-2xx answers and errors: ${failed}; sponsorships recorded: ${recorded}; service RSS at the end: ${rss} MB; service CPU when idle: ${idle} µs per ms`,
 );
 console.log(
   "targets: server CPU ≤ 200 µs/req, ratio ≥ 0.2, p99 < 25 ms @50 and < 10 ms @10; PostgreSQL CPU ≤ 100 µs/req",

@@ -26,39 +26,6 @@ export type ReserveOutcome =
 /** What the pre-check answers: whether the operation fits the usage as it is now. */
 export type CheckOutcome = { ok: true } | { ok: false; index: number; used: bigint };
 
-type RawOutcome = { ok: true; previous: (string | null)[] } | { ok: false; index: number; used: string };
-
-const toJson = (r: Reservation) => ({
-  policyId: r.policyId,
-  cycleStartMs: r.cycleStartMs,
-  scopeKey: r.scopeKey,
-  sender: r.sender,
-  nonce: r.nonce.toString(),
-  amount: r.amount.toString(),
-  threshold: r.threshold.toString(),
-  validUntil: r.validUntil,
-});
-
-const fromJson = (outcome: RawOutcome): ReserveOutcome =>
-  outcome.ok
-    ? { ok: true, previous: outcome.previous.map((p) => (p === null ? null : BigInt(p))) }
-    : { ok: false, index: outcome.index, used: BigInt(outcome.used) };
-
-/**
- * Reserves the limits of a batch of operations, each all or none, in order (`reserve_limits`, migration 4): it locks
- * the usage rows it touches, so it is exact under any concurrency, on any number of instances sharing the database.
- * A repeated (sender, nonce) in the same cycle replaces its own reservation instead of adding to it.
- *
- * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
- * if the record of its signature does, whenever the process stops.
- */
-export async function reserveLimits(tx: Queryable, operations: Reservation[][]): Promise<ReserveOutcome[]> {
-  const [row] = await tx.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
-    JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
-  ]);
-  return (row?.results ?? []).map(fromJson);
-}
-
 /** Per reservation of the batch, flattened: its limit's usage now and the amount this (sender, nonce) holds. */
 const CURRENT = `
   SELECT q.i::int AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
@@ -72,7 +39,7 @@ const CURRENT = `
 
 /**
  * The spending-limit pre-check: whether an operation fits its limits as they are now, by the same arithmetic as
- * `reserve_limits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
+ * `reserveLimits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
  * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement.
  */
 export class LimitLedger {

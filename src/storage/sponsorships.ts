@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
-import { type Reservation, reserveLimits } from "./limitLedger";
+import type { Reservation } from "./limitLedger";
+import { reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
