@@ -19,6 +19,7 @@ type Lane = (typeof LANES)[number];
 const UNIT = new Set([
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
+  "test/chain/fixedLayoutHashes.test.ts",
   "test/chain/localAddresses.test.ts",
   "test/chain/paymasterAndData.test.ts",
   "test/chain/paymasterAndDataV07.test.ts",

@@ -83,6 +83,7 @@ export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): H
       `paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(data.signature)}`,
     );
   }
+  if (!/^0x[0-9a-fA-F]*$/.test(data.signature)) throw new TypeError("paymaster signature is not hex");
   // Lowercase throughout, the paymaster's checksummed address too, so the result is uniform hex.
   const paymaster = addressWord("paymaster", data.paymaster).slice(24);
   return `0x${paymaster}${addressWord("paymasterId", data.paymasterId)}${uintWord("validUntil", data.validUntil, 48)}${uintWord(
