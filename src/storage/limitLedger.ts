@@ -1,6 +1,7 @@
 import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
-import type { Queryable } from "./database";
+import type { Database, Queryable } from "./database";
+import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
 
 /** One spending limit's share of one operation. */
 export interface Reservation {
@@ -40,12 +41,15 @@ const CURRENT = `
 /**
  * The spending-limit pre-check: whether an operation fits its limits as they are now, by the same arithmetic as
  * `reserveLimits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
- * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement.
+ * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement; on the
+ * embedded database they are answered from the memory ledger once it is built.
  */
 export class LimitLedger {
   readonly #batcher: Batcher<Reservation[], CheckOutcome>;
+  readonly #memory: MemoryLedger | undefined;
 
-  constructor(db: Queryable, observe?: BatchObserver) {
+  constructor(db: Database, observe?: BatchObserver) {
+    this.#memory = memoryLedgerOf(db);
     this.#batcher = new Batcher(
       async (operations) => {
         const flat = operations.flat();
@@ -78,6 +82,8 @@ export class LimitLedger {
 
   /** Whether all of one operation's limits have room for it now; reserves nothing. */
   check(reservations: Reservation[]): Promise<CheckOutcome> {
+    // Embedded, once memory holds the usage: no statement at all.
+    if (this.#memory?.current) return Promise.resolve(this.#memory.check(reservations));
     return this.#batcher.submit(reservations);
   }
 }

@@ -3,6 +3,7 @@ import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 import type { Reservation } from "./limitLedger";
+import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
 import { reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
@@ -124,12 +125,16 @@ export class SponsorshipLog {
   readonly #insert: Batcher<Pending, RecordOutcome>;
 
   constructor(db: Database, observe?: BatchObserver) {
+    // Embedded: the limits are kept in memory, written with the records (PostgreSQL: reserved in the database).
+    const memory = memoryLedgerOf(db);
     this.#insert = new Batcher(
       async (items) => {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await db.transaction((tx) => recordBatch(tx, items));
+            return await db.transaction((tx) => recordBatch(tx, items, memory));
           } catch (error) {
+            // Memory may hold what the failed transaction did not commit: rebuild it from the database.
+            memory?.clear();
             if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
           }
         }
@@ -151,15 +156,11 @@ export class SponsorshipLog {
   }
 }
 
-async function recordBatch(tx: Queryable, items: Pending[]): Promise<RecordOutcome[]> {
+async function recordBatch(tx: Queryable, items: Pending[], memory?: MemoryLedger): Promise<RecordOutcome[]> {
   const claimed = items.flatMap((item, position) => (item.claim ? [{ position, claim: item.claim }] : []));
+  const operations = claimed.map((c) => c.claim.reservations);
   const reserved =
-    claimed.length > 0
-      ? await reserveLimits(
-          tx,
-          claimed.map((c) => c.claim.reservations),
-        )
-      : [];
+    claimed.length === 0 ? [] : memory ? await memory.reserve(tx, operations) : await reserveLimits(tx, operations);
   const outcomes: RecordOutcome[] = items.map(() => ({ ok: true }));
   const rows = items.map((item) => item.record);
   for (const [i, { position, claim }] of claimed.entries()) {
