@@ -2,7 +2,7 @@
 // servers run in child processes; this process generates the load. Every request has a new nonce, as a wallet's do.
 //   npm run bench                          whitelist rule, then COUNT + NATIVE_ASSET limits too, on PGlite
 //   npm run bench -- --postgres            the same on the PostgreSQL of DATABASE_URL (default: the local test one)
-//   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3)
+//   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     connections: { type: "string", default: "50,10" },
     rounds: { type: "string", default: "3" },
     postgres: { type: "boolean", default: false },
+    /** A folder for a V8 CPU profile of the service, written when it stops (chrome://inspect or speedscope read it). */
+    "cpu-prof": { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -276,7 +278,14 @@ type Scenario = (typeof SCENARIOS)[number];
 async function run(storage: Storage) {
   const empty = await emptyServer();
   // Request logs as the service's default level writes them; the start line is all the bench reads.
-  const running = await startService({ ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" });
+  const profile = values["cpu-prof"];
+  const running = await startService(
+    { ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" },
+    undefined,
+    profile
+      ? { args: ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, "--import", "tsx", "src/main.ts"], cwd: ROOT }
+      : undefined,
+  );
   const service = running.process.pid as number;
   const results = new Map<string, Measured[]>();
   let rss = 0;
