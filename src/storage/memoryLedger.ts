@@ -6,17 +6,21 @@ export const usageKey = (policyId: string, cycleStartMs: number | string, scopeK
 export const heldKey = (policyId: string, cycleStartMs: number | string, sender: string, nonce: bigint | string) =>
   `${policyId}|${cycleStartMs}|${sender}|${nonce}`;
 
-/** Adds each batch's usage as a delta, so the database stays the sum of what was committed, whatever memory holds. */
-const WRITE = `
-  WITH usage AS (
-    INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
-    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[])
-    ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
-  )
-  INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-  SELECT * FROM unnest($5::uuid[], $6::bigint[], $7::text[], $8::numeric[], $9::text[], $10::numeric[], $11::bigint[])
-  ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
-  DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until`;
+/** What a batch's reservations write, as the parameters of LIMIT_WRITES (sponsorships.ts): usage deltas, then rows. */
+export interface LimitWrites {
+  usage: { policyId: string; cycleStartMs: string; scopeKey: string; delta: bigint }[];
+  reservations: Reservation[];
+}
+
+export const NO_LIMIT_WRITES: LimitWrites = { usage: [], reservations: [] };
+
+/** A batch's reservations computed from memory: the outcomes, what to write, and what to keep once it is written. */
+export interface LimitPlan {
+  outcomes: ReserveOutcome[];
+  writes: LimitWrites;
+  /** Call once the writes have committed. */
+  commit(): void;
+}
 
 interface UsageRow {
   policy_id: string;
@@ -39,13 +43,13 @@ const HELD_COLUMNS = `policy_id::text AS policy_id, cycle_start_ms::text AS cycl
 
 /**
  * The spending limits' usage and reservations in memory, for the embedded database: one process owns the data folder,
- * so no one else writes them. The database stays the record: each batch's reservations are written in the transaction
- * of its sponsorship records (as deltas), and memory is built from the database when first needed after a start.
+ * so no one else writes them. The database stays the record: each batch's reservations are written in the statement
+ * that writes its sponsorship records (usage as deltas), and memory is built from the database when first needed after
+ * a start.
  *
- * Everything here runs inside a PGlite transaction, and PGlite runs one transaction at a time: the record batches and
- * settlement (the only other writer, which gives reservations back) are serialised, so memory never sees a half.
- * Settlement marks what it touches as stale from inside its transaction; the next record batch reads those keys
- * again from the database before it computes. A failed transaction clears memory: it is rebuilt from the database.
+ * The record batches and settlement (the only other writer: it gives reservations back) run one at a time through
+ * `exclusive`. Settlement marks what it touches as stale; the next record batch reads those keys again from the
+ * database before it computes. A failed write clears memory: it is rebuilt from the database.
  */
 export class MemoryLedger {
   #loaded = false;
@@ -53,6 +57,7 @@ export class MemoryLedger {
   readonly #held = new Map<string, bigint>();
   readonly #staleUsage = new Map<string, [string, string, string]>();
   readonly #staleHeld = new Map<string, [string, string, string, string]>();
+  #queue: Promise<unknown> = Promise.resolve();
 
   /** Whether the pre-check can be answered from memory: built, and nothing stale since the last batch. */
   get current(): boolean {
@@ -69,7 +74,7 @@ export class MemoryLedger {
     return { ok: true };
   }
 
-  /** Called by settlement inside its transaction, before it changes these usage rows and reservations. */
+  /** Called by settlement (inside `exclusive`), before it changes these usage rows and reservations. */
   markStale(
     targets: { policy_id: string; cycle_start_ms: string; scope_key: string; sender: string; nonce: string }[],
   ) {
@@ -137,16 +142,32 @@ export class MemoryLedger {
   }
 
   /**
-   * Reserves a batch's limits, each operation all or none, in order, with the arithmetic of `reserveLimits`; writes
-   * what it reserved in one statement of the caller's transaction, and keeps it in memory. Inside the transaction
-   * that records the operations only.
+   * Runs `work` alone among the callers of this method: the record batches and settlement's transactions. Memory is
+   * read and the batch's statement runs inside it, so that nothing changes the limits in between.
    */
-  async reserve(tx: Queryable, operations: Reservation[][]): Promise<ReserveOutcome[]> {
-    await this.#refresh(tx);
-    // Computed on copies first: memory changes only once the statement has succeeded.
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work);
+    this.#queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** Reads from the database what memory lacks (all of it after a start, the stale keys after settlement). */
+  async prepare(db: Queryable): Promise<void> {
+    await this.#refresh(db);
+  }
+
+  /**
+   * Reserves a batch's limits, each operation all or none, in order, with the arithmetic of `reserveLimits`, on a copy:
+   * memory changes only when the caller commits the plan, after its writes succeeded. Inside `exclusive`, after
+   * `prepare`.
+   */
+  plan(operations: Reservation[][]): LimitPlan {
     const usage = new Map<string, bigint>();
     const held = new Map<string, bigint>();
-    const deltas = new Map<string, { r: Reservation; delta: bigint }>();
+    const deltas = new Map<string, LimitWrites["usage"][number]>();
     const written = new Map<string, Reservation>();
     const usedOf = (key: string) => usage.get(key) ?? this.#usage.get(key) ?? 0n;
     const heldOf = (key: string) => (held.has(key) ? (held.get(key) as bigint) : (this.#held.get(key) ?? null));
@@ -163,34 +184,24 @@ export class MemoryLedger {
         const key = usageKey(r.policyId, r.cycleStartMs, r.scopeKey);
         const delta = r.amount - (previous[i] ?? 0n);
         usage.set(key, usedOf(key) + delta);
-        deltas.set(key, { r, delta: (deltas.get(key)?.delta ?? 0n) + delta });
+        const change = deltas.get(key);
+        if (change) change.delta += delta;
+        else
+          deltas.set(key, { policyId: r.policyId, cycleStartMs: String(r.cycleStartMs), scopeKey: r.scopeKey, delta });
         const reservation = heldKey(r.policyId, r.cycleStartMs, r.sender, r.nonce);
         held.set(reservation, r.amount);
         written.set(reservation, r);
       }
       return { ok: true, previous };
     });
-
-    if (written.size > 0) {
-      const changes = [...deltas.values()];
-      const reservations = [...written.values()];
-      await tx.query(WRITE, [
-        changes.map((c) => c.r.policyId),
-        changes.map((c) => String(c.r.cycleStartMs)),
-        changes.map((c) => c.r.scopeKey),
-        changes.map((c) => c.delta.toString()),
-        reservations.map((r) => r.policyId),
-        reservations.map((r) => String(r.cycleStartMs)),
-        reservations.map((r) => r.sender),
-        reservations.map((r) => r.nonce.toString()),
-        reservations.map((r) => r.scopeKey),
-        reservations.map((r) => r.amount.toString()),
-        reservations.map((r) => String(r.validUntil)),
-      ]);
-      for (const [key, value] of usage) this.#usage.set(key, value);
-      for (const [key, value] of held) this.#held.set(key, value);
-    }
-    return outcomes;
+    return {
+      outcomes,
+      writes: { usage: [...deltas.values()], reservations: [...written.values()] },
+      commit: () => {
+        for (const [key, value] of usage) this.#usage.set(key, value);
+        for (const [key, value] of held) this.#held.set(key, value);
+      },
+    };
   }
 }
 
