@@ -2,7 +2,8 @@
 // servers run in child processes; this process generates the load. Every request has a new nonce, as a wallet's do.
 //   npm run bench                          whitelist rule, then COUNT + NATIVE_ASSET limits too, on PGlite
 //   npm run bench -- --postgres            the same on the PostgreSQL of DATABASE_URL (default: the local test one)
-//   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR
+//   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
+//            --against DIR (another checkout, measured in the same rounds: an A/B under the same load)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -16,7 +17,7 @@ import { createAccount } from "../src/storage/accounts";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
 import { migrate } from "../src/storage/migrations";
-import { embeddedEnv, startService } from "../test/helpers/service";
+import { embeddedEnv, type RunningService, startService } from "../test/helpers/service";
 import { cpuDuring, processCpuMicros } from "./cpu";
 import { type LoadResult, load } from "./load";
 
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     postgres: { type: "boolean", default: false },
     /** A folder for a V8 CPU profile of the service, written when it stops (chrome://inspect or speedscope read it). */
     "cpu-prof": { type: "string" },
+    /** Another checkout (say a worktree of the commit before a change): measured in the same rounds, turn about. */
+    against: { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -268,67 +271,99 @@ async function postgresStorage(): Promise<Storage> {
   };
 }
 
-const SCENARIOS = ["empty Fastify handler", "whitelist rule", "whitelist + COUNT + per-sender NATIVE_ASSET"] as const;
-type Scenario = (typeof SCENARIOS)[number];
+const database = values.postgres ? "PostgreSQL" : "PGlite";
 
-/**
- * Rounds of every scenario at every connection count, the empty handler in each round beside the service, so that
- * the ratio compares like with like on a machine whose speed varies; then counts what was recorded.
- */
-async function run(storage: Storage) {
-  const empty = await emptyServer();
-  // Request logs as the service's default level writes them; the start line is all the bench reads.
+interface Build {
+  label: string;
+  cwd: string;
+}
+
+interface Started {
+  build: Build;
+  storage: Storage;
+  running: RunningService;
+  pid: number;
+  whitelist: string;
+  limited: string;
+}
+
+async function startBuild(build: Build): Promise<Started> {
+  const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
   const profile = values["cpu-prof"];
+  const args = ["--import", "tsx", "src/main.ts"];
+  // Request logs as the service's default level writes them; the start line is all the bench reads.
   const running = await startService(
     { ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" },
     undefined,
-    profile
-      ? { args: ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, "--import", "tsx", "src/main.ts"], cwd: ROOT }
-      : undefined,
+    { args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args, cwd: build.cwd },
   );
-  const service = running.process.pid as number;
+  const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
+  const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
+  const limited = await setUpDapp(running.baseUrl, authToken, "bench-limits");
+  await addLimits(running.baseUrl, limited.headers);
+  await checkSponsored(whitelist.url);
+  await checkSponsored(limited.url);
+  return {
+    build,
+    storage,
+    running,
+    pid: running.process.pid as number,
+    whitelist: whitelist.url,
+    limited: limited.url,
+  };
+}
+
+/**
+ * Rounds of every scenario at every connection count, the empty handler in each round beside the service (and beside
+ * the other build, with --against), so that ratios and CPU compare like with like on a machine whose load varies; then
+ * counts what was recorded.
+ */
+async function run(builds: Build[]) {
+  const empty = await emptyServer();
+  const started: Started[] = [];
   const results = new Map<string, Measured[]>();
-  let rss = 0;
-  let idle = 0;
+  const notes: string[] = [];
   try {
-    const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
-    const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
-    const limited = await setUpDapp(running.baseUrl, authToken, "bench-limits");
-    await addLimits(running.baseUrl, limited.headers);
-    await checkSponsored(whitelist.url);
-    await checkSponsored(limited.url);
-    const targets: Record<Scenario, () => Promise<Measured>> = {
-      "empty Fastify handler": () => measure(empty.url, empty.pid, connections),
-      "whitelist rule": () => measure(whitelist.url, service, connections, storage.postgresPids),
-      "whitelist + COUNT + per-sender NATIVE_ASSET": () =>
-        measure(limited.url, service, connections, storage.postgresPids),
-    };
-    // What the service spends with no request at all (timers, caches): each figure per answer includes its share.
-    const idleFrom = processCpuMicros(service);
+    for (const build of builds) started.push(await startBuild(build));
+    // What each service spends with no request at all (timers, caches): each figure per answer includes its share.
+    const idleFrom = started.map((s) => processCpuMicros(s.pid));
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    idle = Math.round((processCpuMicros(service) - idleFrom) / 3000);
-    let connections = 0;
+    const idle = started.map((s, i) => Math.round((processCpuMicros(s.pid) - (idleFrom[i] as number)) / 3000));
     for (let round = 1; round <= rounds; round++) {
-      for (connections of connectionCounts) {
-        for (const scenario of SCENARIOS) {
-          const key = `${scenario} @${connections}`;
-          results.set(key, [...(results.get(key) ?? []), await targets[scenario]()]);
+      for (const connections of connectionCounts) {
+        const add = async (key: string, measured: Promise<Measured>) =>
+          results.set(key, [...(results.get(key) ?? []), await measured]);
+        await add(`empty Fastify handler @${connections}`, measure(empty.url, empty.pid, connections));
+        for (const scenario of ["whitelist", "limited"] as const) {
+          for (const s of started) {
+            const name = scenario === "whitelist" ? "whitelist rule" : "whitelist + COUNT + per-sender NATIVE_ASSET";
+            const prefix = builds.length > 1 ? `${s.build.label}: ` : "";
+            await add(
+              `${prefix}${database}, ${name} @${connections}`,
+              measure(s[scenario], s.pid, connections, s.storage.postgresPids),
+            );
+          }
         }
       }
       console.error(`round ${round} of ${rounds} done`);
     }
-    rss = residentMegabytes(service);
+    for (const [i, s] of started.entries()) {
+      notes.push(`${s.build.label}: RSS at the end ${residentMegabytes(s.pid)} MB, CPU when idle ${idle[i]} µs per ms`);
+    }
   } finally {
     empty.stop();
-    await running.stop();
+    for (const s of started) await s.running.stop();
   }
-  const db = await storage.open();
-  const [row] = await db.query<{ count: string | number }>(
-    "SELECT count(*) AS count FROM sponsorships WHERE sponsored",
-  );
-  await db.close();
-  await storage.cleanUp();
-  return { results, recorded: Number(row?.count ?? 0), rss, idle };
+  for (const s of started) {
+    const db = await s.storage.open();
+    const [row] = await db.query<{ count: string | number }>(
+      "SELECT count(*) AS count FROM sponsorships WHERE sponsored",
+    );
+    await db.close();
+    await s.storage.cleanUp();
+    notes.push(`${s.build.label}: sponsorships recorded ${Number(row?.count ?? 0)}`);
+  }
+  return { results, notes };
 }
 
 function residentMegabytes(pid: number): number {
@@ -344,15 +379,16 @@ const range = (values: number[], digits = 0) => {
   return min === max ? f(min) : `${f(median)} (${f(min)}–${f(max)})`;
 };
 
-const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
-const database = values.postgres ? "PostgreSQL" : "PGlite";
-const { results, recorded, rss, idle } = await run(storage);
+const builds: Build[] = [{ label: "this build", cwd: ROOT }];
+if (values.against)
+  builds.push({ label: path.basename(path.resolve(values.against)), cwd: path.resolve(values.against) });
+const { results, notes } = await run(builds);
 const rows: Record<string, Record<string, string>> = {};
 for (const [key, measured] of results) {
   const connections = key.slice(key.lastIndexOf("@") + 1);
   const empty = results.get(`empty Fastify handler @${connections}`) as Measured[];
   const ratios = measured.map((m, i) => m.requestsPerSecond / (empty[i] as Measured).requestsPerSecond);
-  rows[key.startsWith("empty") ? key : `${database}, ${key}`] = {
+  rows[key] = {
     "req/s": range(measured.map((m) => m.requestsPerSecond)),
     ratio: range(ratios, 3),
     "p99 ms": range(measured.map((m) => m.p99Ms)),
@@ -371,9 +407,7 @@ console.log(
 );
 console.table(rows);
 const failed = [...results.values()].flat().reduce((sum, r) => sum + r.non2xx + r.errors, 0);
-console.log(
-  `non-2xx answers and errors: ${failed}; sponsorships recorded: ${recorded}; service RSS at the end: ${rss} MB; service CPU when idle: ${idle} µs per ms`,
-);
+console.log(`non-2xx answers and errors: ${failed}; ${notes.join("; ")}`);
 console.log(
   "targets: server CPU ≤ 200 µs/req, ratio ≥ 0.2, p99 < 25 ms @50 and < 10 ms @10; PostgreSQL CPU ≤ 100 µs/req",
 );
