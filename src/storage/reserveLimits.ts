@@ -1,5 +1,6 @@
 import type { Queryable } from "./database";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
+import { heldKey, type LimitWrites, usageKey } from "./memoryLedger";
 
 /** Creates the usage rows a batch needs, in one fixed order so concurrent batches never wait on each other in a cycle. */
 const CREATE_USAGE = `
@@ -29,44 +30,35 @@ const HELD = `
   WHERE (r.policy_id, r.cycle_start_ms, r.sender, r.nonce) IN (
     SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[]))`;
 
-/** The batch's new usage (absolute: the rows are locked) and its reservations, in one statement. */
-const WRITE = `
-  WITH usage AS (
-    UPDATE limit_usage u SET used = n.used
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[]) AS n(policy_id, cycle_start_ms, scope_key, used)
-    WHERE u.policy_id = n.policy_id AND u.cycle_start_ms = n.cycle_start_ms AND u.scope_key = n.scope_key
-  )
-  INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-  SELECT * FROM unnest($5::uuid[], $6::bigint[], $7::text[], $8::numeric[], $9::text[], $10::numeric[], $11::bigint[])
-  ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
-  DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until`;
-
-const usageKey = (policyId: string, cycleStartMs: number | string, scopeKey: string) =>
-  `${policyId}|${cycleStartMs}|${scopeKey}`;
-const heldKey = (policyId: string, cycleStartMs: number | string, sender: string, nonce: bigint | string) =>
-  `${policyId}|${cycleStartMs}|${sender}|${nonce}`;
+type UsageRow = { policy_id: string; cycle_start_ms: string; scope_key: string; used: string };
 
 /**
  * Reserves the limits of a batch of operations, each all or none, in order: the usage rows the batch touches are
  * created if missing and locked, so this is exact under any concurrency, on any number of instances sharing the
  * database. A repeated (sender, nonce) in the same cycle replaces its own reservation instead of adding to it.
  *
- * Set-based: four statements per batch, whatever its size; the arithmetic runs here, on the locked rows. It is the
+ * Set-based: two or three statements per batch, whatever its size (lock the usage rows, creating the missing ones
+ * first when there are; read what the batch's (sender, nonce) hold); the arithmetic runs here, on the locked rows,
+ * and what it reserved is returned as writes for the statement that records the batch (sponsorships.ts). It is the
  * same as migration 4's `reserve_limits`, which ran four statements per reservation (and which an instance of an
  * earlier build may still call: both lock the same rows in the same order).
  *
  * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
  * if the record of its signature does, whenever the process stops.
  */
-export async function reserveLimits(tx: Queryable, operations: Reservation[][]): Promise<ReserveOutcome[]> {
+export async function reserveLimits(
+  tx: Queryable,
+  operations: Reservation[][],
+): Promise<{ outcomes: ReserveOutcome[]; writes: LimitWrites }> {
   const flat = operations.flat();
-  if (flat.length === 0) return operations.map(() => ({ ok: true, previous: [] }));
   const keys = [flat.map((r) => r.policyId), flat.map((r) => String(r.cycleStartMs)), flat.map((r) => r.scopeKey)];
-  await tx.query(CREATE_USAGE, keys);
-  const usageRows = await tx.query<{ policy_id: string; cycle_start_ms: string; scope_key: string; used: string }>(
-    LOCK_USAGE,
-    keys,
-  );
+  let usageRows = await tx.query<UsageRow>(LOCK_USAGE, keys);
+  const distinct = new Set(flat.map((r) => usageKey(r.policyId, r.cycleStartMs, r.scopeKey)));
+  if (usageRows.length < distinct.size) {
+    // Some rows are new (a new cycle, a new sender): create them, then lock the whole set again in the fixed order.
+    await tx.query(CREATE_USAGE, keys);
+    usageRows = await tx.query<UsageRow>(LOCK_USAGE, keys);
+  }
   const heldRows = await tx.query<{
     policy_id: string;
     cycle_start_ms: string;
@@ -79,7 +71,7 @@ export async function reserveLimits(tx: Queryable, operations: Reservation[][]):
   const held = new Map(
     heldRows.map((h) => [heldKey(h.policy_id, h.cycle_start_ms, h.sender, h.nonce), BigInt(h.amount)]),
   );
-  const touchedUsage = new Set<string>();
+  const deltas = new Map<string, LimitWrites["usage"][number]>();
   const written = new Map<string, Reservation>();
 
   const outcomes = operations.map((reservations): ReserveOutcome => {
@@ -92,33 +84,16 @@ export async function reserveLimits(tx: Queryable, operations: Reservation[][]):
     }
     for (const [i, r] of reservations.entries()) {
       const key = usageKey(r.policyId, r.cycleStartMs, r.scopeKey);
-      usage.set(key, (usage.get(key) ?? 0n) + r.amount - (previous[i] ?? 0n));
-      touchedUsage.add(key);
+      const delta = r.amount - (previous[i] ?? 0n);
+      usage.set(key, (usage.get(key) ?? 0n) + delta);
+      const change = deltas.get(key);
+      if (change) change.delta += delta;
+      else deltas.set(key, { policyId: r.policyId, cycleStartMs: String(r.cycleStartMs), scopeKey: r.scopeKey, delta });
       const reservation = heldKey(r.policyId, r.cycleStartMs, r.sender, r.nonce);
       held.set(reservation, r.amount);
       written.set(reservation, r);
     }
     return { ok: true, previous };
   });
-
-  if (written.size > 0) {
-    const usageRowsWritten = usageRows.filter((u) =>
-      touchedUsage.has(usageKey(u.policy_id, u.cycle_start_ms, u.scope_key)),
-    );
-    const reservations = [...written.values()];
-    await tx.query(WRITE, [
-      usageRowsWritten.map((u) => u.policy_id),
-      usageRowsWritten.map((u) => u.cycle_start_ms),
-      usageRowsWritten.map((u) => u.scope_key),
-      usageRowsWritten.map((u) => String(usage.get(usageKey(u.policy_id, u.cycle_start_ms, u.scope_key)))),
-      reservations.map((r) => r.policyId),
-      reservations.map((r) => String(r.cycleStartMs)),
-      reservations.map((r) => r.sender),
-      reservations.map((r) => r.nonce.toString()),
-      reservations.map((r) => r.scopeKey),
-      reservations.map((r) => r.amount.toString()),
-      reservations.map((r) => String(r.validUntil)),
-    ]);
-  }
-  return outcomes;
+  return { outcomes, writes: { usage: [...deltas.values()], reservations: [...written.values()] } };
 }

@@ -36,9 +36,10 @@ export interface SponsorshipRecord {
 
 /**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
- * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike) and, on the
- * embedded database, the spending-limit reservations computed in memory ($20 on: usage deltas, then reservations;
- * empty arrays otherwise). One statement is one transaction: all of it is written or none.
+ * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike) and the
+ * spending-limit reservations the batch made ($20 on: usage deltas, then reservations; empty arrays when none):
+ * computed in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. Alone, the
+ * statement is its own transaction: all of it is written or none.
  */
 const INSERT = `
   WITH limit_usage_written AS (
@@ -160,7 +161,8 @@ export class SponsorshipLog {
             if (!items.some((item) => item.claim)) return await recordBatch(db, items, []);
             return await db.transaction(async (tx) => {
               const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
-              return recordBatch(tx, items, await reserveLimits(tx, claimed));
+              const { outcomes, writes } = await reserveLimits(tx, claimed);
+              return recordBatch(tx, items, outcomes, writes);
             });
           } catch (error) {
             if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
