@@ -21,8 +21,6 @@ export class Batcher<In, Out> {
     private readonly maxBatch = 500,
     /** Told each batch's size and time (the group-commit metrics). */
     private readonly observe?: BatchObserver,
-    /** How long the first item of an idle batcher waits for others to join (0: the rest of this event-loop turn). */
-    private readonly fillMs = 0,
   ) {}
 
   submit(item: In): Promise<Out> {
@@ -30,9 +28,8 @@ export class Batcher<In, Out> {
       this.#pending.push({ item, resolve, reject });
       if (!this.#running) {
         this.#running = true;
-        // Let the other requests of this turn of the event loop (or of the next fillMs) join the first batch.
-        if (this.fillMs > 0) setTimeout(() => void this.#drain(), this.fillMs);
-        else setImmediate(() => void this.#drain());
+        // Let the other requests of this turn of the event loop join the first batch.
+        setImmediate(() => void this.#drain());
       }
     });
   }
