@@ -36,23 +36,11 @@ export interface SponsorshipRecord {
 
 /**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
- * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike) and the
- * spending-limit reservations the batch made ($20 on: usage deltas, then reservations; empty arrays when none):
- * computed in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. Alone, the
+ * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike). Alone, the
  * statement is its own transaction: all of it is written or none.
  */
-const INSERT = `
-  WITH limit_usage_written AS (
-    INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
-    SELECT * FROM unnest($20::uuid[], $21::bigint[], $22::text[], $23::numeric[])
-    ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
-  ), limit_reservations_written AS (
-    INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[], $28::text[], $29::numeric[],
-      $30::bigint[])
-    ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
-    DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
-  ), inserted AS (
+const RECORDS = `
+  WITH inserted AS (
     INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
       verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
       rule_outcomes, funding_address, paymaster_address, max_charge)
@@ -76,9 +64,27 @@ const INSERT = `
   ON CONFLICT (chain_id, paymaster_address, funding_address, valid_until_minute)
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
+/**
+ * The same, with the spending-limit reservations the batch made ($20 on: usage deltas, then reservations): computed
+ * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
+ * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
+ */
+const RECORDS_AND_LIMITS = `
+  WITH limit_usage_written AS (
+    INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
+    SELECT * FROM unnest($20::uuid[], $21::bigint[], $22::text[], $23::numeric[])
+    ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
+  ), limit_reservations_written AS (
+    INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
+    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[], $28::text[], $29::numeric[],
+      $30::bigint[])
+    ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
+    DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
+  ), ${RECORDS.trim().slice("WITH ".length)}`;
+
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
-function columns(rows: SponsorshipRecord[], limits: LimitWrites): unknown[][] {
+function columns(rows: SponsorshipRecord[]): unknown[][] {
   return [
     rows.map(() => randomUUID()),
     rows.map((r) => r.paymasterId),
@@ -99,6 +105,11 @@ function columns(rows: SponsorshipRecord[], limits: LimitWrites): unknown[][] {
     rows.map((r) => r.fundingAddress?.toLowerCase() ?? null),
     rows.map((r) => r.paymasterAddress?.toLowerCase() ?? null),
     rows.map((r) => text(r.maxCharge)),
+  ];
+}
+
+function limitColumns(limits: LimitWrites): unknown[][] {
+  return [
     limits.usage.map((u) => u.policyId),
     limits.usage.map((u) => u.cycleStartMs),
     limits.usage.map((u) => u.scopeKey),
@@ -223,7 +234,8 @@ async function recordBatch(
     outcomes[position] = { ok: false, reason };
     rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
   }
-  await db.query(INSERT, columns(rows, limits));
+  if (limits.reservations.length === 0) await db.query(RECORDS, columns(rows));
+  else await db.query(RECORDS_AND_LIMITS, [...columns(rows), ...limitColumns(limits)]);
   return outcomes;
 }
 
