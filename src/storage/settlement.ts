@@ -89,61 +89,63 @@ export interface SettleRangeOptions {
  * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, COUNT keeps its 1. The reservation row goes
  * away, so a later signature of the same nonce (which can never run) reserves afresh and is released on expiry.
  */
-export async function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
+export function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
+  return exclusiveOfLedger(db, () => settleRangeAlone(db, options));
+}
+
+async function settleRangeAlone(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
   const { chainId, events } = options;
   const at = new Date(options.atMs).toISOString();
-  return exclusiveOfLedger(db, () =>
-    db.transaction(async (tx) => {
-      const [cursor] = await tx.query<{ last_block: string }>(
-        "SELECT last_block::text AS last_block FROM chain_cursors WHERE chain_id = $1 FOR UPDATE",
-        [chainId],
-      );
-      if (!cursor || BigInt(cursor.last_block) !== options.fromBlock - 1n) {
-        return { applied: false, settled: 0, superseded: 0, reservations: 0 };
-      }
-      let settled: SettledRow[] = [];
-      let superseded = 0;
-      let reservations = 0;
-      if (events.length > 0) {
-        settled = await tx.query<SettledRow>(
-          `UPDATE sponsorships s SET actual_cost = e.cost::numeric, actual_gas_used = e.gas::numeric,
+  return db.transaction(async (tx) => {
+    const [cursor] = await tx.query<{ last_block: string }>(
+      "SELECT last_block::text AS last_block FROM chain_cursors WHERE chain_id = $1 FOR UPDATE",
+      [chainId],
+    );
+    if (!cursor || BigInt(cursor.last_block) !== options.fromBlock - 1n) {
+      return { applied: false, settled: 0, superseded: 0, reservations: 0 };
+    }
+    let settled: SettledRow[] = [];
+    let superseded = 0;
+    let reservations = 0;
+    if (events.length > 0) {
+      settled = await tx.query<SettledRow>(
+        `UPDATE sponsorships s SET actual_cost = e.cost::numeric, actual_gas_used = e.gas::numeric,
            success = e.success::boolean, tx_hash = e.tx, block_number = e.block::bigint, settled_at = $7::timestamptz
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
            AS e(hash, cost, gas, success, tx, block)
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
            e.cost AS actual_cost, ${HOLD_COLUMNS}, s.released_at IS NOT NULL AS was_released`,
-          [
-            events.map((e) => e.userOpHash.toLowerCase()),
-            events.map((e) => e.actualGasCost.toString()),
-            events.map((e) => e.actualGasUsed.toString()),
-            events.map((e) => String(e.success)),
-            events.map((e) => e.txHash.toLowerCase()),
-            events.map((e) => e.blockNumber.toString()),
-            at,
-            chainId,
-          ],
-        );
-        const released = await tx.query<HoldRow>(
-          `UPDATE sponsorships s SET released_at = $3::timestamptz
+        [
+          events.map((e) => e.userOpHash.toLowerCase()),
+          events.map((e) => e.actualGasCost.toString()),
+          events.map((e) => e.actualGasUsed.toString()),
+          events.map((e) => String(e.success)),
+          events.map((e) => e.txHash.toLowerCase()),
+          events.map((e) => e.blockNumber.toString()),
+          at,
+          chainId,
+        ],
+      );
+      const released = await tx.query<HoldRow>(
+        `UPDATE sponsorships s SET released_at = $3::timestamptz
          FROM unnest($1::text[], $2::numeric[]) AS e(sender, nonce)
          WHERE s.chain_id = $4 AND s.sender = e.sender AND s.nonce = e.nonce
            AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL
          RETURNING ${HOLD_COLUMNS}`,
-          [events.map((e) => e.sender.toLowerCase()), events.map((e) => e.nonce.toString()), at, chainId],
-        );
-        superseded = released.length;
-        // A row released earlier (mined after its expiry was assumed) no longer holds anything.
-        await takeFromHolds(tx, [...settled.filter((row) => !row.was_released), ...released]);
-        reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds, memoryLedgerOf(db));
-      }
-      await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
-        chainId,
-        options.toBlock.toString(),
-      ]);
-      return { applied: true, settled: settled.length, superseded, reservations };
-    }),
-  );
+        [events.map((e) => e.sender.toLowerCase()), events.map((e) => e.nonce.toString()), at, chainId],
+      );
+      superseded = released.length;
+      // A row released earlier (mined after its expiry was assumed) no longer holds anything.
+      await takeFromHolds(tx, [...settled.filter((row) => !row.was_released), ...released]);
+      reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds, memoryLedgerOf(db));
+    }
+    await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
+      chainId,
+      options.toBlock.toString(),
+    ]);
+    return { applied: true, settled: settled.length, superseded, reservations };
+  });
 }
 
 interface SettledRow extends HoldRow {
@@ -263,7 +265,7 @@ interface Target {
  */
 async function finishReservations(tx: Queryable, targets: Target[], memory: MemoryLedger | undefined): Promise<number> {
   if (targets.length === 0) return 0;
-  // The embedded memory ledger reads these again before its next batch (this transaction runs alone: PGlite).
+  // The embedded memory ledger reads these again before its next batch (settlement runs alone: exclusiveOfLedger).
   memory?.markStale(targets);
   await tx.query(
     `SELECT 1 FROM limit_usage u
@@ -314,15 +316,21 @@ export interface ReleaseOutcome {
  * spending-limit reservations of that chain's paymasters that expired are given back whole (NATIVE_ASSET by their
  * amount, COUNT by 1) — unless a later signature of the same sender and nonce, still valid, may yet run.
  */
-export async function releaseExpired(
+export function releaseExpired(
+  db: Database,
+  options: { chainId: number; cutoff: number; atMs: number },
+): Promise<ReleaseOutcome> {
+  return exclusiveOfLedger(db, () => releaseExpiredAlone(db, options));
+}
+
+async function releaseExpiredAlone(
   db: Database,
   options: { chainId: number; cutoff: number; atMs: number },
 ): Promise<ReleaseOutcome> {
   const { chainId, cutoff } = options;
-  return exclusiveOfLedger(db, () =>
-    db.transaction(async (tx) => {
-      const targets = await tx.query<Target>(
-        `SELECT r.policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce, r.scope_key,
+  return db.transaction(async (tx) => {
+    const targets = await tx.query<Target>(
+      `SELECT r.policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce, r.scope_key,
          '0' AS final
        FROM limit_reservations r
        JOIN policies p ON p.id = r.policy_id
@@ -334,21 +342,20 @@ export async function releaseExpired(
              AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until >= $2)
        ORDER BY r.policy_id, r.cycle_start_ms, r.sender, r.nonce
        LIMIT 5000`,
-        [chainId, cutoff],
-      );
-      const reservations = await finishReservations(tx, targets, memoryLedgerOf(db));
-      const released = await tx.query<HoldRow>(
-        `UPDATE sponsorships s SET released_at = $3::timestamptz
+      [chainId, cutoff],
+    );
+    const reservations = await finishReservations(tx, targets, memoryLedgerOf(db));
+    const released = await tx.query<HoldRow>(
+      `UPDATE sponsorships s SET released_at = $3::timestamptz
        WHERE s.chain_id = $1 AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until < $2
        RETURNING ${HOLD_COLUMNS}`,
-        [chainId, cutoff, new Date(options.atMs).toISOString()],
-      );
-      await takeFromHolds(tx, released);
-      // Every sponsorship of these minutes is released by now: their rows can only hold zero.
-      await tx.query("DELETE FROM deposit_holds WHERE chain_id = $1 AND valid_until_minute < $2", [chainId, cutoff]);
-      return { sponsorships: released.length, reservations };
-    }),
-  );
+      [chainId, cutoff, new Date(options.atMs).toISOString()],
+    );
+    await takeFromHolds(tx, released);
+    // Every sponsorship of these minutes is released by now: their rows can only hold zero.
+    await tx.query("DELETE FROM deposit_holds WHERE chain_id = $1 AND valid_until_minute < $2", [chainId, cutoff]);
+    return { sponsorships: released.length, reservations };
+  });
 }
 
 /**
