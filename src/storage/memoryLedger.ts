@@ -6,7 +6,7 @@ export const usageKey = (policyId: string, cycleStartMs: number | string, scopeK
 export const heldKey = (policyId: string, cycleStartMs: number | string, sender: string, nonce: bigint | string) =>
   `${policyId}|${cycleStartMs}|${sender}|${nonce}`;
 
-/** What a batch's reservations write, as the parameters of LIMIT_WRITES (sponsorships.ts): usage deltas, then rows. */
+/** What a batch's reservations write, as the parameters of RECORDS_AND_LIMITS (sponsorships.ts): usage deltas, then rows. */
 export interface LimitWrites {
   usage: { policyId: string; cycleStartMs: string; scopeKey: string; delta: bigint }[];
   reservations: Reservation[];
