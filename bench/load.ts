@@ -2,6 +2,8 @@ import autocannon from "autocannon";
 
 export interface LoadResult {
   requestsPerSecond: number;
+  /** Responses received in the timed run. */
+  requests: number;
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
@@ -29,6 +31,7 @@ export async function load(
   });
   return {
     requestsPerSecond: Math.round(result.requests.average),
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,

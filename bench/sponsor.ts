@@ -2,9 +2,12 @@
 // servers run in child processes; this process generates the load. Every request has a new nonce, as a wallet's do.
 //   npm run bench                          whitelist rule, then COUNT + NATIVE_ASSET limits too, on PGlite
 //   npm run bench -- --postgres            the same on the PostgreSQL of DATABASE_URL (default: the local test one)
-//   options: --seconds N (default 10), --connections N (default 50)
+//   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
+//            --against DIR (another checkout, measured in the same rounds: an A/B under the same load)
+// Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
+// read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -14,18 +17,25 @@ import { createAccount } from "../src/storage/accounts";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
 import { migrate } from "../src/storage/migrations";
-import { embeddedEnv, startService } from "../test/helpers/service";
+import { embeddedEnv, type RunningService, startService } from "../test/helpers/service";
+import { cpuDuring, processCpuMicros } from "./cpu";
 import { type LoadResult, load } from "./load";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "10" },
-    connections: { type: "string", default: "50" },
+    seconds: { type: "string", default: "5" },
+    connections: { type: "string", default: "50,10" },
+    rounds: { type: "string", default: "3" },
     postgres: { type: "boolean", default: false },
+    /** A folder for a V8 CPU profile of the service, written when it stops (chrome://inspect or speedscope read it). */
+    "cpu-prof": { type: "string" },
+    /** Another checkout (say a worktree of the commit before a change): measured in the same rounds, turn about. */
+    against: { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
-const connections = Number(values.connections);
+const connectionCounts = values.connections.split(",").map(Number);
+const rounds = Number(values.rounds);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TARGET = "0x1111111111111111111111111111111111111111";
 const targetAbi = parseAbi(["function mint(uint256 amount)"]);
@@ -60,17 +70,61 @@ const rpcBody = (n: number) =>
   });
 
 let offset = 0;
-/** Warm-up first (JIT, pools, caches); each run continues the nonces, so no request repeats an earlier one. */
-async function measure(url: string): Promise<LoadResult> {
-  const body = (n: number) => rpcBody(offset + n);
-  await load(url, body, { connections, seconds: 2 });
-  offset += 10_000_000;
-  const result = await load(url, (n) => rpcBody(offset + n), { connections, seconds });
-  offset += 10_000_000;
-  return result;
+
+interface Measured extends LoadResult {
+  /** CPU µs per answer of the server process; of PostgreSQL's backends for this database (PostgreSQL runs only). */
+  serverCpuUs: number;
+  postgresCpuUs?: number;
+  /** The share of the machine's CPU time used by processes other than the server, PostgreSQL and this load generator. */
+  othersShare: number;
 }
 
-async function baseline(): Promise<LoadResult> {
+/**
+ * Warm-up first (JIT, pools, caches), then the timed run with the CPU time of the server (and PostgreSQL's backends)
+ * read from /proc around it; each run continues the nonces, so no request repeats an earlier one.
+ */
+async function measure(
+  url: string,
+  server: number,
+  connections: number,
+  postgresPids?: () => Promise<number[]>,
+): Promise<Measured> {
+  await load(url, (n) => rpcBody(offset + n), { connections, seconds: 1 });
+  offset += 10_000_000;
+  const body = (n: number) => rpcBody(offset + n);
+  const machineBefore = machineCpuMicros();
+  const selfBefore = process.cpuUsage();
+  const serverBefore = processCpuMicros(server);
+  const postgres = postgresPids
+    ? await cpuDuring(postgresPids, () => load(url, body, { connections, seconds }))
+    : { result: await load(url, body, { connections, seconds }), micros: 0 };
+  const serverMicros = processCpuMicros(server) - serverBefore;
+  const self = process.cpuUsage(selfBefore);
+  const machine = machineCpuMicros();
+  offset += 10_000_000;
+  const result = postgres.result;
+  const answers = Math.max(result.requests, 1);
+  const busy = machine.busy - machineBefore.busy;
+  const others = busy - serverMicros - postgres.micros - self.user - self.system;
+  return {
+    ...result,
+    serverCpuUs: Math.round(serverMicros / answers),
+    ...(postgresPids ? { postgresCpuUs: Math.round(postgres.micros / answers) } : {}),
+    othersShare: Math.max(0, others) / Math.max(machine.total - machineBefore.total, 1),
+  };
+}
+
+/** Busy and total CPU time of the whole machine so far (all cores), in microseconds, from /proc/stat. */
+function machineCpuMicros(): { busy: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = ticks.reduce((sum, t) => sum + t, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: ((total - idle) * 1_000_000) / 100, total: (total * 1_000_000) / 100 };
+}
+
+/** The empty handler in its own process; returns its URL, its pid and how to stop it. */
+async function emptyServer() {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/emptyServer.ts"], { cwd: ROOT, stdio: "pipe" });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
@@ -79,11 +133,11 @@ async function baseline(): Promise<LoadResult> {
     });
     child.once("exit", (code) => reject(new Error(`empty server exited with ${code}`)));
   });
-  try {
-    return await measure(`http://127.0.0.1:${port}/api/v1/31337/key`);
-  } finally {
-    child.kill("SIGTERM");
-  }
+  return {
+    url: `http://127.0.0.1:${port}/api/v1/31337/key`,
+    pid: child.pid as number,
+    stop: () => child.kill("SIGTERM"),
+  };
 }
 
 async function api(base: string, method: string, route: string, headers: Record<string, string>, body?: unknown) {
@@ -98,14 +152,14 @@ async function api(base: string, method: string, route: string, headers: Record<
 }
 
 /** A dApp with a funding wallet and a whitelisted method; returns its RPC URL and management headers. */
-async function setUpDapp(base: string, authToken: string) {
+async function setUpDapp(base: string, authToken: string, name: string) {
   const dapp = await api(
     base,
     "POST",
     "paymasterParameters",
     { authToken },
     {
-      name: "bench",
+      name,
       type: "HYBRID",
       chainId: 31337,
       version: "1.0.0",
@@ -129,16 +183,19 @@ async function setUpDapp(base: string, authToken: string) {
   return { url: `${base}/api/v1/31337/${dapp.apiKey}`, headers };
 }
 
-/** Limits far above what a run can use: the ledger does all its work and never refuses. */
+/**
+ * Limits far above what a run can use, so the ledger does all its work and never refuses: a COUNT limit over the
+ * whole dApp and a NATIVE_ASSET limit per sender.
+ */
 async function addLimits(base: string, headers: Record<string, string>) {
-  for (const [name, thresholdType, threshold] of [
-    ["count", "COUNT", 1e12],
-    ["spend", "NATIVE_ASSET", 1e9],
+  for (const [name, type, thresholdType, threshold] of [
+    ["count", "PAYMASTER", "COUNT", 1e12],
+    ["spend", "SMART_ACCOUNT", "NATIVE_ASSET", 1e9],
   ] as const) {
     await api(base, "POST", "paymaster-policy", headers, {
       name,
       policyType: "PAYMASTER_SA_LIMIT",
-      policyData: { type: "PAYMASTER", cycleDuration: { value: 1, unit: "day" }, threshold, thresholdType },
+      policyData: { type, cycleDuration: { value: 1, unit: "day" }, threshold, thresholdType },
     });
   }
 }
@@ -156,6 +213,8 @@ async function checkSponsored(url: string) {
 interface Storage {
   env: NodeJS.ProcessEnv;
   authToken?: string;
+  /** PostgreSQL's backends serving the service (PostgreSQL runs only). */
+  postgresPids?: () => Promise<number[]>;
   /** Opens the database once the service has stopped, to count what was recorded. */
   open(): Promise<Database>;
   cleanUp(): Promise<void>;
@@ -194,6 +253,15 @@ async function postgresStorage(): Promise<Storage> {
       LOG_LEVEL: "info",
     },
     authToken,
+    // The backends of the service's pool: PostgreSQL's shared writers (WAL writer, checkpointer) serve every database
+    // of the server, other helpers' tests included, so they are left out.
+    postgresPids: async () =>
+      (
+        await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+          [name],
+        )
+      ).map((row) => Number(row.pid)),
     open: () => openDatabase({ url: target.toString() }),
     cleanUp: async () => {
       await admin.exec(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -203,43 +271,143 @@ async function postgresStorage(): Promise<Storage> {
   };
 }
 
-/** One service run: whitelist only, then with the two limits added; counts what was recorded afterwards. */
-async function service(storage: Storage) {
-  // Request logs would cost the service more than some of the work measured; the start line is all we read.
-  const running = await startService({ ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" });
-  const results: Record<string, LoadResult> = {};
-  try {
-    const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
-    const { url, headers } = await setUpDapp(running.baseUrl, authToken);
-    await checkSponsored(url);
-    results.whitelist = await measure(url);
-    await addLimits(running.baseUrl, headers);
-    await checkSponsored(url);
-    results.limits = await measure(url);
-  } finally {
-    await running.stop();
-  }
-  const db = await storage.open();
-  const [row] = await db.query<{ count: string | number }>(
-    "SELECT count(*) AS count FROM sponsorships WHERE sponsored",
-  );
-  await db.close();
-  await storage.cleanUp();
-  return { results, recorded: Number(row?.count ?? 0) };
+const database = values.postgres ? "PostgreSQL" : "PGlite";
+
+interface Build {
+  label: string;
+  cwd: string;
 }
 
-const empty = await baseline();
-const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
-const database = values.postgres ? "PostgreSQL" : "PGlite";
-const { results, recorded } = await service(storage);
-const rows: Record<string, LoadResult & { ratio?: number }> = { "empty Fastify handler": empty };
-for (const [name, result] of Object.entries(results)) {
-  rows[`sponsor, ${database}, ${name === "whitelist" ? "whitelist rule" : "whitelist + COUNT + NATIVE_ASSET limits"}`] =
-    { ...result, ratio: Math.round((result.requestsPerSecond / empty.requestsPerSecond) * 100) / 100 };
+interface Started {
+  build: Build;
+  storage: Storage;
+  running: RunningService;
+  pid: number;
+  whitelist: string;
+  limited: string;
 }
-console.table(rows);
-const answered = Object.values(results).reduce((sum, r) => sum + r.non2xx, 0);
+
+async function startBuild(build: Build): Promise<Started> {
+  const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
+  const profile = values["cpu-prof"];
+  const args = ["--import", "tsx", "src/main.ts"];
+  // Request logs as the service's default level writes them; the start line is all the bench reads.
+  const running = await startService(
+    { ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" },
+    undefined,
+    { args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args, cwd: build.cwd },
+  );
+  const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
+  const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
+  const limited = await setUpDapp(running.baseUrl, authToken, "bench-limits");
+  await addLimits(running.baseUrl, limited.headers);
+  await checkSponsored(whitelist.url);
+  await checkSponsored(limited.url);
+  return {
+    build,
+    storage,
+    running,
+    pid: running.process.pid as number,
+    whitelist: whitelist.url,
+    limited: limited.url,
+  };
+}
+
+/**
+ * Rounds of every scenario at every connection count, the empty handler in each round beside the service (and beside
+ * the other build, with --against), so that ratios and CPU compare like with like on a machine whose load varies; then
+ * counts what was recorded.
+ */
+async function run(builds: Build[]) {
+  const empty = await emptyServer();
+  const started: Started[] = [];
+  const results = new Map<string, Measured[]>();
+  const notes: string[] = [];
+  try {
+    for (const build of builds) started.push(await startBuild(build));
+    // What each service spends with no request at all (timers, caches): each figure per answer includes its share.
+    const idleFrom = started.map((s) => processCpuMicros(s.pid));
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const idle = started.map((s, i) => Math.round((processCpuMicros(s.pid) - (idleFrom[i] as number)) / 3000));
+    for (let round = 1; round <= rounds; round++) {
+      for (const connections of connectionCounts) {
+        const add = async (key: string, measured: Promise<Measured>) =>
+          results.set(key, [...(results.get(key) ?? []), await measured]);
+        await add(`empty Fastify handler @${connections}`, measure(empty.url, empty.pid, connections));
+        for (const scenario of ["whitelist", "limited"] as const) {
+          for (const s of started) {
+            const name = scenario === "whitelist" ? "whitelist rule" : "whitelist + COUNT + per-sender NATIVE_ASSET";
+            const prefix = builds.length > 1 ? `${s.build.label}: ` : "";
+            await add(
+              `${prefix}${database}, ${name} @${connections}`,
+              measure(s[scenario], s.pid, connections, s.storage.postgresPids),
+            );
+          }
+        }
+      }
+      console.error(`round ${round} of ${rounds} done`);
+    }
+    for (const [i, s] of started.entries()) {
+      notes.push(`${s.build.label}: RSS at the end ${residentMegabytes(s.pid)} MB, CPU when idle ${idle[i]} µs per ms`);
+    }
+  } finally {
+    empty.stop();
+    for (const s of started) await s.running.stop();
+  }
+  for (const s of started) {
+    const db = await s.storage.open();
+    const [row] = await db.query<{ count: string | number }>(
+      "SELECT count(*) AS count FROM sponsorships WHERE sponsored",
+    );
+    await db.close();
+    await s.storage.cleanUp();
+    notes.push(`${s.build.label}: sponsorships recorded ${Number(row?.count ?? 0)}`);
+  }
+  return { results, notes };
+}
+
+function residentMegabytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Math.round(Number(match?.[1] ?? 0) / 1024);
+}
+
+const range = (values: number[], digits = 0) => {
+  const f = (v: number) => v.toFixed(digits);
+  const min = Math.min(...values);
+  const max = Math.max(...values);
+  const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  return min === max ? f(min) : `${f(median)} (${f(min)}–${f(max)})`;
+};
+
+const builds: Build[] = [{ label: "this build", cwd: ROOT }];
+if (values.against)
+  builds.push({ label: path.basename(path.resolve(values.against)), cwd: path.resolve(values.against) });
+const { results, notes } = await run(builds);
+const rows: Record<string, Record<string, string>> = {};
+for (const [key, measured] of results) {
+  const connections = key.slice(key.lastIndexOf("@") + 1);
+  const empty = results.get(`empty Fastify handler @${connections}`) as Measured[];
+  const ratios = measured.map((m, i) => m.requestsPerSecond / (empty[i] as Measured).requestsPerSecond);
+  rows[key] = {
+    "req/s": range(measured.map((m) => m.requestsPerSecond)),
+    ratio: range(ratios, 3),
+    "p99 ms": range(measured.map((m) => m.p99Ms)),
+    "server CPU µs/req": range(measured.map((m) => m.serverCpuUs)),
+    ...(values.postgres && !key.startsWith("empty")
+      ? { "PostgreSQL CPU µs/req": range(measured.map((m) => m.postgresCpuUs ?? 0)) }
+      : {}),
+    "others' CPU share": range(
+      measured.map((m) => m.othersShare * 100),
+      0,
+    ),
+  };
+}
 console.log(
-  `non-2xx answers: ${answered}; sponsorships recorded: ${recorded} (every answer of the runs, warm-ups included)`,
+  `${rounds} rounds of ${seconds} s per figure: median (min–max); others' CPU share: % of the machine's two cores`,
 );
-console.log("targets: ratio ≥ 0.50 of the empty handler, p99 < 25 ms at 50 connections");
+console.table(rows);
+const failed = [...results.values()].flat().reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+console.log(`non-2xx answers and errors: ${failed}; ${notes.join("; ")}`);
+console.log(
+  "targets: server CPU ≤ 200 µs/req, ratio ≥ 0.2, p99 < 25 ms @50 and < 10 ms @10; PostgreSQL CPU ≤ 100 µs/req",
+);

@@ -20,6 +20,7 @@ const UNIT = new Set([
   "test/architecture/imports.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
+  "test/chain/fixedLayoutHashes.test.ts",
   "test/chain/localAddresses.test.ts",
   "test/chain/paymasterAndData.test.ts",
   "test/chain/paymasterAndDataV07.test.ts",

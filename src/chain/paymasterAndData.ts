@@ -4,19 +4,9 @@
 //
 //   [0:20]   paymaster address
 //   [20:276] abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)
-import {
-  type Address,
-  concat,
-  decodeAbiParameters,
-  encodeAbiParameters,
-  getAddress,
-  type Hex,
-  isAddress,
-  size,
-  slice,
-} from "viem";
-import { keccak256 } from "./keccak";
-import { signedFieldParameters, signedFieldValues, type UserOperationSignedFields } from "./userOperation";
+import { type Address, decodeAbiParameters, getAddress, type Hex, size, slice } from "viem";
+import { addressWord, keccakOfWords, uintWord } from "./abiWords";
+import { signedFieldWords, type UserOperationSignedFields } from "./userOperation";
 
 /** 20 address bytes + four head words + the signature's length word + 65 bytes padded to three words. */
 export const VERIFYING_PAYMASTER_AND_DATA_LENGTH = 276;
@@ -31,14 +21,10 @@ const dataParameters = [
   { name: "signature", type: "bytes" },
 ] as const;
 
-const hashParameters = [
-  ...signedFieldParameters,
-  { name: "chainId", type: "uint256" },
-  { name: "paymaster", type: "address" },
-  { name: "paymasterId", type: "address" },
-  { name: "validUntil", type: "uint48" },
-  { name: "validAfter", type: "uint48" },
-] as const;
+/** The signature's place in the tail (four head words in) and its length, as abi.encode writes them. */
+const SIGNATURE_OFFSET_AND_LENGTH = uintWord("offset", 128) + uintWord("length", PAYMASTER_SIGNATURE_LENGTH);
+/** A 65-byte signature padded to three words. */
+const SIGNATURE_PADDING = "0".repeat((96 - PAYMASTER_SIGNATURE_LENGTH) * 2);
 
 /** What a sponsorship decides besides the signature: whose deposit pays, and the validity window (unix seconds). */
 export interface SponsorshipTerms {
@@ -71,18 +57,21 @@ function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
   }
 }
 
-/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+/**
+ * The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value:
+ * keccak(abi.encode(signed fields, chainId, paymaster, paymasterId, uint48 validUntil, uint48 validAfter)), all static
+ * words, written in fixed layout (byte for byte viem's encodeAbiParameters, as test/chain/fixedLayoutHashes.test.ts
+ * checks).
+ */
 export function getVerifyingPaymasterHash(userOp: UserOperationSignedFields, context: VerifyingHashContext): Hex {
   checkWindow(context);
-  return keccak256(
-    encodeAbiParameters(hashParameters, [
-      ...signedFieldValues(userOp),
-      BigInt(context.chainId),
-      context.paymaster,
-      context.paymasterId,
-      context.validUntil,
-      context.validAfter,
-    ]),
+  return keccakOfWords(
+    signedFieldWords(userOp) +
+      uintWord("chainId", context.chainId) +
+      addressWord("paymaster", context.paymaster) +
+      addressWord("paymasterId", context.paymasterId) +
+      uintWord("validUntil", context.validUntil, 48) +
+      uintWord("validAfter", context.validAfter, 48),
   );
 }
 
@@ -94,13 +83,14 @@ export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): H
       `paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(data.signature)}`,
     );
   }
-  // concat keeps the case of its parts: lowercase the checksummed address so the result is uniform hex.
-  if (!isAddress(data.paymaster, { strict: false }))
-    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
-  return concat([
-    data.paymaster.toLowerCase() as Address,
-    encodeAbiParameters(dataParameters, [data.paymasterId, data.validUntil, data.validAfter, data.signature]),
-  ]);
+  if (!/^0x[0-9a-fA-F]*$/.test(data.signature)) throw new TypeError("paymaster signature is not hex");
+  // Lowercase throughout, the paymaster's checksummed address too, so the result is uniform hex.
+  const paymaster = addressWord("paymaster", data.paymaster).slice(24);
+  return `0x${paymaster}${addressWord("paymasterId", data.paymasterId)}${uintWord("validUntil", data.validUntil, 48)}${uintWord(
+    "validAfter",
+    data.validAfter,
+    48,
+  )}${SIGNATURE_OFFSET_AND_LENGTH}${data.signature.slice(2).toLowerCase()}${SIGNATURE_PADDING}`;
 }
 
 export function decodeVerifyingPaymasterAndData(paymasterAndData: Hex): VerifyingPaymasterData {

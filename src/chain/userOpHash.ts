@@ -1,19 +1,14 @@
-import { type Address, encodeAbiParameters, type Hex } from "viem";
-import { keccak256 } from "./keccak";
-import { signedFieldParameters, signedFieldValues, type UserOperation } from "./userOperation";
+import type { Address, Hex } from "viem";
+import { addressWord, bytesHashWord, keccakOfWords, uintWord } from "./abiWords";
+import { signedFieldWords, type UserOperation } from "./userOperation";
 
-const packedParameters = [...signedFieldParameters, { name: "paymasterAndDataHash", type: "bytes32" }] as const;
-
-/** EntryPoint v0.6's getUserOpHash: the id under which the operation's events appear on chain. */
+/**
+ * EntryPoint v0.6's getUserOpHash: the id under which the operation's events appear on chain.
+ * keccak(abi.encode(keccak(abi.encode(signed fields, keccak(paymasterAndData))), entryPoint, chainId)), in fixed
+ * layout (byte for byte viem's getUserOperationHash, as test/chain/fixedLayoutHashes.test.ts checks).
+ */
 export function getUserOpHash(userOp: Omit<UserOperation, "signature">, entryPoint: Address, chainId: number): Hex {
-  const packed = encodeAbiParameters(packedParameters, [
-    ...signedFieldValues(userOp),
-    keccak256(userOp.paymasterAndData),
-  ]);
-  return keccak256(
-    encodeAbiParameters(
-      [{ type: "bytes32" }, { type: "address" }, { type: "uint256" }],
-      [keccak256(packed), entryPoint, BigInt(chainId)],
-    ),
-  );
+  const packed = signedFieldWords(userOp) + bytesHashWord("paymasterAndData", userOp.paymasterAndData);
+  const inner = keccakOfWords(packed).slice(2);
+  return keccakOfWords(inner + addressWord("entryPoint", entryPoint) + uintWord("chainId", chainId));
 }

@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import { addressWord, bytesHashWord, uintWord } from "./abiWords";
 import { keccak256 } from "./keccak";
 
 /** An ERC-4337 user operation as EntryPoint v0.6 takes it; the field names match the ABI struct, so viem encodes it as is. */
@@ -47,4 +48,22 @@ export function signedFieldValues(userOp: UserOperationSignedFields) {
     userOp.maxFeePerGas,
     userOp.maxPriorityFeePerGas,
   ] as const;
+}
+
+/**
+ * The same encoding as `encodeAbiParameters(signedFieldParameters, signedFieldValues(userOp))`, written word by word:
+ * nine words as hex digits without 0x. The hot path's form (both hashes of a sponsorship start with it).
+ */
+export function signedFieldWords(userOp: UserOperationSignedFields): string {
+  return (
+    addressWord("sender", userOp.sender) +
+    uintWord("nonce", userOp.nonce) +
+    bytesHashWord("initCode", userOp.initCode) +
+    bytesHashWord("callData", userOp.callData) +
+    uintWord("callGasLimit", userOp.callGasLimit) +
+    uintWord("verificationGasLimit", userOp.verificationGasLimit) +
+    uintWord("preVerificationGas", userOp.preVerificationGas) +
+    uintWord("maxFeePerGas", userOp.maxFeePerGas) +
+    uintWord("maxPriorityFeePerGas", userOp.maxPriorityFeePerGas)
+  );
 }

@@ -43,8 +43,10 @@ function classify(note: DecisionNote, error: unknown): { outcome: DecisionOutcom
 }
 
 /**
- * Counts and logs one sponsorship decision, once the method has answered: one info line with the chain, the dApp's
- * paymaster name, the outcome, the reason and the time taken; never the apiKey, a token or the operation.
+ * Counts and logs one sponsorship decision, once the method has answered: one line with the chain, the dApp's
+ * paymaster name, the outcome, the reason and the time taken; never the apiKey, a token or the operation. Refusals and
+ * errors at info; sponsorships, the bulk of the traffic, at debug (a line per request at info cost 30 to 60 µs of a
+ * sponsorship's CPU; the metrics count them all).
  */
 export function recordDecision(metrics: Metrics | undefined, log: FastifyBaseLogger, end: DecisionEnd): void {
   const mode = end.note.mode;
@@ -54,7 +56,7 @@ export function recordDecision(metrics: Metrics | undefined, log: FastifyBaseLog
   const chainId = String(end.chain.chainId);
   metrics?.decisions.inc({ chain_id: chainId, mode, outcome, reason });
   metrics?.sponsorSeconds.observe({ chain_id: chainId, mode, outcome }, seconds);
-  log.info(
+  log[outcome === "sponsored" ? "debug" : "info"](
     {
       chainId: end.chain.chainId,
       dapp: end.setup.name,

@@ -56,6 +56,27 @@ export function pgliteDatabase(db: PGlite): Database {
   };
 }
 
+/** Named statements per process: enough for every fixed statement of the service, and a bound on any other kind. */
+const MAX_NAMED_STATEMENTS = 256;
+
+/**
+ * Parameterised statements go by name, so that each connection parses and plans them once instead of on every call
+ * (the sponsorship path's statements ran their planning on every batch). The text names the statement: the same text
+ * always gets the same name.
+ */
+function namedStatements() {
+  const names = new Map<string, string>();
+  return (text: string, values: unknown[] | undefined): pg.QueryConfig => {
+    if (values === undefined || values.length === 0) return { text };
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
+      name = `paymaster_${names.size}`;
+      names.set(text, name);
+    }
+    return name === undefined ? { text, values } : { name, text, values };
+  };
+}
+
 async function openPostgres(url: string, schema: string | undefined): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -67,8 +88,9 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
   pool.on("error", () => {});
   const client = await pool.connect();
   client.release();
+  const statement = namedStatements();
   const query = <Row>(sql: string, params?: unknown[]) =>
-    mapped(async () => (await pool.query(sql, params)).rows as Row[]);
+    mapped(async () => (await pool.query(statement(sql, params))).rows as Row[]);
   return {
     kind: "postgres",
     query,
@@ -81,7 +103,7 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
         await client.query("BEGIN");
         const result = await work({
           query: <Row>(sql: string, params?: unknown[]) =>
-            mapped(async () => (await client.query(sql, params)).rows as Row[]),
+            mapped(async () => (await client.query(statement(sql, params))).rows as Row[]),
           exec: async (sql) => {
             await client.query(sql);
           },

@@ -1,6 +1,7 @@
 import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
-import type { Queryable } from "./database";
+import type { Database, Queryable } from "./database";
+import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
 
 /** One spending limit's share of one operation. */
 export interface Reservation {
@@ -26,39 +27,6 @@ export type ReserveOutcome =
 /** What the pre-check answers: whether the operation fits the usage as it is now. */
 export type CheckOutcome = { ok: true } | { ok: false; index: number; used: bigint };
 
-type RawOutcome = { ok: true; previous: (string | null)[] } | { ok: false; index: number; used: string };
-
-const toJson = (r: Reservation) => ({
-  policyId: r.policyId,
-  cycleStartMs: r.cycleStartMs,
-  scopeKey: r.scopeKey,
-  sender: r.sender,
-  nonce: r.nonce.toString(),
-  amount: r.amount.toString(),
-  threshold: r.threshold.toString(),
-  validUntil: r.validUntil,
-});
-
-const fromJson = (outcome: RawOutcome): ReserveOutcome =>
-  outcome.ok
-    ? { ok: true, previous: outcome.previous.map((p) => (p === null ? null : BigInt(p))) }
-    : { ok: false, index: outcome.index, used: BigInt(outcome.used) };
-
-/**
- * Reserves the limits of a batch of operations, each all or none, in order (`reserve_limits`, migration 4): it locks
- * the usage rows it touches, so it is exact under any concurrency, on any number of instances sharing the database.
- * A repeated (sender, nonce) in the same cycle replaces its own reservation instead of adding to it.
- *
- * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
- * if the record of its signature does, whenever the process stops.
- */
-export async function reserveLimits(tx: Queryable, operations: Reservation[][]): Promise<ReserveOutcome[]> {
-  const [row] = await tx.query<{ results: RawOutcome[] }>("SELECT reserve_limits($1::jsonb) AS results", [
-    JSON.stringify(operations.map((reservations) => reservations.map(toJson))),
-  ]);
-  return (row?.results ?? []).map(fromJson);
-}
-
 /** Per reservation of the batch, flattened: its limit's usage now and the amount this (sender, nonce) holds. */
 const CURRENT = `
   SELECT q.i::int AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
@@ -72,13 +40,16 @@ const CURRENT = `
 
 /**
  * The spending-limit pre-check: whether an operation fits its limits as they are now, by the same arithmetic as
- * `reserve_limits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
- * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement.
+ * `reserveLimits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
+ * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement; on the
+ * embedded database they are answered from the memory ledger once it is built.
  */
 export class LimitLedger {
   readonly #batcher: Batcher<Reservation[], CheckOutcome>;
+  readonly #memory: MemoryLedger | undefined;
 
-  constructor(db: Queryable, observe?: BatchObserver) {
+  constructor(db: Database, observe?: BatchObserver) {
+    this.#memory = memoryLedgerOf(db);
     this.#batcher = new Batcher(
       async (operations) => {
         const flat = operations.flat();
@@ -111,6 +82,8 @@ export class LimitLedger {
 
   /** Whether all of one operation's limits have room for it now; reserves nothing. */
   check(reservations: Reservation[]): Promise<CheckOutcome> {
+    // Embedded, once memory holds the usage: no statement at all.
+    if (this.#memory?.current) return Promise.resolve(this.#memory.check(reservations));
     return this.#batcher.submit(reservations);
   }
 }

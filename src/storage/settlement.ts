@@ -1,4 +1,5 @@
 import type { Database, Queryable } from "./database";
+import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
 
 /** How far settlement has read a chain. */
 export interface ChainCursor {
@@ -88,7 +89,11 @@ export interface SettleRangeOptions {
  * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, COUNT keeps its 1. The reservation row goes
  * away, so a later signature of the same nonce (which can never run) reserves afresh and is released on expiry.
  */
-export async function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
+export function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
+  return exclusiveOfLedger(db, () => settleRangeAlone(db, options));
+}
+
+async function settleRangeAlone(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
   const { chainId, events } = options;
   const at = new Date(options.atMs).toISOString();
   return db.transaction(async (tx) => {
@@ -133,7 +138,7 @@ export async function settleRange(db: Database, options: SettleRangeOptions): Pr
       superseded = released.length;
       // A row released earlier (mined after its expiry was assumed) no longer holds anything.
       await takeFromHolds(tx, [...settled.filter((row) => !row.was_released), ...released]);
-      reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds);
+      reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds, memoryLedgerOf(db));
     }
     await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
       chainId,
@@ -221,7 +226,12 @@ const SETTLED_RESERVATIONS = `
     AND r.cycle_start_ms <= s.signed_by_ms
   ORDER BY r.policy_id, r.sender, r.nonce, r.cycle_start_ms DESC`;
 
-async function settleReservations(tx: Queryable, settled: SettledRow[], skewSeconds: number): Promise<number> {
+async function settleReservations(
+  tx: Queryable,
+  settled: SettledRow[],
+  skewSeconds: number,
+  memory: MemoryLedger | undefined,
+): Promise<number> {
   // Rows of one operation (the same signature recorded twice) settle its reservations once.
   const operations = new Map<string, SettledRow>();
   for (const row of settled) operations.set(`${row.paymaster_id}:${row.sender}:${row.nonce}`, row);
@@ -235,7 +245,7 @@ async function settleReservations(tx: Queryable, settled: SettledRow[], skewSeco
     rows.map((r) => String((BigInt(r.valid_after as string) + BigInt(skewSeconds) + 1n) * 1000n - 1n)),
     rows.map((r) => r.actual_cost),
   ]);
-  return finishReservations(tx, targets);
+  return finishReservations(tx, targets, memory);
 }
 
 interface Target {
@@ -253,8 +263,10 @@ interface Target {
  * first, in the order reserve_limits locks them, so the two never wait on each other in a cycle; the amount subtracted
  * is the one the delete returns, so a concurrent change of the reservation or a second run cannot count twice.
  */
-async function finishReservations(tx: Queryable, targets: Target[]): Promise<number> {
+async function finishReservations(tx: Queryable, targets: Target[], memory: MemoryLedger | undefined): Promise<number> {
   if (targets.length === 0) return 0;
+  // The embedded memory ledger reads these again before its next batch (settlement runs alone: exclusiveOfLedger).
+  memory?.markStale(targets);
   await tx.query(
     `SELECT 1 FROM limit_usage u
      WHERE (u.policy_id, u.cycle_start_ms, u.scope_key) IN (
@@ -304,7 +316,14 @@ export interface ReleaseOutcome {
  * spending-limit reservations of that chain's paymasters that expired are given back whole (NATIVE_ASSET by their
  * amount, COUNT by 1) — unless a later signature of the same sender and nonce, still valid, may yet run.
  */
-export async function releaseExpired(
+export function releaseExpired(
+  db: Database,
+  options: { chainId: number; cutoff: number; atMs: number },
+): Promise<ReleaseOutcome> {
+  return exclusiveOfLedger(db, () => releaseExpiredAlone(db, options));
+}
+
+async function releaseExpiredAlone(
   db: Database,
   options: { chainId: number; cutoff: number; atMs: number },
 ): Promise<ReleaseOutcome> {
@@ -325,7 +344,7 @@ export async function releaseExpired(
        LIMIT 5000`,
       [chainId, cutoff],
     );
-    const reservations = await finishReservations(tx, targets);
+    const reservations = await finishReservations(tx, targets, memoryLedgerOf(db));
     const released = await tx.query<HoldRow>(
       `UPDATE sponsorships s SET released_at = $3::timestamptz
        WHERE s.chain_id = $1 AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until < $2
@@ -337,4 +356,13 @@ export async function releaseExpired(
     await tx.query("DELETE FROM deposit_holds WHERE chain_id = $1 AND valid_until_minute < $2", [chainId, cutoff]);
     return { sponsorships: released.length, reservations };
   });
+}
+
+/**
+ * Runs a settlement transaction alone among the record batches of the embedded database's memory ledger, which
+ * settlement's changes to the limits would otherwise pass unseen between its read and its write.
+ */
+function exclusiveOfLedger<T>(db: Database, work: () => Promise<T>): Promise<T> {
+  const memory = memoryLedgerOf(db);
+  return memory ? memory.exclusive(work) : work();
 }

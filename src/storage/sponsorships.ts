@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { BatchObserver } from "../metrics/metrics";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
-import { type Reservation, reserveLimits } from "./limitLedger";
+import type { Reservation, ReserveOutcome } from "./limitLedger";
+import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
+import { reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
@@ -34,9 +36,10 @@ export interface SponsorshipRecord {
 
 /**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
- * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike).
+ * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike). Alone, the
+ * statement is its own transaction: all of it is written or none.
  */
-const INSERT = `
+const RECORDS = `
   WITH inserted AS (
     INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
       verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
@@ -61,6 +64,24 @@ const INSERT = `
   ON CONFLICT (chain_id, paymaster_address, funding_address, valid_until_minute)
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
+/**
+ * The same, with the spending-limit reservations the batch made ($20 on: usage deltas, then reservations): computed
+ * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
+ * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
+ */
+const RECORDS_AND_LIMITS = `
+  WITH limit_usage_written AS (
+    INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
+    SELECT * FROM unnest($20::uuid[], $21::bigint[], $22::text[], $23::numeric[])
+    ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
+  ), limit_reservations_written AS (
+    INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
+    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[], $28::text[], $29::numeric[],
+      $30::bigint[])
+    ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
+    DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
+  ), ${RECORDS.trim().slice("WITH ".length)}`;
+
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
 function columns(rows: SponsorshipRecord[]): unknown[][] {
@@ -84,6 +105,22 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
     rows.map((r) => r.fundingAddress?.toLowerCase() ?? null),
     rows.map((r) => r.paymasterAddress?.toLowerCase() ?? null),
     rows.map((r) => text(r.maxCharge)),
+  ];
+}
+
+function limitColumns(limits: LimitWrites): unknown[][] {
+  return [
+    limits.usage.map((u) => u.policyId),
+    limits.usage.map((u) => u.cycleStartMs),
+    limits.usage.map((u) => u.scopeKey),
+    limits.usage.map((u) => u.delta.toString()),
+    limits.reservations.map((r) => r.policyId),
+    limits.reservations.map((r) => String(r.cycleStartMs)),
+    limits.reservations.map((r) => r.sender),
+    limits.reservations.map((r) => r.nonce.toString()),
+    limits.reservations.map((r) => r.scopeKey),
+    limits.reservations.map((r) => r.amount.toString()),
+    limits.reservations.map((r) => String(r.validUntil)),
   ];
 }
 
@@ -123,11 +160,21 @@ export class SponsorshipLog {
   readonly #insert: Batcher<Pending, RecordOutcome>;
 
   constructor(db: Database, observe?: BatchObserver) {
+    // Embedded: the limits are kept in memory and written by the records' statement (PostgreSQL: reserved in the
+    // database, in the records' transaction).
+    const memory = memoryLedgerOf(db);
     this.#insert = new Batcher(
       async (items) => {
+        if (memory) return memory.exclusive(() => recordWithMemory(db, items, memory));
         for (let attempt = 1; ; attempt++) {
           try {
-            return await db.transaction((tx) => recordBatch(tx, items));
+            // Without limits to reserve, the one statement is the whole transaction.
+            if (!items.some((item) => item.claim)) return await recordBatch(db, items, []);
+            return await db.transaction(async (tx) => {
+              const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
+              const { outcomes, writes } = await reserveLimits(tx, claimed);
+              return recordBatch(tx, items, outcomes, writes);
+            });
           } catch (error) {
             if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
           }
@@ -150,15 +197,34 @@ export class SponsorshipLog {
   }
 }
 
-async function recordBatch(tx: Queryable, items: Pending[]): Promise<RecordOutcome[]> {
+/** The embedded database: reservations from memory, written by the records' statement; memory kept once written. */
+async function recordWithMemory(db: Database, items: Pending[], memory: MemoryLedger): Promise<RecordOutcome[]> {
+  try {
+    const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
+    if (claimed.length === 0) return await recordBatch(db, items, []);
+    await memory.prepare(db);
+    const plan = memory.plan(claimed);
+    const outcomes = await recordBatch(db, items, plan.outcomes, plan.writes);
+    plan.commit();
+    return outcomes;
+  } catch (error) {
+    // Memory may be ahead of what was written, or half read: rebuild it from the database.
+    memory.clear();
+    throw error;
+  }
+}
+
+/**
+ * Writes a batch in one statement: `reserved` gives, per claimed item in order, whether its limits fit; one that did
+ * not is recorded as refused.
+ */
+async function recordBatch(
+  db: Queryable,
+  items: Pending[],
+  reserved: ReserveOutcome[],
+  limits: LimitWrites = NO_LIMIT_WRITES,
+): Promise<RecordOutcome[]> {
   const claimed = items.flatMap((item, position) => (item.claim ? [{ position, claim: item.claim }] : []));
-  const reserved =
-    claimed.length > 0
-      ? await reserveLimits(
-          tx,
-          claimed.map((c) => c.claim.reservations),
-        )
-      : [];
   const outcomes: RecordOutcome[] = items.map(() => ({ ok: true }));
   const rows = items.map((item) => item.record);
   for (const [i, { position, claim }] of claimed.entries()) {
@@ -168,7 +234,8 @@ async function recordBatch(tx: Queryable, items: Pending[]): Promise<RecordOutco
     outcomes[position] = { ok: false, reason };
     rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
   }
-  await tx.query(INSERT, columns(rows));
+  if (limits.reservations.length === 0) await db.query(RECORDS, columns(rows));
+  else await db.query(RECORDS_AND_LIMITS, [...columns(rows), ...limitColumns(limits)]);
   return outcomes;
 }
 

@@ -70,7 +70,8 @@ before(async () => {
     WEBHOOK_SIGNING_KEY: generatePrivateKey(),
     DATA_DIR: path.join(workDir, "data"),
     PORT: "0",
-    LOG_LEVEL: "info",
+    // debug: sponsored decisions are logged there, and the check for secrets below should read every line there is.
+    LOG_LEVEL: "debug",
     METRICS_TOKEN,
     SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
   };

@@ -6,6 +6,7 @@ import { loadSponsorshipSetup } from "../../src/sponsorship/loadSetup";
 import { type Rule, refuse } from "../../src/sponsorship/rule";
 import { spendingLimitRule } from "../../src/sponsorship/rules/spendingLimits";
 import { LimitLedger } from "../../src/storage/limitLedger";
+import { releaseExpired } from "../../src/storage/settlement";
 import { listSponsorships, SponsorshipLog, type SponsorshipRecord } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet } from "../helpers/dappSetup";
@@ -157,4 +158,30 @@ test("a record that fails leaves no reservation: both are one transaction", asyn
     /foreign key/,
   );
   assert.deepEqual(await ledger(dapp), { used: [], held: [] });
+});
+
+test("room that settlement gives back is usable at once, by the pre-check and by the record", async () => {
+  const dapp = await dappWithLimit(1, "COUNT");
+  const first = await decide(await input(dapp, 10n, 1n), [limit]);
+  assert.ok(first.sponsored && first.claim);
+  assert.deepEqual(await log.record(sponsoredRecord(dapp, 1n), first.claim), { ok: true });
+  const full = await decide(await input(dapp, 10n, 2n), [limit]);
+  assert.equal(full.sponsored, false, "1 of 1 used");
+
+  // The first operation expires unmined: settlement gives its reservation back, behind the ledger's back if it kept
+  // a copy of the usage (the embedded database keeps one in memory).
+  const released = await releaseExpired(t.db, {
+    chainId: dapp.chainId,
+    cutoff: Math.floor(Date.now() / 1000) + 10_000,
+    atMs: Date.now(),
+  });
+  assert.ok(released.reservations >= 1);
+  assert.deepEqual(await ledger(dapp), { used: ["0"], held: [] });
+
+  const second = await decide(await input(dapp, 10n, 2n), [limit]);
+  assert.ok(second.sponsored && second.claim, "the pre-check sees the room given back");
+  assert.deepEqual(await log.record(sponsoredRecord(dapp, 2n), second.claim), { ok: true });
+  assert.deepEqual(await ledger(dapp), { used: ["1"], held: ["1"] });
+  const third = await decide(await input(dapp, 10n, 3n), [limit]);
+  assert.equal(third.sponsored, false, "and counts the new one");
 });
