@@ -28,6 +28,7 @@ import { ConfigError, loadConfig } from "../config";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
 import { runTokenPaidDemo } from "./demoErc20";
+import { runLaterEntryPointDemo } from "./demoV07";
 
 const DEPOSIT = parseEther("1");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
@@ -284,7 +285,7 @@ async function main(): Promise<void> {
   );
   if (!event.args.success)
     throw new DemoError("the operation ran but its call reverted (UserOperationEvent success false)");
-  await runTokenPaidDemo({
+  const next = await runTokenPaidDemo({
     baseUrl: service.baseUrl,
     chainId: local.chainId,
     apiKey: dapp.apiKey,
@@ -297,9 +298,31 @@ async function main(): Promise<void> {
   }).catch((error: Error) => {
     throw new DemoError(error.message);
   });
+  await runLaterEntryPointDemo({
+    baseUrl: service.baseUrl,
+    chainId: local.chainId,
+    apiKey: dapp.apiKey,
+    stacks: local.entryPoints,
+    publicClient,
+    bundler,
+    fundingWallet,
+    whitelist: async (name, address, methods) => {
+      await management("POST", "smart-contract", dapp.apiKey, {
+        name,
+        address,
+        abi: JSON.stringify(simpleAccountFactoryArtifact.abi),
+        whitelistedMethods: methods,
+      });
+    },
+    firstStep: next,
+    step,
+    detail,
+  }).catch((error: Error) => {
+    throw new DemoError(error.message);
+  });
   console.log(
-    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: a sponsored and a token-paid operation mined on ` +
-      "the local chain.",
+    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: on EntryPoint v0.6 a sponsored and a token-paid ` +
+      "operation, on v0.7 a sponsored one, on v0.8 a sponsored EIP-7702 one, mined on the local chain.",
   );
 }
 
