@@ -1,8 +1,9 @@
 // `npm run demo`: the whole sponsored flow against the running service and its local chain, each step printed, then a
-// token-paid operation in ERC20 mode (demoErc20.ts). It finds both through the data folder (DATA_DIR, ./data by
-// default): the service's address in owner.lock, the local chain's in local-chain.json. Each run makes a new account,
-// dApp and smart accounts; the funding wallet is anvil's account #2 every time, so its deposit in the paymaster grows by
-// 1 ETH a run less what the operations cost.
+// token-paid operation in ERC20 mode (demoErc20.ts), then sponsored operations on EntryPoint v0.7 and, with EIP-7702,
+// on v0.8 (demoV07.ts). It finds both through the data folder (DATA_DIR, ./data by default): the service's address in
+// owner.lock, the local chain's in local-chain.json. Each run makes a new account, dApp and smart accounts; the funding
+// wallet is anvil's account #2 every time, so its deposit in the v0.6 paymaster grows by 1 ETH a run (0.1 ETH in each
+// later version's) less what the operations cost.
 import {
   type Address,
   concat,

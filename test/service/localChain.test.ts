@@ -1,6 +1,7 @@
 // The embedded default's local chain through the real service process: npm start runs anvil with the stack deployed,
-// npm run demo walks the sponsored flow against it (EntryPoint v0.6, v0.7, and EIP-7702 on v0.8, each checked on chain), a stop leaves no anvil behind, a restart (even after a SIGKILL)
-// finds the chain as it was, and services on different data folders run side by side.
+// npm run demo walks the sponsored flow against it (EntryPoint v0.6, v0.7, and EIP-7702 on v0.8, the later two checked
+// on chain), a stop leaves no anvil behind, a restart (even after a SIGKILL) finds the chain as it was, and services on
+// different data folders run side by side.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
