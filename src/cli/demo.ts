@@ -1,8 +1,9 @@
 // `npm run demo`: the whole sponsored flow against the running service and its local chain, each step printed, then a
-// token-paid operation in ERC20 mode (demoErc20.ts). It finds both through the data folder (DATA_DIR, ./data by
-// default): the service's address in owner.lock, the local chain's in local-chain.json. Each run makes a new account,
-// dApp and smart accounts; the funding wallet is anvil's account #2 every time, so its deposit in the paymaster grows by
-// 1 ETH a run less what the operations cost.
+// token-paid operation in ERC20 mode (demoErc20.ts), then sponsored operations on EntryPoint v0.7 and, with EIP-7702,
+// on v0.8 (demoV07.ts). It finds both through the data folder (DATA_DIR, ./data by default): the service's address in
+// owner.lock, the local chain's in local-chain.json. Each run makes a new account, dApp and smart accounts; the funding
+// wallet is anvil's account #2 every time, so its deposit in the v0.6 paymaster grows by 1 ETH a run (0.1 ETH in each
+// later version's) less what the operations cost.
 import {
   type Address,
   concat,
@@ -28,6 +29,7 @@ import { ConfigError, loadConfig } from "../config";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
 import { runTokenPaidDemo } from "./demoErc20";
+import { runLaterEntryPointDemo } from "./demoV07";
 
 const DEPOSIT = parseEther("1");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
@@ -284,7 +286,7 @@ async function main(): Promise<void> {
   );
   if (!event.args.success)
     throw new DemoError("the operation ran but its call reverted (UserOperationEvent success false)");
-  await runTokenPaidDemo({
+  const next = await runTokenPaidDemo({
     baseUrl: service.baseUrl,
     chainId: local.chainId,
     apiKey: dapp.apiKey,
@@ -297,9 +299,31 @@ async function main(): Promise<void> {
   }).catch((error: Error) => {
     throw new DemoError(error.message);
   });
+  await runLaterEntryPointDemo({
+    baseUrl: service.baseUrl,
+    chainId: local.chainId,
+    apiKey: dapp.apiKey,
+    stacks: local.entryPoints,
+    publicClient,
+    bundler,
+    fundingWallet,
+    whitelist: async (name, address, methods) => {
+      await management("POST", "smart-contract", dapp.apiKey, {
+        name,
+        address,
+        abi: JSON.stringify(simpleAccountFactoryArtifact.abi),
+        whitelistedMethods: methods,
+      });
+    },
+    firstStep: next,
+    step,
+    detail,
+  }).catch((error: Error) => {
+    throw new DemoError(error.message);
+  });
   console.log(
-    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: a sponsored and a token-paid operation mined on ` +
-      "the local chain.",
+    `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: on EntryPoint v0.6 a sponsored and a token-paid ` +
+      "operation, on v0.7 a sponsored one, on v0.8 a sponsored EIP-7702 one, mined on the local chain.",
   );
 }
 

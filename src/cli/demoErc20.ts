@@ -69,8 +69,8 @@ async function rpc<T>(context: TokenDemoContext, method: string, params: unknown
   return body.result;
 }
 
-/** Runs the token-paid operation, printing each step; throws with the reason when a step fails. */
-export async function runTokenPaidDemo(context: TokenDemoContext): Promise<void> {
+/** Runs the token-paid operation, printing each step; returns the next step's number, throws when a step fails. */
+export async function runTokenPaidDemo(context: TokenDemoContext): Promise<number> {
   const { publicClient, bundler, factory, step, detail } = context;
   let n = context.firstStep;
   const tusd = (value: bigint) => `${formatUnits(value, LOCAL_TEST_TOKEN.decimals)} ${LOCAL_TEST_TOKEN.symbol}`;
@@ -201,6 +201,7 @@ export async function runTokenPaidDemo(context: TokenDemoContext): Promise<void>
     `the token paymaster's EntryPoint deposit paid the gas: ${formatEther(depositBefore)} -> ${formatEther(depositAfter)} ` +
       `ETH (actualGasCost ${formatEther(event.args.actualGasCost)} ETH)`,
   );
+  return n;
 }
 
 /** executeBatch([TUSD, factory], [approve(spender, amount), call]). */

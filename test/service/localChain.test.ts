@@ -1,15 +1,26 @@
 // The embedded default's local chain through the real service process: npm start runs anvil with the stack deployed,
-// npm run demo walks the sponsored flow against it, a stop leaves no anvil behind, a restart (even after a SIGKILL)
-// finds the chain as it was, and services on different data folders run side by side.
+// npm run demo walks the sponsored flow against it (EntryPoint v0.6, v0.7, and EIP-7702 on v0.8, the later two checked
+// on chain), a stop leaves no anvil behind, a restart (even after a SIGKILL) finds the chain as it was, and services on
+// different data folders run side by side.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { type Address, createPublicClient, createWalletClient, http, parseEther } from "viem";
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
+import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/deployments";
+import { entryPointV07Abi } from "../../src/chain/entryPointV07";
 import {
   ANVIL_DEFAULT_KEYS,
   ANVIL_STATE_FILE,
@@ -91,7 +102,60 @@ async function runDemo(dataDir: string) {
   return { stdout: demo.stdout, before, after: afterOp };
 }
 
-test("npm start runs the local chain, npm run demo mines a sponsored operation, a stop ends anvil, a restart keeps the chain", async () => {
+/**
+ * The demo's v0.7 operation and its EIP-7702 one on v0.8, checked on chain from what it printed: the transaction holds
+ * a successful UserOperationEvent of that version's EntryPoint for the printed userOpHash, paid by our paymaster, which
+ * charged the dApp exactly what the demo says its deposit paid; the 7702 one went in a type-4 transaction and left the
+ * EOA delegating to Simple7702Account.
+ */
+async function checkLaterOperations(stdout: string, chain: LocalChainInfo) {
+  const client = createPublicClient({ transport: http(chain.rpcUrl) });
+  for (const version of ["0.7", "0.8"] as const) {
+    const stack = chain.entryPoints[version];
+    const v = version.replace(".", "\\.");
+    const printed = new RegExp(
+      `EntryPoint v${v} (0x[0-9a-fA-F]{40}): .*\\n(?:.*\\n)*?\\d+\\. Signed by the owner \\(userOpHash (0x[0-9a-f]{64})\\).*\\n` +
+        `\\s+transaction (0x[0-9a-f]{64}) \\(type (\\w+)\\): success.*\\n` +
+        `\\s+UserOperationEvent success: true, EntryPoint v${v}, .*\\n` +
+        `\\s+the dApp's deposit in the v${v} paymaster: .* \\(paid ([\\d.]+) ETH\\)`,
+    ).exec(stdout);
+    assert.ok(printed, `the demo's v${version} operation, as printed:\n${stdout}`);
+    const [, entryPoint, userOpHash, txHash, txType, paid] = printed as unknown as string[];
+    assert.ok(entryPoint && userOpHash && txHash && paid);
+    assert.ok(isAddressEqual(entryPoint as Address, stack.entryPoint));
+    const receipt = await client.getTransactionReceipt({ hash: txHash as Hex });
+    assert.equal(receipt.status, "success");
+    assert.equal(txType, receipt.type);
+    const [event, ...others] = parseEventLogs({
+      abi: entryPointV07Abi,
+      eventName: "UserOperationEvent",
+      logs: receipt.logs,
+    });
+    assert.ok(event && others.length === 0, `one UserOperationEvent in ${txHash}`);
+    assert.ok(isAddressEqual(event.address, stack.entryPoint), `emitted by EntryPoint v${version}`);
+    assert.equal(event.args.userOpHash, userOpHash);
+    assert.equal(event.args.success, true);
+    assert.ok(isAddressEqual(event.args.paymaster, stack.verifyingPaymaster), "our paymaster of the version paid");
+    const [charged] = parseEventLogs({
+      abi: verifyingPaymasterV07Artifact.abi,
+      eventName: "GasCharged",
+      logs: receipt.logs,
+    });
+    assert.ok(charged && charged.args.userOpHash === userOpHash, "our paymaster charged the operation");
+    assert.ok(isAddressEqual(charged.args.paymasterId, fundingWallet), "to the dApp's funding wallet");
+    assert.equal(charged.args.charge, parseEther(paid), "the deposit paid what the paymaster charged");
+    const code = await client.getCode({ address: event.args.sender });
+    if (version === "0.7") {
+      assert.equal(txType, "eip1559");
+      assert.ok(code && code !== "0x", "the first operation deployed the SimpleAccount");
+    } else {
+      assert.equal(txType, "eip7702", "handleOps carried the authorization in a type-4 transaction");
+      assert.equal(code?.toLowerCase(), `0xef0100${stack.simple7702Account?.slice(2).toLowerCase()}`);
+    }
+  }
+}
+
+test("npm start runs the local chain, npm run demo mines sponsored v0.6, v0.7 and EIP-7702 operations, a stop ends anvil, a restart keeps the chain", async () => {
   const dataDir = dataFolder();
   const first = await start(dataDir);
   const chain = chainOf(dataDir, first);
@@ -105,6 +169,7 @@ test("npm start runs the local chain, npm run demo mines a sponsored operation, 
   const demo = await runDemo(dataDir);
   const deposit = await depositOf(chain.rpcUrl);
   assert.equal(deposit, demo.after);
+  await checkLaterOperations(demo.stdout, chain);
 
   assert.equal(await stop(first), 0, "SIGTERM stops the service cleanly");
   assert.equal(isRunning(chain.anvilPid), false, "no anvil is left behind");
