@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { BatchObserver } from "../storage/batch";
 
 // The service's Prometheus metrics. Every label takes its values from a small fixed set (or from the configured chain
 // ids): never an apiKey, a token, a sender, a URL or a free-text reason, so that no series can multiply without bound
@@ -102,9 +103,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
   };
 }
-
-/** What a group commit reports after each batch (src/storage/batch.ts). */
-export type BatchObserver = (size: number, seconds: number, ok: boolean) => void;
 
 export function batchObserver(metrics: Metrics | undefined, batch: BatchName): BatchObserver | undefined {
   if (!metrics) return undefined;

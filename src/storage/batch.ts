@@ -1,4 +1,5 @@
-import type { BatchObserver } from "../metrics/metrics";
+/** What a group commit reports after each batch: its size, its time and whether it committed (the metrics hook). */
+export type BatchObserver = (size: number, seconds: number, ok: boolean) => void;
 
 interface Pending<In, Out> {
   item: In;

@@ -1,4 +1,4 @@
-import type { BatchObserver } from "../metrics/metrics";
+import type { BatchObserver } from "./batch";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";

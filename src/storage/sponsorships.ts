@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { BatchObserver } from "../metrics/metrics";
+import type { BatchObserver } from "./batch";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
