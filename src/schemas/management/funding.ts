@@ -18,7 +18,6 @@ import { PaymasterView } from "./paymasters";
 const FundingMessageParams = Type.Object({
   paymasterId: Type.String({ description: "The paymaster's id (UUID); any other id is not found" }),
 });
-type FundingMessageParams = Static<typeof FundingMessageParams>;
 
 export const fundingMessageSchema = {
   summary: "Get a message whose signature links a funding wallet",

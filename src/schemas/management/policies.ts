@@ -90,7 +90,6 @@ export type UpdateLimitBody = Static<typeof UpdateLimitBody>;
 const PolicyParams = Type.Object({
   policyId: Type.String({ description: "The rule's `_id` (UUID); any other id is not found" }),
 });
-type PolicyParams = Static<typeof PolicyParams>;
 
 const PolicyView = Type.Object({
   _id: Uuid,

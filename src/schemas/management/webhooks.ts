@@ -34,7 +34,6 @@ export const CreateWebhookBody = Type.Object({
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
 
 const WebhookQuery = Type.Object({ webhookId: Type.Optional(WebhookId) });
-type WebhookQuery = Static<typeof WebhookQuery>;
 
 export const SetWebhookActiveBody = Type.Object({
   webhookId: WebhookId,
