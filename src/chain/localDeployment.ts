@@ -20,13 +20,14 @@ import {
   CREATE2_SALT,
   type Create2Deployment,
   entryPointDeployment,
+  localTokenPaymasterV07Deployments,
   localVerifyingPaymasterDeployment,
   localVerifyingPaymasterV07Deployments,
   simpleAccountFactoryDeployment,
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
-import { confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
+import { type BatchTransaction, confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -95,13 +96,15 @@ export interface LaterEntryPointStack {
   entryPoint: DeployOutcome;
   simpleAccountFactory: DeployOutcome;
   verifyingPaymaster: DeployOutcome;
+  /** Our TokenPaymasterV07 (ERC20 mode); localTokenPaymastersV07.ts funds and stakes it. */
+  tokenPaymaster: DeployOutcome;
   /** v0.8 only. */
   simple7702Account?: DeployOutcome;
 }
 
 /**
  * The EntryPoint v0.7 and v0.8 stacks: each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account),
- * then our paymaster for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
+ * then our verifying and token paymasters for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
  * in its constructor.
  */
 export async function deployLaterEntryPointStacks(
@@ -112,22 +115,26 @@ export async function deployLaterEntryPointStacks(
     entryPointV07: v07.entryPoint,
     simpleAccountFactoryV07: v07.simpleAccountFactory,
     verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
+    tokenPaymasterV07: localTokenPaymasterV07Deployments["0.7"],
     entryPointV08: v08.entryPoint,
     simpleAccountFactoryV08: v08.simpleAccountFactory,
     simple7702AccountV08: simple7702AccountDeployment(),
     verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
+    tokenPaymasterV08: localTokenPaymasterV07Deployments["0.8"],
   });
   return {
     "0.7": {
       entryPoint: outcomes.entryPointV07,
       simpleAccountFactory: outcomes.simpleAccountFactoryV07,
       verifyingPaymaster: outcomes.verifyingPaymasterV07,
+      tokenPaymaster: outcomes.tokenPaymasterV07,
     },
     "0.8": {
       entryPoint: outcomes.entryPointV08,
       simpleAccountFactory: outcomes.simpleAccountFactoryV08,
       simple7702Account: outcomes.simple7702AccountV08,
       verifyingPaymaster: outcomes.verifyingPaymasterV08,
+      tokenPaymaster: outcomes.tokenPaymasterV08,
     },
   };
 }
@@ -136,14 +143,29 @@ export async function deployLaterEntryPointStacks(
 const ROTATION_GAS = 100_000n;
 
 /**
- * rotateVerifyingSigner for several paymasters at once (v0.6's and VerifyingPaymasterV07's read and set their signer
- * alike): their signers and owners read together, the changes sent together. Returns the paymasters it changed.
+ * rotateVerifyingSigner for several paymasters at once (v0.6's, VerifyingPaymasterV07 and TokenPaymasterV07 read and
+ * set their signer alike): their signers and owners read together, the changes sent together. Returns the paymasters
+ * it changed.
  */
 export async function rotateVerifyingSigners(
   clients: ChainClients,
   newSigner: Address,
   paymasters: readonly Address[],
 ): Promise<Address[]> {
+  const rotations = await signerRotations(clients, newSigner, paymasters);
+  await sendTogether(clients, rotations);
+  return rotations.map(({ to }) => to);
+}
+
+/**
+ * The transactions rotateVerifyingSigners sends, one per paymaster whose signer is not `newSigner` yet, for a caller
+ * that sends them together with others; refuses when the wallet client is not the owner of one of them.
+ */
+export async function signerRotations(
+  clients: ChainClients,
+  newSigner: Address,
+  paymasters: readonly Address[],
+): Promise<BatchTransaction[]> {
   const { publicClient, walletClient } = clients;
   const read = (address: Address, functionName: "verifyingSigner" | "owner") =>
     publicClient.readContract({ address, abi: verifyingPaymasterArtifact.abi, functionName });
@@ -162,20 +184,16 @@ export async function rotateVerifyingSigners(
       );
     }
   }
-  await sendTogether(
-    clients,
-    stale.map(({ address }) => ({
-      what: `rotating the verifying signer of ${address}`,
-      to: address,
-      data: encodeFunctionData({
-        abi: verifyingPaymasterArtifact.abi,
-        functionName: "setVerifyingSigner",
-        args: [newSigner],
-      }),
-      gas: ROTATION_GAS,
-    })),
-  );
-  return stale.map(({ address }) => address);
+  return stale.map(({ address }) => ({
+    what: `rotating the verifying signer of ${address}`,
+    to: address,
+    data: encodeFunctionData({
+      abi: verifyingPaymasterArtifact.abi,
+      functionName: "setVerifyingSigner",
+      args: [newSigner],
+    }),
+    gas: ROTATION_GAS,
+  }));
 }
 
 /**
