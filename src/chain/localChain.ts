@@ -34,8 +34,7 @@ import { sendTogether } from "./localBatch";
 import {
   type ChainClients,
   type DeployOutcome,
-  deployLaterEntryPointStacks,
-  deployLocalStack,
+  deployAllLocalStacks,
   type LaterEntryPointStack,
   type LocalStack,
   signerRotations,
@@ -271,8 +270,7 @@ async function deployAndRotate(
   clients: ChainClients,
   signer: Address,
 ): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
-  const stack = await deployLocalStack(clients);
-  const later = await deployLaterEntryPointStacks(clients);
+  const { stack, later } = await deployAllLocalStacks(clients);
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),

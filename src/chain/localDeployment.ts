@@ -63,7 +63,7 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
 }
 
 /** Refuses rather than deploy an EntryPoint the service and every bundler would not look for. */
-function checkEntryPointArtifact(): void {
+export function checkEntryPointArtifact(): void {
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
     throw new Error(
       `EntryPoint artifact would land at ${entryPointDeployment.address}, not ${ENTRY_POINT_V06_ADDRESS}: not the mainnet bytecode`,
@@ -82,14 +82,18 @@ export interface LocalStack {
   verifyingPaymaster: DeployOutcome;
 }
 
-/** Sent together, in order: the factory and the paymaster are built against the EntryPoint's address. */
-export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
-  checkEntryPointArtifact();
-  return deployCreate2Batch(clients, {
+/** In order: the factory and the paymaster are built against the EntryPoint's address. */
+const localStackDeployments = () =>
+  ({
     entryPoint: entryPointDeployment,
     simpleAccountFactory: simpleAccountFactoryDeployment,
     verifyingPaymaster: localVerifyingPaymasterDeployment,
-  });
+  }) as const;
+
+/** Sent together, in order (see localStackDeployments). */
+export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
+  checkEntryPointArtifact();
+  return deployCreate2Batch(clients, localStackDeployments());
 }
 
 export interface LaterEntryPointStack {
@@ -103,15 +107,12 @@ export interface LaterEntryPointStack {
 }
 
 /**
- * The EntryPoint v0.7 and v0.8 stacks: each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account),
- * then our verifying and token paymasters for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
- * in its constructor.
+ * Each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account), then our verifying and token
+ * paymasters for it. In order: the v0.8 factory asks its EntryPoint for the SenderCreator in its constructor.
  */
-export async function deployLaterEntryPointStacks(
-  clients: ChainClients,
-): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+function laterStackDeployments() {
   const [v07, v08] = [entryPointStack("0.7"), entryPointStack("0.8")];
-  const outcomes = await deployCreate2Batch(clients, {
+  return {
     entryPointV07: v07.entryPoint,
     simpleAccountFactoryV07: v07.simpleAccountFactory,
     verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
@@ -121,7 +122,12 @@ export async function deployLaterEntryPointStacks(
     simple7702AccountV08: simple7702AccountDeployment(),
     verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
     tokenPaymasterV08: localTokenPaymasterV07Deployments["0.8"],
-  });
+  } as const;
+}
+
+function laterStacks(
+  outcomes: Record<keyof ReturnType<typeof laterStackDeployments>, DeployOutcome>,
+): Record<LaterEntryPointVersion, LaterEntryPointStack> {
   return {
     "0.7": {
       entryPoint: outcomes.entryPointV07,
@@ -137,6 +143,25 @@ export async function deployLaterEntryPointStacks(
       tokenPaymaster: outcomes.tokenPaymasterV08,
     },
   };
+}
+
+/** The EntryPoint v0.7 and v0.8 stacks (laterStackDeployments), all sent together. */
+export async function deployLaterEntryPointStacks(
+  clients: ChainClients,
+): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+  return laterStacks(await deployCreate2Batch(clients, laterStackDeployments()));
+}
+
+/** deployLocalStack and deployLaterEntryPointStacks as one batch: the local chain's start, one round trip fewer. */
+export async function deployAllLocalStacks(
+  clients: ChainClients,
+): Promise<{ stack: LocalStack; later: Record<LaterEntryPointVersion, LaterEntryPointStack> }> {
+  checkEntryPointArtifact();
+  const { entryPoint, simpleAccountFactory, verifyingPaymaster, ...later } = await deployCreate2Batch(clients, {
+    ...localStackDeployments(),
+    ...laterStackDeployments(),
+  });
+  return { stack: { entryPoint, simpleAccountFactory, verifyingPaymaster }, later: laterStacks(later) };
 }
 
 /** setVerifyingSigner writes one slot and emits one event: well under this. */
