@@ -60,8 +60,28 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
   const hashes = await Promise.all(
     signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
   );
-  await Promise.all(hashes.map((hash, index) => confirm(publicClient, hash, transactions[index]?.what ?? "")));
+  // anvil mines what arrived together into one block, as much as fits its gas limit, and may leave the rest pending
+  // until another transaction comes: nothing else comes here, so pending ones are mined by hand until all are in.
+  const nudge = setInterval(() => void minePending(publicClient), NUDGE_INTERVAL_MS);
+  try {
+    await Promise.all(hashes.map((hash, index) => confirm(publicClient, hash, transactions[index]?.what ?? "")));
+  } finally {
+    clearInterval(nudge);
+  }
   return hashes;
+}
+
+const NUDGE_INTERVAL_MS = 200;
+
+/** evm_mine when anvil's pool holds pending transactions; a node without these methods is left alone. */
+async function minePending(publicClient: PublicClient): Promise<void> {
+  const request = publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
+  try {
+    const status = (await request({ method: "txpool_status", params: [] })) as { pending?: string };
+    if (status.pending !== undefined && BigInt(status.pending) > 0n) await request({ method: "evm_mine", params: [] });
+  } catch {
+    // not anvil, or it is stopping: the receipts' wait decides
+  }
 }
 
 /** EntryPoint v0.8, the largest deployment, takes 5.0 million; a shortfall shows as missing code. */
