@@ -7,7 +7,7 @@ import { type Address, concat, type Hex, type PublicClient } from "viem";
 import { CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
 import type { ChainClients, DeployOutcome } from "./localDeployment";
 
-export async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
+async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
   const code = await publicClient.getCode({ address });
   return code !== undefined && code !== "0x";
 }
@@ -87,7 +87,10 @@ async function minePending(publicClient: PublicClient): Promise<void> {
 /** EntryPoint v0.8, the largest deployment, takes 5.0 million; a shortfall shows as missing code. */
 const DEPLOYMENT_GAS = 8_000_000n;
 
-/** deployCreate2 for several deployments, in order (object keys keep their insertion order), sent together. */
+/**
+ * CREATE2 deployments through the deterministic deployer, in order (object keys keep their insertion order), sent
+ * together; those whose address already has code are skipped.
+ */
 export async function deployCreate2Batch<Name extends string>(
   clients: ChainClients,
   deployments: Readonly<Record<Name, Create2Deployment>>,

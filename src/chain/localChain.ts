@@ -1,7 +1,8 @@
 // The embedded default's chain: when no node is configured for 31337, the service runs anvil as a child process on a
 // free port (Prague rules, so EIP-7702 works), with EntryPoint v0.6, SimpleAccountFactory and our paymaster deployed,
 // the same for EntryPoint v0.7 and v0.8 (plus Simple7702Account, and our token paymaster funded and staked), and the
-// service's key as every paymaster's signer. The chain lives in the data folder beside the database, so that the two never disagree:
+// service's key as every paymaster's signer. The chain lives in the data folder beside the database, so that the two
+// never disagree:
 //
 //   DATA_DIR/anvil-state.json   the chain's state (blocks, transactions, accounts), loaded at start, saved as it changes
 //   DATA_DIR/local-chain.json   where the running chain answers and which process runs it (npm run demo reads it)

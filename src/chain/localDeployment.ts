@@ -1,11 +1,10 @@
 // Puts EntryPoint v0.6, SimpleAccountFactory and our VerifyingPaymaster on a local chain (anvil) at their deterministic
-// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 for each. Every step
-// skips what already has code, so a restarted service or a second test can call it again.
+// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 and TokenPaymasterV07
+// for each. Every step skips what already has code, so a restarted service or a second test can call it again.
 import {
   type Account,
   type Address,
   type Chain,
-  concat,
   encodeFunctionData,
   type Hex,
   isAddressEqual,
@@ -16,9 +15,6 @@ import {
 import type { LaterEntryPointVersion } from "../config";
 import { verifyingPaymasterArtifact } from "./artifacts";
 import {
-  CREATE2_DEPLOYER_ADDRESS,
-  CREATE2_SALT,
-  type Create2Deployment,
   entryPointDeployment,
   localTokenPaymasterV07Deployments,
   localVerifyingPaymasterDeployment,
@@ -27,7 +23,7 @@ import {
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
-import { type BatchTransaction, confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
+import { type BatchTransaction, confirm, deployCreate2Batch, sendTogether } from "./localBatch";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -42,26 +38,6 @@ export interface DeployOutcome {
   transactionHash?: Hex;
 }
 
-export async function deployCreate2(clients: ChainClients, deployment: Create2Deployment): Promise<DeployOutcome> {
-  const { publicClient, walletClient } = clients;
-  if (await hasCode(publicClient, deployment.address)) return { address: deployment.address, deployed: false };
-  if (!(await hasCode(publicClient, CREATE2_DEPLOYER_ADDRESS))) {
-    throw new Error(`no CREATE2 deployer at ${CREATE2_DEPLOYER_ADDRESS} on this chain (anvil predeploys it)`);
-  }
-  const hash = await walletClient.sendTransaction({
-    account: walletClient.account,
-    chain: walletClient.chain,
-    to: CREATE2_DEPLOYER_ADDRESS,
-    data: concat([deployment.salt ?? CREATE2_SALT, deployment.initCode]),
-  });
-  await confirm(publicClient, hash, `deploying ${deployment.name}`);
-  // The deployer does not revert when the creation fails; only code at the computed address proves it worked.
-  if (!(await hasCode(publicClient, deployment.address))) {
-    throw new Error(`deploying ${deployment.name}: no code at ${deployment.address} after transaction ${hash}`);
-  }
-  return { address: deployment.address, deployed: true, transactionHash: hash };
-}
-
 /** Refuses rather than deploy an EntryPoint the service and every bundler would not look for. */
 export function checkEntryPointArtifact(): void {
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
@@ -69,11 +45,6 @@ export function checkEntryPointArtifact(): void {
       `EntryPoint artifact would land at ${entryPointDeployment.address}, not ${ENTRY_POINT_V06_ADDRESS}: not the mainnet bytecode`,
     );
   }
-}
-
-export async function deployEntryPoint(clients: ChainClients): Promise<DeployOutcome> {
-  checkEntryPointArtifact();
-  return deployCreate2(clients, entryPointDeployment);
 }
 
 export interface LocalStack {
