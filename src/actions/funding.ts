@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { type Hex, recoverMessageAddress } from "viem";
+import { type Address, type Hex, recoverMessageAddress } from "viem";
+import { readDappDeposits, type VersionDeposit } from "../chain/dappDeposits";
+import { sponsoringChains } from "../chain/sponsoringChains";
 import { InvalidSignatureError, PaymasterNotFoundError } from "../errors";
 import type { LinkFundingWalletBody } from "../schemas/management/funding";
 import {
@@ -54,4 +56,41 @@ export async function linkFundingWallet(
   if (!linked) throw new InvalidSignatureError();
   ctx.setupChanged(paymaster.apiKey);
   return linked;
+}
+
+export interface FundingBalance {
+  paymasterId: string;
+  chainId: number;
+  fundingWalletAddress: string | null;
+  /** EntryPoint v0.6's deposit, in the fields a v0.6-only client reads. */
+  entryPoint: string;
+  verifyingPaymaster: string | null;
+  balance: string | null;
+  error?: string;
+  /** Every version the chain serves, v0.6 first. */
+  entryPoints: VersionDeposit[];
+}
+
+/** The funding wallet's deposit in our verifying paymaster of each EntryPoint version the paymaster's chain serves. */
+export async function fundingBalance(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  paymasterId: string,
+): Promise<FundingBalance> {
+  if (paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
+  // A paymaster is created for a configured chain; one no longer configured is not found rather than half-answered.
+  const chain = sponsoringChains(ctx.chains).get(paymaster.chainId);
+  if (!chain) throw new PaymasterNotFoundError();
+  const entryPoints = await readDappDeposits(chain, paymaster.fundingAddress as Address | null);
+  const [v06] = entryPoints;
+  return {
+    paymasterId: paymaster.id,
+    chainId: paymaster.chainId,
+    fundingWalletAddress: paymaster.fundingAddress,
+    entryPoint: chain.entryPoint,
+    verifyingPaymaster: v06?.verifyingPaymaster ?? null,
+    balance: v06?.balance ?? null,
+    ...(v06?.error ? { error: v06.error } : {}),
+    entryPoints,
+  };
 }

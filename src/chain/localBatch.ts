@@ -7,7 +7,7 @@ import { type Address, concat, type Hex, type PublicClient } from "viem";
 import { CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
 import type { ChainClients, DeployOutcome } from "./localDeployment";
 
-export async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
+async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
   const code = await publicClient.getCode({ address });
   return code !== undefined && code !== "0x";
 }
@@ -24,6 +24,8 @@ export interface BatchTransaction {
   data: Hex;
   /** Given, not estimated: a transaction may depend on one sent with it that is not mined yet. */
   gas: bigint;
+  /** Wei sent with the call (a deposit, a stake). */
+  value?: bigint;
 }
 
 const PRIORITY_FEE = 1_000_000_000n;
@@ -48,6 +50,7 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
         to: transaction.to,
         data: transaction.data,
         gas: transaction.gas,
+        ...(transaction.value ? { value: transaction.value } : {}),
         nonce: nonce + index,
         maxFeePerGas,
         maxPriorityFeePerGas: PRIORITY_FEE,
@@ -57,14 +60,37 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
   const hashes = await Promise.all(
     signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
   );
-  await Promise.all(hashes.map((hash, index) => confirm(publicClient, hash, transactions[index]?.what ?? "")));
+  // anvil mines what arrived together into one block, as much as fits its gas limit, and may leave the rest pending
+  // until another transaction comes: nothing else comes here, so pending ones are mined by hand until all are in.
+  const nudge = setInterval(() => void minePending(publicClient), NUDGE_INTERVAL_MS);
+  try {
+    await Promise.all(hashes.map((hash, index) => confirm(publicClient, hash, transactions[index]?.what ?? "")));
+  } finally {
+    clearInterval(nudge);
+  }
   return hashes;
+}
+
+const NUDGE_INTERVAL_MS = 200;
+
+/** evm_mine when anvil's pool holds pending transactions; a node without these methods is left alone. */
+async function minePending(publicClient: PublicClient): Promise<void> {
+  const request = publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
+  try {
+    const status = (await request({ method: "txpool_status", params: [] })) as { pending?: string };
+    if (status.pending !== undefined && BigInt(status.pending) > 0n) await request({ method: "evm_mine", params: [] });
+  } catch {
+    // not anvil, or it is stopping: the receipts' wait decides
+  }
 }
 
 /** EntryPoint v0.8, the largest deployment, takes 5.0 million; a shortfall shows as missing code. */
 const DEPLOYMENT_GAS = 8_000_000n;
 
-/** deployCreate2 for several deployments, in order (object keys keep their insertion order), sent together. */
+/**
+ * CREATE2 deployments through the deterministic deployer, in order (object keys keep their insertion order), sent
+ * together; those whose address already has code are skipped.
+ */
 export async function deployCreate2Batch<Name extends string>(
   clients: ChainClients,
   deployments: Readonly<Record<Name, Create2Deployment>>,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { issueFundingMessage, linkFundingWallet } from "../actions/funding";
+import { fundingBalance, issueFundingMessage, linkFundingWallet } from "../actions/funding";
 import { UserNotFoundError } from "../errors";
-import { fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
+import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
 import { success } from "./envelope";
 import { type Management, typed } from "./management";
@@ -20,6 +20,16 @@ export function fundingRoutes(app: FastifyInstance, { ctx, actions }: Management
     async (request) => {
       const message = await issueFundingMessage(actions, dapp.of(request).paymaster, request.params.paymasterId);
       return success("Funding message sent", { fundingMessage: message });
+    },
+  );
+
+  // Not in the three steps: what the linked wallet has deposited, per EntryPoint version.
+  api.get(
+    "/funding-balance/:paymasterId",
+    { schema: fundingBalanceSchema, preValidation: dapp.preValidation },
+    async (request) => {
+      const balance = await fundingBalance(actions, dapp.of(request).paymaster, request.params.paymasterId);
+      return success("Funding balance fetched", balance);
     },
   );
 

@@ -66,6 +66,8 @@ test("every answer of a dApp's life matches the document", async () => {
   await linkFundingWallet(t, d);
   await answer("GET", "funding-message/{paymasterId}", { ...auth, path: `funding-message/${d.paymasterId}` });
   await answer("GET", "funding-message/{paymasterId}", { ...auth, path: "funding-message/other" }, 404);
+  await answer("GET", "funding-balance/{paymasterId}", { ...auth, path: `funding-balance/${d.paymasterId}` });
+  await answer("GET", "funding-balance/{paymasterId}", { ...auth, path: "funding-balance/other" }, 404);
   await answer(
     "PATCH",
     "paymasterParameters",
@@ -119,5 +121,5 @@ test("every answer of a dApp's life matches the document", async () => {
   await answer("DELETE", "webhook", { ...auth, body: { webhookId } });
   await answer("DELETE", "webhook", { ...auth, body: { webhookId } }, 404);
   await answer("DELETE", "smart-contract", { ...auth, body: { address: contract } });
-  assert.equal(checked, 27, "every call above was checked");
+  assert.equal(checked, 29, "every call above was checked");
 });

@@ -61,6 +61,7 @@ describe("GET /openapi.json", () => {
       "PATCH /paymaster-policy/limit/{policyId}",
       "GET /webhook-secret",
       "GET /funding-message/{paymasterId}",
+      "GET /funding-balance/{paymasterId}",
     ]) {
       const [method, path] = route.split(" ") as [string, string];
       assert.ok(documented.includes(`${method} ${MANAGEMENT_PREFIX}${path}`), `${route} is documented`);

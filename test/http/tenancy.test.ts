@@ -215,6 +215,15 @@ const dappEndpoints: Endpoint[] = [
     foreignIds: { status: 404, message: "Paymaster not found" },
     writes: false,
   },
+  {
+    label: "GET funding-balance/{paymasterId}",
+    method: "GET",
+    path: (s) => `funding-balance/${s.dapp.paymasterId}`,
+    missing: BOTH_HEADERS,
+    cross: unauthorized(BOTH_HEADERS),
+    foreignIds: { status: 404, message: "Paymaster not found" },
+    writes: false,
+  },
   ...(["paymasterParameters", "paymaster"] as const).map(
     (path): Endpoint => ({
       label: `PATCH ${path} (funding wallet)`,

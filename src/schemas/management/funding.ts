@@ -61,3 +61,44 @@ export const linkFundingWalletSchema = {
     429: TooManyRequests,
   },
 };
+
+const DepositOfVersion = Type.Object({
+  version: Type.Union([Type.Literal("0.6"), Type.Literal("0.7"), Type.Literal("0.8")]),
+  entryPoint: Type.String({ description: "The EntryPoint of this version on the paymaster's chain" }),
+  verifyingPaymaster: Type.Union([Type.String(), Type.Null()], {
+    description: "Our verifying paymaster for this EntryPoint; null where the chain has none",
+  }),
+  balance: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "The funding wallet's deposit in that paymaster (getBalance), wei as a decimal string; null if unknown",
+  }),
+  error: Type.Optional(Type.String({ description: "Why the balance is null" })),
+});
+
+export const fundingBalanceSchema = {
+  summary: "The funding wallet's deposit in our verifying paymaster of each EntryPoint version",
+  description:
+    "The top-level entryPoint, verifyingPaymaster and balance are EntryPoint v0.6's; entryPoints lists every version " +
+    "the paymaster's chain serves, v0.6 first. Balances are read from the chain on each request.",
+  tags: ["funding"],
+  security: tokenAndApiKey,
+  params: FundingMessageParams,
+  response: {
+    200: Success(
+      "Funding balance fetched",
+      Type.Object({
+        paymasterId: Type.String(),
+        chainId: Type.Integer(),
+        fundingWalletAddress: Type.Union([Type.String(), Type.Null()]),
+        entryPoint: Type.String({ description: "EntryPoint v0.6" }),
+        verifyingPaymaster: Type.Union([Type.String(), Type.Null()], { description: "The v0.6 verifying paymaster" }),
+        balance: Type.Union([Type.String(), Type.Null()], { description: "The v0.6 deposit, wei" }),
+        error: Type.Optional(Type.String()),
+        entryPoints: Type.Array(DepositOfVersion),
+      }),
+    ),
+    401: Unauthorized(messages.authTokenAndApiKeyRequired),
+    404: NotFound(messages.paymasterNotFound),
+    429: TooManyRequests,
+  },
+};
