@@ -32,6 +32,7 @@ const UNIT = new Set([
   "test/config.test.ts",
   "test/docs.test.ts",
   "test/rpc/mode.test.ts",
+  "test/settlement/operationLogs.test.ts",
   "test/rpc/params.test.ts",
   "test/schemas/userOperationV07.test.ts",
   "test/schemas/problem.test.ts",

@@ -10,6 +10,7 @@ import {
 } from "./artifacts";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
+import { tokenPaymasterV07Artifact } from "./tokenArtifacts";
 
 /** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
 export const CREATE2_DEPLOYER_ADDRESS: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
@@ -106,6 +107,37 @@ export const localVerifyingPaymasterV07Deployments = {
     verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
   "0.8": verifyingPaymasterV07Deployment({
+    entryPoint: ENTRY_POINT_V08_ADDRESS,
+    owner: ANVIL_FIRST_ACCOUNT,
+    verifyingSigner: ANVIL_FIRST_ACCOUNT,
+  }),
+} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
+
+/**
+ * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
+ * same constructor arguments (EntryPoint, owner, first signer), so again the EntryPoint alone tells the versions apart.
+ */
+export function tokenPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
+  return create2(
+    `TokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
+    concat([
+      tokenPaymasterV07Artifact.bytecode,
+      encodeAbiParameters(
+        [{ type: "address" }, { type: "address" }, { type: "address" }],
+        [args.entryPoint, args.owner, args.verifyingSigner],
+      ),
+    ]),
+  );
+}
+
+/** Our token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner and signer. */
+export const localTokenPaymasterV07Deployments = {
+  "0.7": tokenPaymasterV07Deployment({
+    entryPoint: ENTRY_POINT_V07_ADDRESS,
+    owner: ANVIL_FIRST_ACCOUNT,
+    verifyingSigner: ANVIL_FIRST_ACCOUNT,
+  }),
+  "0.8": tokenPaymasterV07Deployment({
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
     verifyingSigner: ANVIL_FIRST_ACCOUNT,

@@ -21,6 +21,8 @@ export interface LocalEntryPointStack {
   simpleAccountFactory: Address;
   /** Our VerifyingPaymasterV07, built against this EntryPoint, anvil's first account as owner and first signer. */
   verifyingPaymaster: Address;
+  /** Our TokenPaymasterV07 (ERC20 mode), built the same way; funded and staked by the local chain's start. */
+  tokenPaymaster: Address;
   /** v0.8 only: the reference account an EOA delegates to with EIP-7702. */
   simple7702Account?: Address;
 }
@@ -31,11 +33,13 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
     entryPoint: ENTRY_POINT_V07_ADDRESS,
     simpleAccountFactory: "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985",
     verifyingPaymaster: "0x9722C5C8321b0Ce3c909E728e674D9eC0fD7231c",
+    tokenPaymaster: "0xCFa6108fCd9AD8F825759121D88E51c54e2F4416",
   },
   "0.8": {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     simpleAccountFactory: "0x13E9ed32155810FDbd067D4522C492D6f68E5944",
     verifyingPaymaster: "0x821D18AAd5f9c6fB9fBBf06a95177b3f424DfF46",
+    tokenPaymaster: "0xbe74C7838df5F73ee1Fe7D60a0F40E85BC903e69",
     simple7702Account: "0xe6Cae83BdE06E4c305530e199D7217f42808555B",
   },
 };

@@ -24,6 +24,8 @@ export interface BatchTransaction {
   data: Hex;
   /** Given, not estimated: a transaction may depend on one sent with it that is not mined yet. */
   gas: bigint;
+  /** Wei sent with the call (a deposit, a stake). */
+  value?: bigint;
 }
 
 const PRIORITY_FEE = 1_000_000_000n;
@@ -48,6 +50,7 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
         to: transaction.to,
         data: transaction.data,
         gas: transaction.gas,
+        ...(transaction.value ? { value: transaction.value } : {}),
         nonce: nonce + index,
         maxFeePerGas,
         maxPriorityFeePerGas: PRIORITY_FEE,

@@ -1,6 +1,7 @@
 // The embedded default's chain: when no node is configured for 31337, the service runs anvil as a child process on a
 // free port (Prague rules, so EIP-7702 works), with EntryPoint v0.6, SimpleAccountFactory and our paymaster deployed,
-// the same for EntryPoint v0.7 and v0.8 (plus Simple7702Account), and the service's key as every paymaster's signer. The chain lives in the data folder beside the database, so that the two never disagree:
+// the same for EntryPoint v0.7 and v0.8 (plus Simple7702Account, and our token paymaster funded and staked), and the
+// service's key as every paymaster's signer. The chain lives in the data folder beside the database, so that the two never disagree:
 //
 //   DATA_DIR/anvil-state.json   the chain's state (blocks, transactions, accounts), loaded at start, saved as it changes
 //   DATA_DIR/local-chain.json   where the running chain answers and which process runs it (npm run demo reads it)
@@ -29,15 +30,16 @@ import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "./localAddresses";
+import { sendTogether } from "./localBatch";
 import {
   type ChainClients,
   type DeployOutcome,
-  deployLaterEntryPointStacks,
-  deployLocalStack,
+  deployAllLocalStacks,
   type LaterEntryPointStack,
   type LocalStack,
-  rotateVerifyingSigners,
+  signerRotations,
 } from "./localDeployment";
+import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
 import { LOCAL_CHAIN_ID } from "./sponsoringChains";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
@@ -71,7 +73,7 @@ export interface LocalChainInfo {
   entryPoint: Address;
   simpleAccountFactory: Address;
   verifyingPaymaster: Address;
-  /** EntryPoint v0.7 and v0.8 with their factory and our paymaster (the fields above are v0.6's). */
+  /** EntryPoint v0.7 and v0.8 with their factory and our paymasters (the fields above are v0.6's). */
   entryPoints: Record<LaterEntryPointVersion, LocalEntryPointStack>;
   startedAt: string;
 }
@@ -255,7 +257,7 @@ export function describeLocalChain(chain: LocalChain): string {
     `${info.simpleAccountFactory}; ${LATER_ENTRY_POINT_VERSIONS.map(
       (version) =>
         `EntryPoint v${version} ${info.entryPoints[version].entryPoint} with paymaster ` +
-        `${info.entryPoints[version].verifyingPaymaster}`,
+        `${info.entryPoints[version].verifyingPaymaster} and token paymaster ${info.entryPoints[version].tokenPaymaster}`,
     ).join(", ")}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
     `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
     "Try it: npm run demo"
@@ -268,17 +270,30 @@ async function deployAndRotate(
   clients: ChainClients,
   signer: Address,
 ): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
-  const stack = await deployLocalStack(clients);
-  const later = await deployLaterEntryPointStacks(clients);
+  const { stack, later } = await deployAllLocalStacks(clients);
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
   ];
-  const rotated = await rotateVerifyingSigners(clients, signer, [
-    stack.verifyingPaymaster.address,
-    ...LATER_ENTRY_POINT_VERSIONS.map((version) => later[version].verifyingPaymaster.address),
+  // Every paymaster's signer rotation and the later token paymasters' deposits and stakes: read together, sent together.
+  const [rotations, funding] = await Promise.all([
+    signerRotations(clients, signer, [
+      stack.verifyingPaymaster.address,
+      ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
+        later[version].verifyingPaymaster.address,
+        later[version].tokenPaymaster.address,
+      ]),
+    ]),
+    tokenPaymasterV07Funding(
+      clients,
+      LATER_ENTRY_POINT_VERSIONS.map((version) => ({
+        paymaster: later[version].tokenPaymaster.address,
+        entryPoint: later[version].entryPoint.address,
+      })),
+    ),
   ]);
-  return { deployed, signerRotated: rotated.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+  await sendTogether(clients, [...rotations, ...funding]);
+  return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {

@@ -20,13 +20,14 @@ import {
   CREATE2_SALT,
   type Create2Deployment,
   entryPointDeployment,
+  localTokenPaymasterV07Deployments,
   localVerifyingPaymasterDeployment,
   localVerifyingPaymasterV07Deployments,
   simpleAccountFactoryDeployment,
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
-import { confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
+import { type BatchTransaction, confirm, deployCreate2Batch, hasCode, sendTogether } from "./localBatch";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -62,7 +63,7 @@ export async function deployCreate2(clients: ChainClients, deployment: Create2De
 }
 
 /** Refuses rather than deploy an EntryPoint the service and every bundler would not look for. */
-function checkEntryPointArtifact(): void {
+export function checkEntryPointArtifact(): void {
   if (!isAddressEqual(entryPointDeployment.address, ENTRY_POINT_V06_ADDRESS)) {
     throw new Error(
       `EntryPoint artifact would land at ${entryPointDeployment.address}, not ${ENTRY_POINT_V06_ADDRESS}: not the mainnet bytecode`,
@@ -81,69 +82,115 @@ export interface LocalStack {
   verifyingPaymaster: DeployOutcome;
 }
 
-/** Sent together, in order: the factory and the paymaster are built against the EntryPoint's address. */
-export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
-  checkEntryPointArtifact();
-  return deployCreate2Batch(clients, {
+/** In order: the factory and the paymaster are built against the EntryPoint's address. */
+const localStackDeployments = () =>
+  ({
     entryPoint: entryPointDeployment,
     simpleAccountFactory: simpleAccountFactoryDeployment,
     verifyingPaymaster: localVerifyingPaymasterDeployment,
-  });
+  }) as const;
+
+/** Sent together, in order (see localStackDeployments). */
+export async function deployLocalStack(clients: ChainClients): Promise<LocalStack> {
+  checkEntryPointArtifact();
+  return deployCreate2Batch(clients, localStackDeployments());
 }
 
 export interface LaterEntryPointStack {
   entryPoint: DeployOutcome;
   simpleAccountFactory: DeployOutcome;
   verifyingPaymaster: DeployOutcome;
+  /** Our TokenPaymasterV07 (ERC20 mode); localTokenPaymastersV07.ts funds and stakes it. */
+  tokenPaymaster: DeployOutcome;
   /** v0.8 only. */
   simple7702Account?: DeployOutcome;
 }
 
 /**
- * The EntryPoint v0.7 and v0.8 stacks: each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account),
- * then our paymaster for it, all sent together. In order: the v0.8 factory asks its EntryPoint for the SenderCreator
- * in its constructor.
+ * Each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account), then our verifying and token
+ * paymasters for it. In order: the v0.8 factory asks its EntryPoint for the SenderCreator in its constructor.
  */
-export async function deployLaterEntryPointStacks(
-  clients: ChainClients,
-): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+function laterStackDeployments() {
   const [v07, v08] = [entryPointStack("0.7"), entryPointStack("0.8")];
-  const outcomes = await deployCreate2Batch(clients, {
+  return {
     entryPointV07: v07.entryPoint,
     simpleAccountFactoryV07: v07.simpleAccountFactory,
     verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
+    tokenPaymasterV07: localTokenPaymasterV07Deployments["0.7"],
     entryPointV08: v08.entryPoint,
     simpleAccountFactoryV08: v08.simpleAccountFactory,
     simple7702AccountV08: simple7702AccountDeployment(),
     verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
-  });
+    tokenPaymasterV08: localTokenPaymasterV07Deployments["0.8"],
+  } as const;
+}
+
+function laterStacks(
+  outcomes: Record<keyof ReturnType<typeof laterStackDeployments>, DeployOutcome>,
+): Record<LaterEntryPointVersion, LaterEntryPointStack> {
   return {
     "0.7": {
       entryPoint: outcomes.entryPointV07,
       simpleAccountFactory: outcomes.simpleAccountFactoryV07,
       verifyingPaymaster: outcomes.verifyingPaymasterV07,
+      tokenPaymaster: outcomes.tokenPaymasterV07,
     },
     "0.8": {
       entryPoint: outcomes.entryPointV08,
       simpleAccountFactory: outcomes.simpleAccountFactoryV08,
       simple7702Account: outcomes.simple7702AccountV08,
       verifyingPaymaster: outcomes.verifyingPaymasterV08,
+      tokenPaymaster: outcomes.tokenPaymasterV08,
     },
   };
+}
+
+/** The EntryPoint v0.7 and v0.8 stacks (laterStackDeployments), all sent together. */
+export async function deployLaterEntryPointStacks(
+  clients: ChainClients,
+): Promise<Record<LaterEntryPointVersion, LaterEntryPointStack>> {
+  return laterStacks(await deployCreate2Batch(clients, laterStackDeployments()));
+}
+
+/** deployLocalStack and deployLaterEntryPointStacks as one batch: the local chain's start, one round trip fewer. */
+export async function deployAllLocalStacks(
+  clients: ChainClients,
+): Promise<{ stack: LocalStack; later: Record<LaterEntryPointVersion, LaterEntryPointStack> }> {
+  checkEntryPointArtifact();
+  const { entryPoint, simpleAccountFactory, verifyingPaymaster, ...later } = await deployCreate2Batch(clients, {
+    ...localStackDeployments(),
+    ...laterStackDeployments(),
+  });
+  return { stack: { entryPoint, simpleAccountFactory, verifyingPaymaster }, later: laterStacks(later) };
 }
 
 /** setVerifyingSigner writes one slot and emits one event: well under this. */
 const ROTATION_GAS = 100_000n;
 
 /**
- * rotateVerifyingSigner for several paymasters at once (v0.6's and VerifyingPaymasterV07's read and set their signer
- * alike): their signers and owners read together, the changes sent together. Returns the paymasters it changed.
+ * rotateVerifyingSigner for several paymasters at once (v0.6's, VerifyingPaymasterV07 and TokenPaymasterV07 read and
+ * set their signer alike): their signers and owners read together, the changes sent together. Returns the paymasters
+ * it changed.
  */
 export async function rotateVerifyingSigners(
   clients: ChainClients,
   newSigner: Address,
   paymasters: readonly Address[],
 ): Promise<Address[]> {
+  const rotations = await signerRotations(clients, newSigner, paymasters);
+  await sendTogether(clients, rotations);
+  return rotations.map(({ to }) => to);
+}
+
+/**
+ * The transactions rotateVerifyingSigners sends, one per paymaster whose signer is not `newSigner` yet, for a caller
+ * that sends them together with others; refuses when the wallet client is not the owner of one of them.
+ */
+export async function signerRotations(
+  clients: ChainClients,
+  newSigner: Address,
+  paymasters: readonly Address[],
+): Promise<BatchTransaction[]> {
   const { publicClient, walletClient } = clients;
   const read = (address: Address, functionName: "verifyingSigner" | "owner") =>
     publicClient.readContract({ address, abi: verifyingPaymasterArtifact.abi, functionName });
@@ -162,20 +209,16 @@ export async function rotateVerifyingSigners(
       );
     }
   }
-  await sendTogether(
-    clients,
-    stale.map(({ address }) => ({
-      what: `rotating the verifying signer of ${address}`,
-      to: address,
-      data: encodeFunctionData({
-        abi: verifyingPaymasterArtifact.abi,
-        functionName: "setVerifyingSigner",
-        args: [newSigner],
-      }),
-      gas: ROTATION_GAS,
-    })),
-  );
-  return stale.map(({ address }) => address);
+  return stale.map(({ address }) => ({
+    what: `rotating the verifying signer of ${address}`,
+    to: address,
+    data: encodeFunctionData({
+      abi: verifyingPaymasterArtifact.abi,
+      functionName: "setVerifyingSigner",
+      args: [newSigner],
+    }),
+    gas: ROTATION_GAS,
+  }));
 }
 
 /**

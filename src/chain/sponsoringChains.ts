@@ -73,8 +73,9 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
 }
 
 /**
- * The versions the chains file lists for the chain, or on the local chain every version. A local default paymaster is
- * taken only for the canonical EntryPoint: it was built against that one and would refuse any other.
+ * The versions the chains file lists for the chain, or on the local chain every version. A local default paymaster
+ * (verifying, and token when the chain has fee tokens, as for v0.6) is taken only for the canonical EntryPoint: it was
+ * built against that one and would refuse any other.
  */
 function laterEntryPoints(
   chain: ChainConfig,
@@ -91,7 +92,9 @@ function laterEntryPoints(
         ? LOCAL_ENTRY_POINT_STACKS[version]
         : undefined;
     const verifyingPaymaster = (listed?.verifyingPaymaster as Address | undefined) ?? localStack?.verifyingPaymaster;
-    const tokenPaymaster = hasTokens ? (listed?.tokenPaymaster as Address | undefined) : undefined;
+    const tokenPaymaster = hasTokens
+      ? ((listed?.tokenPaymaster as Address | undefined) ?? localStack?.tokenPaymaster)
+      : undefined;
     served.set(version, {
       entryPoint,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),

@@ -11,9 +11,16 @@ import {
   isAddressEqual,
   parseEther,
 } from "viem";
-import { ANVIL_FIRST_ACCOUNT, CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
+import {
+  ANVIL_FIRST_ACCOUNT,
+  CREATE2_DEPLOYER_ADDRESS,
+  CREATE2_SALT,
+  type Create2Deployment,
+  entryPointDeployment,
+} from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
-import { type ChainClients, type DeployOutcome, deployCreate2, deployEntryPoint } from "./localDeployment";
+import { deployCreate2Batch } from "./localBatch";
+import { type ChainClients, checkEntryPointArtifact, type DeployOutcome } from "./localDeployment";
 import { fixedPriceAggregatorArtifact, testTokenArtifact, tokenPaymasterArtifact } from "./tokenArtifacts";
 
 function create2(name: string, initCode: Hex): Create2Deployment {
@@ -109,10 +116,14 @@ export interface LocalTokenStack {
  * account, the owner of the paymaster and the aggregator. The paymaster is not staked: local bundlers run unsafe.
  */
 export async function deployLocalTokenStack(clients: ChainClients): Promise<LocalTokenStack> {
-  const entryPoint = await deployEntryPoint(clients);
-  const tokenPaymaster = await deployCreate2(clients, localTokenPaymasterDeployment);
-  const testToken = await deployCreate2(clients, localTestTokenDeployment);
-  const priceAggregator = await deployCreate2(clients, localPriceAggregatorDeployment);
+  checkEntryPointArtifact();
+  // Sent together, the EntryPoint first: the paymaster is built against its address.
+  const { entryPoint, tokenPaymaster, testToken, priceAggregator } = await deployCreate2Batch(clients, {
+    entryPoint: entryPointDeployment,
+    tokenPaymaster: localTokenPaymasterDeployment,
+    testToken: localTestTokenDeployment,
+    priceAggregator: localPriceAggregatorDeployment,
+  });
   const depositAdded = await topUpTokenPaymasterDeposit(clients, LOCAL_TOKEN_PAYMASTER_DEPOSIT);
   const { refreshed } = await refreshLocalPrice(clients);
   return { entryPoint, tokenPaymaster, testToken, priceAggregator, depositAdded, priceRefreshed: refreshed };

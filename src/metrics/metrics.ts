@@ -27,6 +27,7 @@ export interface Metrics {
   readonly batchSize: Histogram<"batch">;
   readonly commitSeconds: Histogram<"batch" | "outcome">;
   readonly settlementLagBlocks: Gauge<"chain_id">;
+  readonly tokenChargeFailures: Counter<"chain_id" | "version">;
 }
 
 export interface MetricsOptions {
@@ -98,6 +99,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: "paymaster_settlement_lag_blocks",
       help: "Blocks between the chain's head and the last block settlement has read, per chain",
       labelNames: ["chain_id"],
+      registers,
+    }),
+    tokenChargeFailures: new Counter({
+      name: "paymaster_token_charge_failures_total",
+      help: "Operations of our EntryPoint v0.7/v0.8 token paymasters whose token charge failed in postOp (PostOpRevertReason): their gas came from the paymaster's own deposit",
+      labelNames: ["chain_id", "version"],
       registers,
     }),
   };

@@ -1,6 +1,5 @@
-import { type Address, getAbiItem, type PublicClient } from "viem";
+import type { PublicClient } from "viem";
 import { chainClient } from "../chain/chainClient";
-import { entryPointAbi } from "../chain/entryPoint";
 import { describeChainError, EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDeposit";
 import { type SponsoringChain, sponsoringChains } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
@@ -9,15 +8,18 @@ import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
 import type { Database } from "../storage/database";
 import {
   type ChainCursor,
-  type OperationEvent,
   openCursor,
   type ReleaseOutcome,
   readCursor,
   releaseExpired,
   settleRange,
 } from "../storage/settlement";
-
-const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
+import {
+  readOperationLogs,
+  type TokenChargeFailure,
+  type WatchedEntryPoint,
+  watchedEntryPoints,
+} from "./operationLogs";
 
 const SETTLEMENT_INTERVAL_MS = 2_000;
 /** Blocks per eth_getLogs call: within what public providers accept. */
@@ -35,7 +37,7 @@ export interface SettlementOptions {
   poll?: boolean;
   maxBlockRange?: number;
   log?: SettlementLog;
-  /** The settlement lag gauge is kept here. */
+  /** The settlement lag gauge and the failed token charges are counted here. */
   metrics?: Metrics;
 }
 
@@ -48,17 +50,19 @@ export interface SettlementPass {
   settled: number;
   superseded: number;
   reservations: number;
+  /** Operations of our v0.7/v0.8 token paymasters whose token charge failed (PostOpRevertReason): logged and counted. */
+  tokenChargeFailures: number;
   /** Undefined when the pass did not reach the chain's head, so nothing expired could be released safely. */
   released?: ReleaseOutcome;
 }
 
-type WatchedChain = SponsoringChain & { rpcUrl: string; verifyingPaymaster: Address };
+type WatchedChain = SponsoringChain & { rpcUrl: string };
 
 /**
- * Settlement of one chain (the issue's part 5). Each pass reads the EntryPoint's UserOperationEvent logs of our
- * verifying paymaster from the block after the cursor to the head, in ranges, and settles each range together with the
- * cursor (storage/settlement.ts), so a restart resumes from the last block processed. Once at the head it releases
- * what expired unmined: only then is it known that no block up to that moment ran those operations.
+ * Settlement of one chain. Each pass reads the UserOperationEvent logs of every EntryPoint the chain serves for our
+ * paymasters on it (operationLogs.ts) from the block after the cursor to the head, in ranges, and settles each range
+ * together with the cursor (storage/settlement.ts), so a restart resumes from the last block processed. Once at the
+ * head it releases what expired unmined: only then is it known that no block up to that moment ran those operations.
  */
 class ChainSettlement {
   readonly #db: Database;
@@ -66,6 +70,7 @@ class ChainSettlement {
   readonly #now: () => number;
   readonly #log?: SettlementLog;
   readonly #metrics?: Metrics;
+  readonly #entryPoints: readonly WatchedEntryPoint[];
   #range: number;
   #genesis?: string;
   #queue: Promise<unknown> = Promise.resolve();
@@ -83,6 +88,12 @@ class ChainSettlement {
     this.#range = options.maxBlockRange ?? SETTLEMENT_BLOCK_RANGE;
     this.#log = options.log;
     this.#metrics = options.metrics;
+    this.#entryPoints = watchedEntryPoints(chain);
+  }
+
+  /** The EntryPoint versions read, and our paymasters on each. */
+  get entryPoints(): readonly WatchedEntryPoint[] {
+    return this.#entryPoints;
   }
 
   /** Blocks between the head and what settlement has read: what an alert on a stuck settlement watches. */
@@ -105,7 +116,7 @@ class ChainSettlement {
 
   async #pass(): Promise<SettlementPass> {
     const { chainId } = this.chain;
-    const result: SettlementPass = { chainId, settled: 0, superseded: 0, reservations: 0 };
+    const result: SettlementPass = { chainId, settled: 0, superseded: 0, reservations: 0, tokenChargeFailures: 0 };
     // Read before the head: whatever expired before this moment and was not in a block up to the head never will be.
     const startedAtMs = this.#now();
     const head = await this.#client.getBlockNumber({ cacheTime: 0 });
@@ -115,7 +126,7 @@ class ChainSettlement {
       if (this.#halted) return result;
       const fromBlock = cursor.lastBlock + 1n;
       const toBlock = minBig(head, fromBlock + BigInt(this.#range) - 1n);
-      const events = await this.#events(fromBlock, toBlock);
+      const { events, tokenChargeFailures } = await this.#logs(fromBlock, toBlock);
       const outcome = await settleRange(this.#db, {
         chainId,
         fromBlock,
@@ -134,6 +145,9 @@ class ChainSettlement {
       result.settled += outcome.settled;
       result.superseded += outcome.superseded;
       result.reservations += outcome.reservations;
+      // Reported by the instance whose range was applied, so once per failure.
+      for (const failure of tokenChargeFailures) this.#reportTokenChargeFailure(failure);
+      result.tokenChargeFailures += tokenChargeFailures.length;
       cursor = { ...cursor, lastBlock: toBlock };
       this.#reportLag(head, toBlock);
     }
@@ -174,31 +188,27 @@ class ChainSettlement {
     return cursor;
   }
 
-  async #events(fromBlock: bigint, toBlock: bigint): Promise<OperationEvent[]> {
-    const logs = await this.#client
-      .getLogs({
-        address: this.chain.entryPoint,
-        event: userOperationEvent,
-        args: { paymaster: this.chain.verifyingPaymaster },
-        fromBlock,
-        toBlock,
-        strict: true,
-      })
-      .catch((error: unknown) => {
-        // Providers cap the range or the result size of eth_getLogs: the next pass asks for less.
-        this.#range = Math.max(1, Math.floor(this.#range / 2));
-        throw error;
-      });
-    return logs.map((log) => ({
-      userOpHash: log.args.userOpHash,
-      sender: log.args.sender,
-      nonce: log.args.nonce,
-      success: log.args.success,
-      actualGasCost: log.args.actualGasCost,
-      actualGasUsed: log.args.actualGasUsed,
-      txHash: log.transactionHash,
-      blockNumber: log.blockNumber,
-    }));
+  async #logs(fromBlock: bigint, toBlock: bigint) {
+    return readOperationLogs(this.#client, this.#entryPoints, fromBlock, toBlock).catch((error: unknown) => {
+      // Providers cap the range or the result size of eth_getLogs: the next pass asks for less.
+      this.#range = Math.max(1, Math.floor(this.#range / 2));
+      throw error;
+    });
+  }
+
+  /**
+   * The sender's tokens did not pay for an operation our token paymaster signed: the EntryPoint took its gas from our
+   * paymaster's deposit. A sender that does it again and again drains that deposit (docs/operations.md, 'Failed token
+   * charges').
+   */
+  #reportTokenChargeFailure(failure: TokenChargeFailure): void {
+    const { chainId } = this.chain;
+    this.#metrics?.tokenChargeFailures.inc({ chain_id: String(chainId), version: failure.version });
+    this.#log?.warn(
+      `settlement on chain ${chainId}: the token charge of operation ${failure.userOpHash} of sender ` +
+        `${failure.sender} (nonce ${failure.nonce}) failed on EntryPoint v${failure.version} in transaction ` +
+        `${failure.txHash}: ${failure.reason}; the token paymaster's deposit paid its gas`,
+    );
   }
 }
 
@@ -211,7 +221,7 @@ export interface Settlement {
 }
 
 /**
- * Starts settlement on every chain with both an RPC and a verifying paymaster; chains without an RPC sign without it
+ * Starts settlement on every chain with an RPC and at least one of our paymasters; chains without an RPC sign without it
  * (their spending-limit reservations keep their worst case and are never released, since nothing tells whether they
  * ran).
  */
@@ -223,7 +233,7 @@ export function startSettlement(
   const watched: ChainSettlement[] = [];
   for (const chain of sponsoringChains(ctx.chains).values()) {
     const client = chainClient(chain);
-    if (!client || !chain.rpcUrl || !chain.verifyingPaymaster) continue;
+    if (!client || !chain.rpcUrl || watchedEntryPoints(chain).length === 0) continue;
     watched.push(
       new ChainSettlement(ctx.db, chain as WatchedChain, client, {
         now: ctx.now,

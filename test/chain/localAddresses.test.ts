@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   LOCAL_VERIFYING_PAYMASTER_ADDRESS as computedVerifying,
+  localTokenPaymasterV07Deployments,
   localVerifyingPaymasterV07Deployments,
 } from "../../src/chain/deployments";
 import { entryPointStack, simple7702AccountDeployment } from "../../src/chain/entryPointV07Deployments";
@@ -30,14 +31,22 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
       localVerifyingPaymasterV07Deployments[version].address,
       `paymaster v${version}`,
     );
+    assert.equal(
+      written.tokenPaymaster,
+      localTokenPaymasterV07Deployments[version].address,
+      `token paymaster v${version}`,
+    );
   }
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.8"].simple7702Account, simple7702AccountDeployment().address);
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.7"].simple7702Account, undefined);
-  // One paymaster per EntryPoint: the two must never share an address (nor the v0.6 one's).
+  // One paymaster of each kind per EntryPoint: no two share an address (nor with the v0.6 ones).
   const paymasters = new Set([
     LOCAL_VERIFYING_PAYMASTER_ADDRESS,
+    LOCAL_TOKEN_PAYMASTER_ADDRESS,
     LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
   ]);
-  assert.equal(paymasters.size, 3);
+  assert.equal(paymasters.size, 6);
 });

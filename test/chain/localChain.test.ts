@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { createPublicClient, http } from "viem";
+import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
 import {
@@ -17,7 +17,16 @@ import {
   wantsLocalChain,
   withLocalChain,
 } from "../../src/chain/localChain";
+import {
+  LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
+  LOCAL_TOKEN_PAYMASTER_V07_STAKE,
+} from "../../src/chain/localTokenPaymastersV07";
 import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
+
+const depositInfoAbi = parseAbi([
+  "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",
+  "function getDepositInfo(address account) view returns (DepositInfo info)",
+]);
 
 const folders: string[] = [];
 after(() => {
@@ -91,10 +100,12 @@ test("a start deploys the stack with the service's signer, and a second start on
       "entryPoint v0.7",
       "simpleAccountFactory v0.7",
       "verifyingPaymaster v0.7",
+      "tokenPaymaster v0.7",
       "entryPoint v0.8",
       "simpleAccountFactory v0.8",
       "simple7702Account v0.8",
       "verifyingPaymaster v0.8",
+      "tokenPaymaster v0.8",
     ]);
     assert.equal(first.signerRotated, true);
     assert.equal(first.restored, false);
@@ -103,13 +114,39 @@ test("a start deploys the stack with the service's signer, and a second start on
     // Every version's paymaster signs with the service's key, and each is built against its own EntryPoint.
     const paymasters = [
       [first.info.verifyingPaymaster, first.info.entryPoint],
-      [first.info.entryPoints["0.7"].verifyingPaymaster, first.info.entryPoints["0.7"].entryPoint],
-      [first.info.entryPoints["0.8"].verifyingPaymaster, first.info.entryPoints["0.8"].entryPoint],
-    ] as const;
+      ...(["0.7", "0.8"] as const).flatMap((version) => {
+        const { verifyingPaymaster, tokenPaymaster, entryPoint } = first.info.entryPoints[version];
+        return [
+          [verifyingPaymaster, entryPoint],
+          [tokenPaymaster, entryPoint],
+        ] as const;
+      }),
+    ];
     for (const [address, entryPoint] of paymasters) {
       const read = (functionName: "verifyingSigner" | "entryPoint") =>
         client.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
       assert.deepEqual([await read("verifyingSigner"), await read("entryPoint")], [signer, entryPoint], address);
+    }
+    // Each later version's token paymaster pays from its own EntryPoint deposit and is staked, as a paymaster that
+    // returns a context must be (ERC-7562).
+    for (const version of ["0.7", "0.8"] as const) {
+      const { tokenPaymaster, entryPoint } = first.info.entryPoints[version];
+      const info = await client.readContract({
+        address: entryPoint,
+        abi: depositInfoAbi,
+        functionName: "getDepositInfo",
+        args: [tokenPaymaster],
+      });
+      assert.deepEqual(
+        [info.deposit, info.staked, info.stake, info.unstakeDelaySec],
+        [
+          LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
+          true,
+          LOCAL_TOKEN_PAYMASTER_V07_STAKE.amount,
+          LOCAL_TOKEN_PAYMASTER_V07_STAKE.unstakeDelaySec,
+        ],
+        `token paymaster v${version}`,
+      );
     }
     // anvil runs Prague as asked, not whatever its "latest" is.
     const response = await fetch(first.rpcUrl, {

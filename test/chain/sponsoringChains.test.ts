@@ -82,6 +82,38 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
       },
     },
     {
+      name: "the local chain with fee tokens also gets each version's local token paymaster, as v0.6 does",
+      chain: { chainId: 31337, tokens: [TOKEN] },
+      expected: {
+        "0.7": {
+          entryPoint: ENTRY_POINT_V07_ADDRESS,
+          verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
+          tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
+        },
+        "0.8": {
+          entryPoint: ENTRY_POINT_V08_ADDRESS,
+          verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+          tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+        },
+      },
+    },
+    {
+      name: "on the local chain a named token paymaster wins over the local one",
+      chain: { chainId: 31337, tokens: [TOKEN], entryPoints: { "0.7": { tokenPaymaster: V07_TOKEN_PAYMASTER } } },
+      expected: {
+        "0.7": {
+          entryPoint: ENTRY_POINT_V07_ADDRESS,
+          verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
+          tokenPaymaster: V07_TOKEN_PAYMASTER,
+        },
+        "0.8": {
+          entryPoint: ENTRY_POINT_V08_ADDRESS,
+          verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+          tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+        },
+      },
+    },
+    {
       name: "on the local chain a named paymaster wins, and another EntryPoint gets no local default",
       chain: {
         chainId: 31337,

@@ -23,6 +23,7 @@ import {
   rotateVerifyingSigners,
 } from "../../src/chain/localDeployment";
 import { simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
+import { tokenPaymasterV07Artifact } from "../../src/chain/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
 test("the npm EntryPoint bytecode yields the canonical v0.6 address through the CREATE2 deployer", () => {
@@ -105,33 +106,53 @@ test("deploys the stack at its deterministic addresses, then skips it, and rotat
   assert.equal(await env.publicClient.getBlockNumber(), blockAfterRotation);
 });
 
-test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addresses, then skips them, and rotates both signers together", async (t) => {
+test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addresses, then skips them, and rotates all four signers together", async (t) => {
   const env = await startLocalChain();
   t.after(() => env.anvil.stop());
   const owner = env.clients(anvilKeys.owner);
   const started = performance.now();
   const stacks = await deployLaterEntryPointStacks(owner);
-  t.diagnostic(`deploy of 7 contracts in one batch ${(performance.now() - started).toFixed(0)} ms`);
+  t.diagnostic(`deploy of 9 contracts in one batch ${(performance.now() - started).toFixed(0)} ms`);
   for (const version of ["0.7", "0.8"] as const) {
     const written = LOCAL_ENTRY_POINT_STACKS[version];
     const stack = stacks[version];
     assert.deepEqual(
-      [stack.entryPoint, stack.simpleAccountFactory, stack.verifyingPaymaster, stack.simple7702Account].map(
-        (step) => step && [step.address, step.deployed],
-      ),
+      [
+        stack.entryPoint,
+        stack.simpleAccountFactory,
+        stack.verifyingPaymaster,
+        stack.tokenPaymaster,
+        stack.simple7702Account,
+      ].map((step) => step && [step.address, step.deployed]),
       [
         [written.entryPoint, true],
         [written.simpleAccountFactory, true],
         [written.verifyingPaymaster, true],
+        [written.tokenPaymaster, true],
         written.simple7702Account && [written.simple7702Account, true],
       ],
     );
-    for (const address of [written.entryPoint, written.simpleAccountFactory, written.verifyingPaymaster]) {
+    for (const address of [
+      written.entryPoint,
+      written.simpleAccountFactory,
+      written.verifyingPaymaster,
+      written.tokenPaymaster,
+    ]) {
       assert.ok(size((await env.publicClient.getCode({ address })) ?? "0x") > 0, `code at ${address}`);
     }
-    const paymaster = { address: written.verifyingPaymaster, abi: verifyingPaymasterV07Artifact.abi } as const;
-    assert.equal(await env.publicClient.readContract({ ...paymaster, functionName: "entryPoint" }), written.entryPoint);
-    assert.equal(await env.publicClient.readContract({ ...paymaster, functionName: "owner" }), ANVIL_FIRST_ACCOUNT);
+    // entryPoint() and owner() read alike in both contracts.
+    for (const address of [written.verifyingPaymaster, written.tokenPaymaster]) {
+      const read = (functionName: "entryPoint" | "owner") =>
+        env.publicClient.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
+      assert.deepEqual([await read("entryPoint"), await read("owner")], [written.entryPoint, ANVIL_FIRST_ACCOUNT]);
+    }
+    // Unfunded and unstaked until the local chain's start funds them (test/chain/localChain.test.ts).
+    const deposit = await env.publicClient.readContract({
+      address: written.tokenPaymaster,
+      abi: tokenPaymasterV07Artifact.abi,
+      functionName: "getDeposit",
+    });
+    assert.equal(deposit, 0n);
   }
   // The v0.8 factory was built against its EntryPoint's SenderCreator, so the order within the batch held.
   const senderCreator = await env.publicClient.readContract({
@@ -145,13 +166,16 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
   const again = await deployLaterEntryPointStacks(owner);
   assert.deepEqual(
     Object.values(again).flatMap((stack) => Object.values(stack).map((step) => step.deployed)),
-    [false, false, false, false, false, false, false],
+    [false, false, false, false, false, false, false, false, false],
   );
   assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
 
+  // The token paymasters set their signer as the verifying ones do: one rotation serves all four.
   const paymasters = [
     LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
   ];
   const serviceKey = privateKeyToAccount(anvilKeys.stranger).address;
   await assert.rejects(

@@ -54,6 +54,7 @@ const ALLOWED: Record<string, RegExp> = {
     /^(|fundingAndRules|walletDeployment|contractWhitelist|spendingLimits|deposit|webhooks|noVerifyingPaymaster|invalidParams|refused|other|gasEstimationUnavailable|internal)$/,
   batch: /^(sponsorships|limit_checks)$/,
   kind: /^(reverted|unavailable)$/,
+  version: /^(0\.6|0\.7|0\.8)$/,
   le: /^[\d.e+-]+|\+Inf$/,
 };
 

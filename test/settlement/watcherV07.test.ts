@@ -1,0 +1,306 @@
+// Settlement across EntryPoints, on the local chain as the service starts it (the real EntryPoint v0.7 and v0.8 beside
+// v0.6): a sponsorship recorded for a v0.7 and a v0.8 operation, written with the storage API as the RPC writes it, is
+// settled to the actual cost once the operation is mined, its spending-limit reservation and deposit hold given back;
+// and an operation of our v0.7 token paymaster whose token pull fails in postOp is seen (PostOpRevertReason), counted
+// and logged, its record settled as failed.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { toSimpleSmartAccount } from "permissionless/accounts";
+import { type Address, type Hex, isAddressEqual, parseEventLogs } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Anvil } from "../../src/chain/anvil";
+import { entryPointV07Abi } from "../../src/chain/entryPointV07";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
+import type { PackedUserOperation } from "../../src/chain/packedUserOperation";
+import type { LaterEntryPointVersion } from "../../src/config";
+import { createMetrics } from "../../src/metrics/metrics";
+import { type Settlement, startSettlement } from "../../src/settlement/watcher";
+import { CLOCK_SKEW_SECONDS } from "../../src/sponsorship/sponsor";
+import { OutstandingCharges } from "../../src/storage/outstandingCharges";
+import { SponsorshipLog } from "../../src/storage/sponsorships";
+import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
+import { anvilKeys } from "../contracts/fixtures";
+import {
+  checkSponsored,
+  confirm,
+  type LocalStacks,
+  prepareSponsored,
+  startLocalStacks,
+} from "../contracts/v07/localStacks";
+import {
+  draftOperation,
+  handleOps,
+  newAccount,
+  quote,
+  signByAccount,
+  signByService,
+  TOKENS,
+  type TokenChainV07,
+} from "../contracts/v07/tokenFixtures";
+import type { Dapp, TestApp } from "../helpers/app";
+import { startTestApp } from "../helpers/app";
+import { addPolicy } from "../helpers/dappSetup";
+
+let env: LocalStacks;
+let t: TestApp;
+let dapp: Dapp;
+let policyId: string;
+let settlement: Settlement;
+let log: SponsorshipLog;
+const metrics = createMetrics();
+const warnings: string[] = [];
+
+before(async () => {
+  env = await startLocalStacks();
+  t = await startTestApp({
+    signer: env.serviceSigner,
+    // The local chain with its fee token, as the service runs it: every version's verifying and token paymaster.
+    chains: new Map([[31337, { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, tokens: [...LOCAL_TOKENS] }]]),
+  });
+  dapp = await t.dapp();
+  policyId = await addPolicy(t, dapp, "PAYMASTER_SA_LIMIT", {
+    type: "PAYMASTER",
+    cycleDuration: { value: 1, unit: "day" },
+    threshold: 1,
+    thresholdType: "NATIVE_ASSET",
+  });
+  log = new SponsorshipLog(t.db);
+  settlement = startSettlement(t.ctx, {
+    poll: false,
+    metrics,
+    log: { info: () => {}, warn: (message) => warnings.push(message) },
+  });
+});
+after(async () => {
+  await settlement?.stop();
+  await t?.close();
+  await env?.stop();
+});
+
+/** What the v0.7 worst case reserves: every gas limit of the packed operation at maxFeePerGas. */
+function worstCase(op: PackedUserOperation): bigint {
+  const high = (word: Hex) => BigInt(word) >> 128n;
+  const low = (word: Hex) => BigInt(word) & ((1n << 128n) - 1n);
+  const paymasterLimits = BigInt(`0x${op.paymasterAndData.slice(42, 106)}`);
+  const paymasterVerification = paymasterLimits >> 128n;
+  const paymasterPostOp = paymasterLimits & ((1n << 128n) - 1n);
+  const gas =
+    high(op.accountGasLimits) +
+    low(op.accountGasLimits) +
+    op.preVerificationGas +
+    paymasterVerification +
+    paymasterPostOp;
+  return gas * low(op.gasFees);
+}
+
+async function userOpHash(version: LaterEntryPointVersion, op: PackedUserOperation): Promise<Hex> {
+  return env.publicClient.readContract({
+    address: LOCAL_ENTRY_POINT_STACKS[version].entryPoint,
+    abi: entryPointV07Abi,
+    functionName: "getUserOpHash",
+    args: [op],
+  });
+}
+
+/** The record the RPC writes for a sponsored v0.7/v0.8 operation, with its limit reservation and its deposit hold. */
+async function recordSponsored(version: LaterEntryPointVersion, op: PackedUserOperation, maxCharge: bigint) {
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const outcome = await log.record(
+    {
+      paymasterId: dapp.paymasterId,
+      chainId: 31337,
+      sender: op.sender.toLowerCase(),
+      nonce: op.nonce,
+      sponsored: true,
+      userOpHash: await userOpHash(version, op),
+      validUntil: nowSeconds + 300,
+      validAfter: nowSeconds - CLOCK_SKEW_SECONDS,
+      ruleOutcomes: [],
+      fundingAddress: env.fundingWallet.toLowerCase(),
+      paymasterAddress: LOCAL_ENTRY_POINT_STACKS[version].verifyingPaymaster.toLowerCase(),
+      maxCharge,
+    },
+    {
+      rule: "spendingLimits",
+      reservations: [
+        {
+          policyId,
+          // A cycle begun before the signature: the one settlement finds it in.
+          cycleStartMs: Date.now() - 1_000,
+          scopeKey: "",
+          sender: op.sender.toLowerCase(),
+          nonce: op.nonce,
+          amount: worstCase(op),
+          threshold: 10n ** 18n,
+          validUntil: nowSeconds + 300,
+        },
+      ],
+      refusal: () => "full",
+    },
+  );
+  assert.deepEqual(outcome, { ok: true });
+}
+
+interface Row {
+  actual_cost: string | null;
+  actual_gas_used: string | null;
+  success: boolean | null;
+  tx_hash: string | null;
+  settled_at: Date | null;
+}
+
+async function row(sender: Address): Promise<Row | undefined> {
+  const [found] = await t.db.query<Row>(
+    `SELECT actual_cost::text AS actual_cost, actual_gas_used::text AS actual_gas_used, success, tx_hash, settled_at
+     FROM sponsorships WHERE sender = $1`,
+    [sender.toLowerCase()],
+  );
+  return found;
+}
+
+async function limitState(): Promise<{ used: bigint; reservations: number }> {
+  const [usage] = await t.db.query<{ used: string }>(
+    "SELECT COALESCE(SUM(used), 0)::text AS used FROM limit_usage WHERE policy_id = $1",
+    [policyId],
+  );
+  const [held] = await t.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM limit_reservations WHERE policy_id = $1",
+    [policyId],
+  );
+  return { used: BigInt(usage?.used ?? "0"), reservations: held?.n ?? 0 };
+}
+
+const outstanding = (version: LaterEntryPointVersion) =>
+  new OutstandingCharges(t.db).of({
+    chainId: 31337,
+    paymasterAddress: LOCAL_ENTRY_POINT_STACKS[version].verifyingPaymaster.toLowerCase(),
+    fundingAddress: env.fundingWallet.toLowerCase(),
+    notBefore: 0,
+  });
+
+describe("settlement on EntryPoint v0.7 and v0.8", () => {
+  test("the watcher reads every EntryPoint of the chain, with our verifying and token paymasters on each", () => {
+    const [chain] = settlement.chains;
+    assert.ok(chain);
+    assert.deepEqual(
+      chain.entryPoints.map((entry) => [entry.version, entry.entryPoint, entry.paymasters, entry.tokenPaymaster]),
+      [
+        [
+          "0.6",
+          env.chain.info.entryPoint,
+          [env.chain.info.verifyingPaymaster, LOCAL_TOKEN_PAYMASTER_ADDRESS],
+          undefined,
+        ],
+        ...(["0.7", "0.8"] as const).map((version) => {
+          const stack = LOCAL_ENTRY_POINT_STACKS[version];
+          return [version, stack.entryPoint, [stack.verifyingPaymaster, stack.tokenPaymaster], stack.tokenPaymaster];
+        }),
+      ],
+    );
+  });
+
+  let spent = 0n;
+  for (const version of ["0.7", "0.8"] as const) {
+    test(`a sponsored v${version} operation is settled to its actual cost, its reservation and hold given back`, async (t_) => {
+      const account = await toSimpleSmartAccount({
+        client: env.publicClient,
+        owner: privateKeyToAccount(generatePrivateKey()),
+        entryPoint: { address: LOCAL_ENTRY_POINT_STACKS[version].entryPoint, version },
+      });
+      const prepared = await prepareSponsored(env, version, account);
+      const maxCharge = worstCase(prepared.packed);
+      await recordSponsored(version, prepared.packed, maxCharge);
+      assert.deepEqual(await limitState(), { used: spent + maxCharge, reservations: 1 });
+      assert.equal(await outstanding(version), maxCharge);
+
+      const receipt = await confirm(
+        env,
+        env.wallet(anvilKeys.bundler).writeContract({
+          address: LOCAL_ENTRY_POINT_STACKS[version].entryPoint,
+          abi: entryPointV07Abi,
+          functionName: "handleOps",
+          args: [[prepared.packed], privateKeyToAccount(anvilKeys.bundler).address],
+        }),
+      );
+      const outcome = await checkSponsored(env, version, prepared, receipt.logs);
+
+      const [pass] = await settlement.settleOnce();
+      assert.equal(pass?.settled, 1);
+      assert.equal(pass?.reservations, 1);
+      assert.equal(pass?.toBlock, receipt.blockNumber);
+      const settled = await row(prepared.sender);
+      assert.equal(settled?.actual_cost, outcome.actualGasCost.toString());
+      assert.equal(settled?.actual_gas_used, outcome.actualGasUsed.toString());
+      assert.equal(settled?.success, true);
+      assert.equal(settled?.tx_hash, receipt.transactionHash);
+      assert.ok(settled?.settled_at instanceof Date);
+      // The limit now counts the actual cost instead of the worst case, and nothing is held against the deposit.
+      spent += outcome.actualGasCost;
+      assert.deepEqual(await limitState(), { used: spent, reservations: 0 });
+      assert.equal(await outstanding(version), 0n);
+      t_.diagnostic(`v${version}: worst case ${maxCharge} wei, actual ${outcome.actualGasCost} wei`);
+    });
+  }
+
+  test("a v0.7 token-paid operation whose token pull fails in postOp is seen, counted, logged and settled as failed", async () => {
+    const stack = LOCAL_ENTRY_POINT_STACKS["0.7"];
+    const token = LOCAL_TOKENS[0]?.address as Address;
+    // The token fixtures' view of the local chain: its v0.7 EntryPoint, factory and token paymaster, the test token.
+    const chain = {
+      ...env,
+      anvil: { chainId: 31337 } as Anvil,
+      version: "0.7",
+      entryPoint: stack.entryPoint,
+      factory: stack.simpleAccountFactory,
+      paymaster: stack.tokenPaymaster,
+      token,
+      serviceSigner: env.serviceSigner,
+    } as unknown as TokenChainV07;
+    // Tokens enough for validation's balance check, but no approve: postOp's transferFrom has no allowance to use.
+    const account = await newAccount(chain, TOKENS(1_000n));
+    const draft = await draftOperation(chain, account, []);
+    const op = await signByAccount(
+      chain,
+      await signByService(chain, draft.op, await quote(chain, draft)),
+      account.owner,
+    );
+    // The ERC20-mode record: sponsored, with its hash, nothing held against a dApp's deposit.
+    const hash = await userOpHash("0.7", op);
+    await log.record({
+      paymasterId: dapp.paymasterId,
+      chainId: 31337,
+      sender: op.sender.toLowerCase(),
+      nonce: op.nonce,
+      sponsored: true,
+      userOpHash: hash,
+      ruleOutcomes: [],
+      paymasterAddress: stack.tokenPaymaster.toLowerCase(),
+    });
+    const receipt = await handleOps(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+    const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
+    assert.ok(event && isAddressEqual(event.args.paymaster, stack.tokenPaymaster));
+    assert.equal(event.args.success, false);
+    assert.equal(
+      parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "PostOpRevertReason" }).length,
+      1,
+    );
+
+    const [pass] = await settlement.settleOnce();
+    assert.equal(pass?.settled, 1);
+    assert.equal(pass?.tokenChargeFailures, 1);
+    const settled = await row(op.sender);
+    assert.equal(settled?.success, false);
+    assert.equal(settled?.actual_cost, event.args.actualGasCost.toString());
+
+    const counted = (await metrics.tokenChargeFailures.get()).values;
+    assert.deepEqual(
+      counted.map((value) => [value.labels, value.value]),
+      [[{ chain_id: "31337", version: "0.7" }, 1]],
+    );
+    const warning = warnings.find((message) => message.includes(hash));
+    assert.ok(warning, `no warning names ${hash}: ${warnings.join("\n")}`);
+    assert.ok(warning.includes(op.sender), "the warning names the sender");
+    // The token's own reason, decoded out of the EntryPoint's PostOpReverted wrapper.
+    assert.match(warning, /: ERC20: insufficient allowance; /);
+  });
+});
