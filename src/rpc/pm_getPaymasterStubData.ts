@@ -1,3 +1,4 @@
+import { tokenStubFieldsV07 } from "../actions/erc20V07";
 import { getPaymasterStubData } from "../actions/getPaymasterStubData";
 import { paymasterStubFieldsV07 } from "../actions/paymasterV07";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
@@ -8,12 +9,17 @@ import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
  * ERC-7677 `pm_getPaymasterStubData` (src/actions/getPaymasterStubData.ts, paymasterV07.ts): stand-in paymaster
- * fields for the bundler's estimate, of the final length; nothing is decided or signed yet.
+ * fields for the bundler's estimate, of the final length; nothing is decided or signed yet. With a fee token in the
+ * context (v0.7/v0.8), the token paymaster's, carrying today's price (src/actions/erc20V07.ts).
  */
 export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
   const request = parseErc7677Params(params, ctx);
   if (request.version !== "0.6") {
-    const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.mode.expirySeconds);
+    const { mode } = request;
+    const stub =
+      mode.mode === "ERC20"
+        ? await tokenStubFieldsV07(ctx, { ...mode, target: request.target, userOp: request.userOp })
+        : paymasterStubFieldsV07(ctx, request.target, request.userOp, mode.expirySeconds);
     const result: PaymasterStubDataResultV07 = { ...paymasterFieldsResult(stub), isFinal: false };
     return result;
   }
