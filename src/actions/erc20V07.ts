@@ -48,7 +48,7 @@ export interface TokenAnswerV07 extends PaymasterFieldsV07 {
  * The token paymaster's two gas limits: validation at least our figure (more when the client or its bundler asks for
  * more: unused validation gas costs nothing), postOp always ours, since the hash binds it and too low reverts postOp.
  */
-export function tokenPaymasterGasLimitsV07(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits {
+function tokenPaymasterGasLimitsV07(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits {
   const verification = given.paymasterVerificationGasLimit;
   return {
     paymasterVerificationGasLimit:

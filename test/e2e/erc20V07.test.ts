@@ -3,21 +3,32 @@
 // createPaymasterClient and Pimlico's ERC-7677 context `{ token }`. A new permissionless SimpleAccount holding only the
 // local test token (TUSD, no ether) sends a batch of approve(tokenPaymaster, amount) and a call; the operation is mined
 // with UserOperationEvent.success, our token paymaster paying, and the sender's TUSD down by exactly TokenCharged's
-// amount, at most the maximum the service signed for. An unknown token reaches the caller as our -32602 reason.
+// amount, at most the maximum the service signed for. An unknown token reaches the caller as our -32602 reason. On v0.7
+// also pimlico's pm_sponsorUserOperation with { token }, after a quote from pm_getFeeQuoteOrData's v0.7 form, both
+// with the gas estimated by Alto over the token paymaster's stub.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
+import { createPimlicoClient } from "permissionless/clients/pimlico";
 import {
   type Address,
   BaseError,
   encodeFunctionData,
   erc20Abi,
+  type Hex,
   http,
   isAddressEqual,
   parseEventLogs,
+  parseUnits,
   RpcRequestError,
+  toHex,
 } from "viem";
-import { createBundlerClient, createPaymasterClient, type SmartAccount } from "viem/account-abstraction";
+import {
+  createBundlerClient,
+  createPaymasterClient,
+  type SmartAccount,
+  type UserOperationReceipt,
+} from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import { entryPointV07Abi } from "../../src/chain/entryPointV07";
@@ -198,3 +209,100 @@ for (const version of ["0.7", "0.8"] as const) {
     });
   });
 }
+
+/** The charge of a mined operation: TokenCharged's amount, and the sender's TUSD down by exactly that. */
+async function checkCharged(account: SmartAccount, hash: Hex, receipt: UserOperationReceipt) {
+  assert.equal(receipt.success, true, "UserOperationEvent.success");
+  const [charged] = parseEventLogs({
+    abi: tokenPaymasterV07Artifact.abi,
+    logs: receipt.receipt.logs,
+    eventName: "TokenCharged",
+  }).filter((c) => c.args.userOpHash === hash);
+  assert.ok(charged, "the token paymaster charged the operation");
+  assert.equal(MINTED - (await balanceOf(account.address)), charged.args.amount, "TUSD down by the charge");
+  return charged.args.amount;
+}
+
+describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { token }", () => {
+  test("the quote's maximum covers the charge of the operation then sponsored and mined", async (tc) => {
+    const { env, alto } = started();
+    const version = "0.7";
+    const entryPoint = { address: env.chain.info.entryPoints[version].entryPoint, version } as const;
+    const account = await fundedAccount(version);
+    const calls = batch(version);
+    // The quote: the operation as a wallet has it before any gas is known; the service has Alto estimate it.
+    // The bundler's own price (Alto refuses less), so that the operation can be sent at the fees quoted.
+    const { fast: fees } = await createPimlicoClient({
+      transport: http(alto.url),
+      entryPoint,
+    }).getUserOperationGasPrice();
+    const factory = await account.getFactoryArgs();
+    const operation = {
+      sender: account.address,
+      nonce: toHex(await account.getNonce()),
+      factory: factory.factory,
+      factoryData: factory.factoryData,
+      callData: await account.encodeCalls(calls),
+      maxFeePerGas: toHex(fees.maxFeePerGas),
+      maxPriorityFeePerGas: toHex(fees.maxPriorityFeePerGas),
+      signature: await account.getStubSignature(),
+    };
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "pm_getFeeQuoteOrData",
+        params: [operation, entryPoint.address, { tokenList: [LOCAL_TEST_TOKEN_ADDRESS] }],
+      }),
+    });
+    const reply = (await response.json()) as {
+      result?: { paymasterAddress: string; feeQuotes: { tokenAddress: string; maxGasFee: number }[] };
+      error?: unknown;
+    };
+    assert.ok(reply.result, JSON.stringify(reply.error));
+    assert.ok(isAddressEqual(reply.result.paymasterAddress as Address, tokenPaymasterOf(version)));
+    const [quote] = reply.result.feeQuotes;
+    assert.ok(quote && quote.maxGasFee > 0, JSON.stringify(reply.result));
+    const quotedMaximum = parseUnits(String(quote.maxGasFee), 6);
+
+    const pimlico = createPimlicoClient({ transport: http(endpoint), entryPoint });
+    let answer: Record<string, unknown> | undefined;
+    const bundler = createBundlerClient({
+      account,
+      client: env.publicClient,
+      transport: http(alto.url),
+      pollingInterval: 50,
+      paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
+      paymaster: {
+        getPaymasterStubData: (parameters) => pimlico.getPaymasterStubData(parameters),
+        getPaymasterData: async (parameters) => {
+          const { chainId: _, entryPointAddress: __, context, ...op } = parameters;
+          const sponsored = await pimlico.sponsorUserOperation({
+            userOperation: { ...op, signature: (op as { signature?: Hex }).signature ?? "0x" } as never,
+            paymasterContext: context,
+          });
+          answer = sponsored as Record<string, unknown>;
+          return sponsored as never;
+        },
+      },
+    });
+    // At the fees quoted: the charge is at the fee paid, so a dearer fee than the quote's could exceed its maximum.
+    const hash = await bundler.sendUserOperation({
+      calls,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    assert.ok(answer, "pm_sponsorUserOperation answered");
+    assert.ok(isAddressEqual(answer.paymaster as Address, tokenPaymasterOf(version)), "the token paymaster's fields");
+    for (const field of ["callGasLimit", "verificationGasLimit", "preVerificationGas"]) {
+      assert.equal(typeof answer[field], "bigint", `${field} came back, estimated by the bundler`);
+    }
+    assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, tokenPaymasterOf(version)));
+    const amount = await checkCharged(account, hash, receipt);
+    assert.ok(amount <= quotedMaximum, `charged ${amount}, quoted at most ${quotedMaximum}`);
+    tc.diagnostic(`quoted at most ${quotedMaximum}, charged ${amount}`);
+  });
+});
