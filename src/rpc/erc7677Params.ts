@@ -1,7 +1,7 @@
 // ERC-7677, the paymaster web service methods of viem's createPaymasterClient: params are
 // [userOp, entryPoint, chainId (hex), context]. The EntryPoint picks the version: v0.6's operation shape, or v0.7's
 // (also v0.8's) when it is a later EntryPoint the chain serves. The context is this service's SPONSORED mode object
-// (sponsorshipInfo, expiryDuration), or for v0.7/v0.8 ERC20 mode with the fee token as `token` (src/rpc/tokenContext.ts).
+// (sponsorshipInfo, expiryDuration), or ERC20 mode with the fee token as `token` (src/rpc/tokenContext.ts).
 
 import type { EntryPointV07 } from "../actions/paymasterV07";
 import { invalidParams } from "../errors";
@@ -11,17 +11,16 @@ import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext } from "./methodContext";
 import { parseSponsoredContext, type SponsoredMode } from "./mode";
 import { address, uint } from "./params";
-import { asksForToken, namesToken, parseTokenContext, type TokenMode } from "./tokenContext";
+import { asksForToken, parseTokenContext, type TokenMode } from "./tokenContext";
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
 
 export type Erc7677Request =
-  | { version: "0.6"; userOp: PartialUserOperation; mode: SponsoredMode }
+  | { version: "0.6"; userOp: PartialUserOperation; mode: SponsoredMode | TokenMode }
   | { version: "0.7" | "0.8"; target: EntryPointV07; userOp: PartialUserOperationV07; mode: SponsoredMode | TokenMode };
 
-/** What ERC20 mode through these methods is answered with for now. */
-const ERC20_REFUSAL =
-  "the ERC-7677 methods serve ERC20 mode for EntryPoint v0.7 and v0.8 operations; for v0.6 use pm_sponsorUserOperation";
+/** Unreachable: a context asking for ERC20 mode is read as such before. */
+const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";
 
 export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc7677Request {
   const erc20 = asksForToken(params[3]);
@@ -38,8 +37,9 @@ export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc76
   const entryPoint = address(params[1], "params[1]");
   if (entryPoint !== ctx.chain.entryPoint.toLowerCase()) throw unsupportedEntryPoint(ctx.chain, entryPoint);
   checkChainId(params[2], ctx);
-  if (namesToken(params[3])) throw invalidParams(`params[3].token: ${ERC20_REFUSAL}`);
-  const mode = parseSponsoredContext(params[3], "params[3]", ERC20_REFUSAL);
+  const mode = asksForToken(params[3])
+    ? parseTokenContext(params[3], "params[3]")
+    : parseSponsoredContext(params[3], "params[3]", ERC20_REFUSAL);
   return { version: "0.6", userOp, mode };
 }
 

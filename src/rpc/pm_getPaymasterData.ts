@@ -1,3 +1,4 @@
+import { tokenPaymasterAndDataV06 } from "../actions/erc20Erc7677V06";
 import { tokenPaymasterDataV07 } from "../actions/erc20V07";
 import { getPaymasterData } from "../actions/getPaymasterData";
 import { getPaymasterDataV07 } from "../actions/paymasterV07";
@@ -9,7 +10,7 @@ import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
  * ERC-7677 `pm_getPaymasterData` (src/actions/getPaymasterData.ts, paymasterV07.ts): the signed paymasterAndData
- * (v0.6) or paymaster fields (v0.7/v0.8; the token paymaster's when the context names a fee token), or an error with
+ * (v0.6) or paymaster fields (v0.7/v0.8), the token paymaster's when the context names a fee token,, or an error with
  * the reason (this method has no `0x` result for a refusal).
  */
 export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
@@ -26,6 +27,11 @@ export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
     const answer = await getPaymasterDataV07(ctx, { ...mode, target: request.target, userOp: request.userOp });
     if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
     const result: PaymasterDataResultV07 = paymasterFieldsResult(answer);
+    return result;
+  }
+  if (mode.mode === "ERC20") {
+    ctx.decision.mode = "erc20";
+    const result: PaymasterDataResult = { paymasterAndData: await tokenPaymasterAndDataV06(ctx, request.userOp, mode) };
     return result;
   }
   const answer = await getPaymasterData(ctx, { ...mode, userOp: request.userOp });

@@ -32,8 +32,12 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import { entryPointV07Abi } from "../../src/chain/entryPointV07";
-import { tokenPaymasterV07Artifact } from "../../src/chain/tokenArtifacts";
-import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/chain/tokenDeployment";
+import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/chain/tokenArtifacts";
+import {
+  LOCAL_TEST_TOKEN_ADDRESS,
+  LOCAL_TOKEN_PAYMASTER_ADDRESS,
+  mintTestTokens,
+} from "../../src/chain/tokenDeployment";
 import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
@@ -304,5 +308,46 @@ describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { 
     const amount = await checkCharged(account, hash, receipt);
     assert.ok(amount <= quotedMaximum, `charged ${amount}, quoted at most ${quotedMaximum}`);
     tc.diagnostic(`quoted at most ${quotedMaximum}, charged ${amount}`);
+  });
+});
+
+describe("EntryPoint v0.6, ERC20 mode through ERC-7677 with { token }", () => {
+  test("a SimpleAccount 0.6 holding only TUSD pays through v0.6's token paymaster, mined by Alto", async (tc) => {
+    const { env } = started();
+    const account = await toSimpleSmartAccount({
+      client: env.publicClient,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      entryPoint: { address: ENTRY_POINT_V06_ADDRESS, version: "0.6" },
+    });
+    const owner = env.wallet(anvilKeys.owner);
+    await confirm(
+      env,
+      mintTestTokens({ publicClient: env.publicClient, walletClient: owner }, account.address, MINTED),
+    );
+    const calls = [
+      {
+        to: LOCAL_TEST_TOKEN_ADDRESS,
+        value: 0n,
+        data: encodeFunctionData({
+          abi: erc20Abi,
+          functionName: "approve",
+          args: [LOCAL_TOKEN_PAYMASTER_ADDRESS, APPROVED],
+        }),
+      },
+      { to: TARGET, value: 0n },
+    ];
+    const bundler = bundlerFor(account);
+    const hash = await bundler.sendUserOperation({ calls, paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS } });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    assert.equal(receipt.success, true, "UserOperationEvent.success");
+    assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, LOCAL_TOKEN_PAYMASTER_ADDRESS), "our paymaster");
+    const [charged] = parseEventLogs({
+      abi: tokenPaymasterArtifact.abi,
+      logs: receipt.receipt.logs,
+      eventName: "TokenCharged",
+    }).filter((c) => isAddressEqual(c.args.sender, account.address));
+    assert.ok(charged, "the v0.6 token paymaster charged the operation");
+    assert.equal(MINTED - (await balanceOf(account.address)), charged.args.amount, "TUSD down by the charge");
+    tc.diagnostic(`charged ${charged.args.amount} TUSD units`);
   });
 });

@@ -2,7 +2,8 @@
 // node, so the balance check is left to the contract): ERC-7677 with Pimlico's `token` in the context (stub of the
 // final length, then paymaster fields signed for TokenPaymasterV07's hash by the service's key and recorded under the
 // EntryPoint's userOpHash), pimlico's pm_sponsorUserOperation with a token, pm_getFeeQuoteOrData's v0.7 form with
-// maxGasFee from the v0.7 prefund, and the refusals: an unknown or malformed token, and a token on a v0.6 operation.
+// maxGasFee from the v0.7 prefund, ERC-7677 with a token for a v0.6 operation (v0.6's token paymaster), and the
+// refusals: an unknown or malformed token, a v0.6 verificationGasLimit too small for the token charge.
 // On-chain proof is test/e2e/erc20V07.test.ts.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -20,9 +21,14 @@ import {
 import { generatePrivateKey } from "viem/accounts";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/chain/entryPointV07";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
 import { uint128Bytes } from "../../src/chain/packedUserOperation";
 import { createSigner } from "../../src/chain/signer";
+import {
+  decodeTokenPaymasterAndData,
+  getTokenPaymasterHash,
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+} from "../../src/chain/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   getTokenPaymasterHashV07,
@@ -32,6 +38,7 @@ import {
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
 } from "../../src/chain/tokenPaymasterAndDataV07";
 import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../../src/chain/userOperationV07";
+import { getUserOpHash } from "../../src/chain/userOpHash";
 import type { TokenConfig } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
@@ -271,25 +278,81 @@ describe("ERC20 mode for v0.7: quotes and refusals", () => {
       /^params\[3\]\.token is required in ERC20 mode/,
     );
   });
+});
 
-  test("a token in the ERC-7677 context of a v0.6 operation is -32602 pointing to pm_sponsorUserOperation", async () => {
-    const v06 = {
-      sender: SENDER,
-      nonce: "0x1",
-      initCode: "0x",
-      callData: "0x",
-      callGasLimit: "0x186a0",
-      verificationGasLimit: "0x30d40",
-      preVerificationGas: "0xc350",
-      maxFeePerGas: "0x3b9aca00",
-      maxPriorityFeePerGas: "0x3b9aca00",
-      paymasterAndData: "0x",
-      signature: "0x",
+describe("ERC20 mode through ERC-7677 for a v0.6 operation", () => {
+  const v06 = (overrides: Record<string, unknown> = {}) => ({
+    sender: SENDER,
+    nonce: `0x${(++nonce).toString(16)}`,
+    initCode: "0x",
+    callData: encodeFunctionData({ abi: simpleAccount, functionName: "execute", args: [TARGET, 0n, "0x"] }),
+    callGasLimit: "0x186a0",
+    verificationGasLimit: "0x30d40",
+    preVerificationGas: "0xc350",
+    maxFeePerGas: "0x3b9aca00",
+    maxPriorityFeePerGas: "0x3b9aca00",
+    paymasterAndData: "0x",
+    signature: "0x",
+    ...overrides,
+  });
+
+  test("{ token }: a 278-byte stub, then the token paymaster's paymasterAndData signed and recorded", async () => {
+    const op = v06();
+    const params = [op, ENTRY_POINT_V06_ADDRESS, chainIdHex, { token: TOKEN }];
+    const stub = result(await rpc(t, dapp, "pm_getPaymasterStubData", params));
+    assert.equal(stub.isFinal, false);
+    assert.equal(size(stub.paymasterAndData as Hex), TOKEN_PAYMASTER_AND_DATA_LENGTH);
+    assert.equal(decodeTokenPaymasterAndData(stub.paymasterAndData as Hex).paymaster, LOCAL_TOKEN_PAYMASTER_ADDRESS);
+    const data = result(await rpc(t, dapp, "pm_getPaymasterData", params));
+    const paymasterAndData = data.paymasterAndData as Hex;
+    const decoded = decodeTokenPaymasterAndData(paymasterAndData);
+    assert.equal(decoded.feeToken.toLowerCase(), TOKEN);
+    assert.equal(decoded.exchangeRate, RATE);
+    const signed = {
+      sender: op.sender,
+      nonce: BigInt(op.nonce),
+      initCode: op.initCode as Hex,
+      callData: op.callData,
+      callGasLimit: BigInt(op.callGasLimit),
+      verificationGasLimit: BigInt(op.verificationGasLimit),
+      preVerificationGas: BigInt(op.preVerificationGas),
+      maxFeePerGas: BigInt(op.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas),
     };
+    const hash = getTokenPaymasterHash(signed, {
+      ...decoded,
+      chainId: CHAIN_ID,
+      paymaster: LOCAL_TOKEN_PAYMASTER_ADDRESS,
+    });
+    assert.equal(await recoverMessageAddress({ message: { raw: hash }, signature: decoded.signature }), signer.address);
+    const userOpHash = getUserOpHash({ ...signed, paymasterAndData }, ENTRY_POINT_V06_ADDRESS, CHAIN_ID);
+    const records = (await listSponsorships(t.db, dapp.paymasterId)).filter((r) => r.user_op_hash === userOpHash);
+    assert.equal(records.length, 1, "one record under the EntryPoint's userOpHash");
+  });
+
+  test("a verificationGasLimit too small for the token charge's postOp is -32602 naming it", async () => {
     error(
-      await rpc(t, dapp, "pm_getPaymasterStubData", [v06, ENTRY_POINT_V06_ADDRESS, chainIdHex, { token: TOKEN }]),
+      await rpc(t, dapp, "pm_getPaymasterData", [
+        v06({ verificationGasLimit: "0x2710" }),
+        ENTRY_POINT_V06_ADDRESS,
+        chainIdHex,
+        { token: TOKEN },
+      ]),
       -32602,
-      /^params\[3\]\.token: the ERC-7677 methods serve ERC20 mode for EntryPoint v0\.7 and v0\.8 operations; for v0\.6 use pm_sponsorUserOperation$/,
+      /^params\[0\]\.verificationGasLimit 10000 is below 60000: EntryPoint v0\.6 gives the token paymaster's postOp/,
+    );
+  });
+
+  test("an unknown token is -32602 naming the tokens the chain accepts", async () => {
+    error(
+      await rpc(t, dapp, "pm_getPaymasterStubData", [
+        v06(),
+        ENTRY_POINT_V06_ADDRESS,
+        chainIdHex,
+        { token: UNKNOWN_TOKEN },
+      ]),
+      -32602,
+      new RegExp(`^Fee token ${UNKNOWN_TOKEN} is not supported \\(chain 31337 accepts FEE`),
     );
   });
 });
