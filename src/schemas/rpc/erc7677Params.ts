@@ -24,8 +24,7 @@ export const erc7677Params: ParamDescriptor[] = [
   { name: "chainId", description: "the endpoint's chain, as hex", required: true, schema: RpcUint },
   {
     name: "context",
-    description:
-      "the mode object's fields (SPONSORED mode); for v0.7/v0.8 operations `token`, the fee token, selects ERC20 mode",
+    description: "the mode object's fields (SPONSORED mode); `token`, the fee token, selects ERC20 mode",
     required: false,
     schema: PaymasterContext,
   },

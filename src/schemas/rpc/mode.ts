@@ -102,15 +102,15 @@ export const SponsoredContext = withMessages(
 export type SponsoredContext = Static<typeof SponsoredContext>;
 
 /**
- * The context as the OpenRPC document publishes it: SponsoredContext's fields and, for EntryPoint v0.7/v0.8
- * operations, ERC20 mode's (src/rpc/tokenContext.ts reads these; the flows check each against the chain's tokens).
+ * The context as the OpenRPC document publishes it: SponsoredContext's fields and ERC20 mode's fee token fields
+ * (src/rpc/tokenContext.ts reads these; the flows check each against the chain's tokens).
  */
 export const PaymasterContext = Type.Object(
   {
     ...modeFields(OptionalMode),
     token: Type.Optional(
       Type.Union([Address, Type.Null()], {
-        description: "v0.7/v0.8: the fee token that pays (Pimlico's name); selects ERC20 mode",
+        description: "the fee token that pays (Pimlico's name); selects ERC20 mode",
       }),
     ),
     preferredToken: Type.Optional(
@@ -125,7 +125,7 @@ export const PaymasterContext = Type.Object(
   {
     title: "PaymasterContext",
     description:
-      "the mode object's fields, mode SPONSORED when absent; for EntryPoint v0.7/v0.8 a `token` selects ERC20 mode; " +
+      "the mode object's fields, mode SPONSORED when absent; a `token` selects ERC20 mode; " +
       "unknown members are ignored",
   },
 );
