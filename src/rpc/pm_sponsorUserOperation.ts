@@ -12,7 +12,7 @@ import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";
 import { paymasterFieldsResult } from "./paymasterFieldsV07";
 import { sponsoredResult } from "./sponsoredResult";
-import { asksForToken, parseTokenContext } from "./tokenContext";
+import { asksForToken, namesToken, parseTokenContext } from "./tokenContext";
 import { readUserOperation } from "./userOperationInput";
 import { hasV07Fields, readUserOperationV07 } from "./userOperationV07Input";
 
@@ -29,6 +29,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   if (later) return sponsorV07Request(params, ctx, later);
   refuseV07InModeObjectForm(params);
   const { userOp, signature } = readUserOperation(params[0]);
+  refuseTokenAfterV06EntryPoint(params);
   const request = parseModeParams(params);
   const { mode } = request;
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
@@ -98,6 +99,18 @@ export function refuseV07InModeObjectForm(params: unknown[]): void {
   throw invalidParams(
     "params[0] has EntryPoint v0.7 members (factory, paymaster fields or eip7702Auth), but [userOp, modeObject] " +
       "serves EntryPoint v0.6 operations; for v0.7 or v0.8 send [userOp, entryPointAddress, context]",
+  );
+}
+
+/**
+ * A fee token in the context after v0.6's EntryPoint asks for ERC20 mode, which this form does not serve for v0.6:
+ * refused rather than silently sponsored in SPONSORED mode.
+ */
+function refuseTokenAfterV06EntryPoint(params: unknown[]): void {
+  if (typeof params[1] !== "string" || !namesToken(params[2])) return;
+  throw invalidParams(
+    "params[2].token: ERC20 mode for EntryPoint v0.6 operations is served by the mode object form " +
+      '[userOp, {mode: "ERC20", tokenInfo: {feeTokenAddress}}] and by the ERC-7677 methods with the context { token }',
   );
 }
 

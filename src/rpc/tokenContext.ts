@@ -21,7 +21,7 @@ function member(context: unknown, name: string): unknown {
 }
 
 /** True when the context names a fee token (Pimlico's `token`). */
-function namesToken(context: unknown): boolean {
+export function namesToken(context: unknown): boolean {
   const token = member(context, "token");
   return token !== undefined && token !== null;
 }

@@ -343,6 +343,16 @@ describe("ERC20 mode through ERC-7677 for a v0.6 operation", () => {
     );
   });
 
+  test("pimlico's form [userOp, v0.6 EntryPoint, { token }] is -32602 naming the forms that serve it", async () => {
+    for (const method of ["pm_sponsorUserOperation", "pm_getFeeQuoteOrData"]) {
+      error(
+        await rpc(t, dapp, method, [v06(), ENTRY_POINT_V06_ADDRESS, { token: TOKEN }]),
+        -32602,
+        /^params\[2\]\.token: ERC20 mode for EntryPoint v0\.6 operations is served by the mode object form/,
+      );
+    }
+  });
+
   test("an unknown token is -32602 naming the tokens the chain accepts", async () => {
     error(
       await rpc(t, dapp, "pm_getPaymasterStubData", [
