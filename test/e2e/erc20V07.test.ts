@@ -5,7 +5,8 @@
 // with UserOperationEvent.success, our token paymaster paying, and the sender's TUSD down by exactly TokenCharged's
 // amount, at most the maximum the service signed for. An unknown token reaches the caller as our -32602 reason. On v0.7
 // also pimlico's pm_sponsorUserOperation with { token }, after a quote from pm_getFeeQuoteOrData's v0.7 form, both
-// with the gas estimated by Alto over the token paymaster's stub.
+// with the gas estimated by Alto over the token paymaster's stub; on v0.6 the same ERC-7677 flow through v0.6's token
+// paymaster; and a sender holding none of the token refused by the service with what it holds and the maximum.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
@@ -349,5 +350,50 @@ describe("EntryPoint v0.6, ERC20 mode through ERC-7677 with { token }", () => {
     assert.ok(charged, "the v0.6 token paymaster charged the operation");
     assert.equal(MINTED - (await balanceOf(account.address)), charged.args.amount, "TUSD down by the charge");
     tc.diagnostic(`charged ${charged.args.amount} TUSD units`);
+  });
+});
+
+describe("EntryPoint v0.8, a sender without enough of the token", () => {
+  test("pm_getPaymasterData is -32602 saying what the sender holds and the most it can be charged", async () => {
+    const { env } = started();
+    const account = await toSimpleSmartAccount({
+      client: env.publicClient,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
+    });
+    const factory = await account.getFactoryArgs();
+    const operation = {
+      sender: account.address,
+      nonce: "0x0",
+      factory: factory.factory,
+      factoryData: factory.factoryData,
+      callData: await account.encodeCalls(batch("0.8")),
+      callGasLimit: "0x186a0",
+      verificationGasLimit: "0x493e0",
+      preVerificationGas: "0xc350",
+      maxFeePerGas: "0x77359400",
+      maxPriorityFeePerGas: "0x3b9aca00",
+      signature: await account.getStubSignature(),
+    };
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "pm_getPaymasterData",
+        params: [operation, account.entryPoint.address, "0x7a69", { token: LOCAL_TEST_TOKEN_ADDRESS }],
+      }),
+    });
+    const reply = (await response.json()) as { error?: { code: number; message: string } };
+    assert.equal(reply.error?.code, -32602, JSON.stringify(reply));
+    assert.match(
+      reply.error.message,
+      new RegExp(
+        `^Sender ${account.address} holds 0 TUSD of fee token .*, less than the [0-9.]+ TUSD this operation can be ` +
+          "charged at most: the token paymaster would refuse it$",
+        "i",
+      ),
+    );
   });
 });
