@@ -18,6 +18,7 @@ import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../c
 import type { TokenConfig } from "../config";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import type { SignableUserOperationV07 } from "../sponsorship/sponsorV07";
 import { feeToken, priceOf, requestedTokens, requireBalance, signingWindow, tokenChain } from "../tokens/erc20Terms";
@@ -227,11 +228,5 @@ export async function quoteTokensV07(
 }
 
 function hasGas(userOp: PartialUserOperationV07): boolean {
-  return (
-    userOp.callGasLimit !== undefined &&
-    userOp.verificationGasLimit !== undefined &&
-    userOp.preVerificationGas !== undefined &&
-    userOp.maxFeePerGas !== undefined &&
-    userOp.maxPriorityFeePerGas !== undefined
-  );
+  return [...GAS_LIMIT_FIELDS, ...FEE_FIELDS].every((field) => userOp[field] !== undefined);
 }
