@@ -3,7 +3,7 @@
 import type { Address, Hex } from "viem";
 import { estimateWithBundlerV07 } from "../chain/gasEstimationBundlerV07";
 import { DUMMY_SIGNATURE } from "../chain/gasEstimationStub";
-import { encodeVerifyingPaymasterDataV07 } from "../chain/paymasterAndDataV07";
+import { encodeVerifyingPaymasterDataV07, type PaymasterGasLimits } from "../chain/paymasterAndDataV07";
 import { paymasterGasLimitsV07 } from "../chain/verifyingPaymasterGasV07";
 import { invalidParams } from "../errors";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
@@ -68,6 +68,20 @@ export async function sponsorUserOperationV07(
   ctx: ActionContext,
   request: PaymasterRequestV07,
 ): Promise<SponsorAnswerV07> {
+  const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.expirySeconds);
+  return decideV07(ctx, request, asGivenV07(await estimatedV07(ctx, request, stub)));
+}
+
+/**
+ * The operation with the account's gas from the chain's bundler (with `stub`, our paymaster fields of the final length,
+ * in it, so the estimate pays for them; what the client sent is a lower bound). Without a bundler configured the gas
+ * must have been sent, and the operation is returned as it came.
+ */
+export async function estimatedV07(
+  ctx: ActionContext,
+  request: Pick<PaymasterRequestV07, "target" | "userOp" | "signature">,
+  stub: PaymasterFieldsV07,
+): Promise<PartialUserOperationV07> {
   const { chain } = ctx;
   if (!chain.bundlerUrl) {
     const missing = GAS_LIMIT_FIELDS.filter((field) => request.userOp[field] === undefined);
@@ -77,10 +91,9 @@ export async function sponsorUserOperationV07(
           "configured (bundlerUrl) to estimate the gas of EntryPoint v0.7 and v0.8 operations, so send the gas limits",
       );
     }
-    return getPaymasterDataV07(ctx, request);
+    return request.userOp;
   }
   const userOp = requireFees(request.userOp);
-  const stub = paymasterStubFieldsV07(ctx, request.target, userOp, request.expirySeconds);
   let estimate: Awaited<ReturnType<typeof estimateWithBundlerV07>>;
   const started = performance.now();
   try {
@@ -101,7 +114,7 @@ export async function sponsorUserOperationV07(
   );
   const atLeast = (given: bigint | undefined, estimated: bigint) =>
     given !== undefined && given > estimated ? given : estimated;
-  const withGas: PartialUserOperationV07 = {
+  return {
     ...userOp,
     callGasLimit: atLeast(userOp.callGasLimit, estimate.callGasLimit),
     verificationGasLimit: atLeast(userOp.verificationGasLimit, estimate.verificationGasLimit),
@@ -111,7 +124,6 @@ export async function sponsorUserOperationV07(
       estimate.paymasterVerificationGasLimit ?? 0n,
     ),
   };
-  return decideV07(ctx, request, asGivenV07(withGas));
 }
 
 async function decideV07(
@@ -141,12 +153,18 @@ function requireFees(userOp: PartialUserOperationV07): WithFees {
   return userOp as WithFees;
 }
 
-/** The signature covers the gas values and fees, so all must be there; the paymaster's limits are ours to set. */
-function asGivenV07(userOp: PartialUserOperationV07): SignableUserOperationV07 {
+/**
+ * The signature covers the gas values and fees, so all must be there; the paymaster's limits are ours to set (the
+ * verifying paymaster's unless `limits` gives another paymaster's).
+ */
+export function asGivenV07(
+  userOp: PartialUserOperationV07,
+  limits: (given: PartialUserOperationV07) => PaymasterGasLimits = paymasterGasLimitsV07,
+): SignableUserOperationV07 {
   const missingGas = GAS_LIMIT_FIELDS.filter((field) => userOp[field] === undefined);
   if (missingGas.length > 0) {
     throw invalidParams(`params[0] is missing ${missingGas.join(", ")}: the signature covers the gas limits`);
   }
   requireFees(userOp);
-  return { ...userOp, ...paymasterGasLimitsV07(userOp) } as SignableUserOperationV07;
+  return { ...userOp, ...limits(userOp) } as SignableUserOperationV07;
 }

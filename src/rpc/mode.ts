@@ -70,6 +70,13 @@ export function parseSponsoredContext(value: unknown, where: string, erc20Refusa
   return mode;
 }
 
+/** A context object read with its schema, any mode (SPONSORED when absent); for the flows that serve ERC20 too. */
+export function parseContextMode(value: unknown, where: string): ModeRequest {
+  if (value === undefined || value === null) return toMode({ mode: "SPONSORED" });
+  const context = contextCheck.read(value, where);
+  return toMode({ ...context, mode: context.mode ?? "SPONSORED" });
+}
+
 /** Reads the mode object (src/schemas/rpc/mode.ts); `where` names it in error messages. */
 export function parseMode(value: unknown, where = "params[1]"): ModeRequest {
   return toMode(modeObjectCheck.read(value ?? undefined, where));

@@ -1,3 +1,5 @@
+import { tokenStubV06 } from "../actions/erc20Erc7677V06";
+import { tokenStubFieldsV07 } from "../actions/erc20V07";
 import { getPaymasterStubData } from "../actions/getPaymasterStubData";
 import { paymasterStubFieldsV07 } from "../actions/paymasterV07";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
@@ -8,13 +10,22 @@ import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
  * ERC-7677 `pm_getPaymasterStubData` (src/actions/getPaymasterStubData.ts, paymasterV07.ts): stand-in paymaster
- * fields for the bundler's estimate, of the final length; nothing is decided or signed yet.
+ * fields for the bundler's estimate, of the final length; nothing is decided or signed yet. With a fee token in the
+ * context, the token paymaster's, carrying today's price (src/actions/erc20V07.ts, erc20Erc7677V06.ts).
  */
 export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
   const request = parseErc7677Params(params, ctx);
   if (request.version !== "0.6") {
-    const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.mode.expirySeconds);
+    const { mode } = request;
+    const stub =
+      mode.mode === "ERC20"
+        ? await tokenStubFieldsV07(ctx, { ...mode, target: request.target, userOp: request.userOp })
+        : paymasterStubFieldsV07(ctx, request.target, request.userOp, mode.expirySeconds);
     const result: PaymasterStubDataResultV07 = { ...paymasterFieldsResult(stub), isFinal: false };
+    return result;
+  }
+  if (request.mode.mode === "ERC20") {
+    const result: PaymasterStubDataResult = { paymasterAndData: await tokenStubV06(ctx, request.mode), isFinal: false };
     return result;
   }
   const paymasterAndData = getPaymasterStubData(ctx, request.mode.expirySeconds);

@@ -1,16 +1,18 @@
 import { toHex } from "viem";
-import { sponsorUserOperationV07 } from "../actions/paymasterV07";
+import { sponsorTokenV07 } from "../actions/erc20V07";
+import { type PaymasterFieldsV07, sponsorUserOperationV07 } from "../actions/paymasterV07";
 import { sponsorErc20 } from "../actions/sponsorErc20";
 import { sponsorUserOperation } from "../actions/sponsorUserOperation";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
 import type { SignableUserOperation } from "../sponsorship/sponsor";
+import type { SponsorAnswerV07 } from "../sponsorship/sponsorV07";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
-import { ERC20_V07_REFUSAL, refuseToken } from "./erc7677Params";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";
 import { paymasterFieldsResult } from "./paymasterFieldsV07";
 import { sponsoredResult } from "./sponsoredResult";
+import { asksForToken, namesToken, parseTokenContext } from "./tokenContext";
 import { readUserOperation } from "./userOperationInput";
 import { hasV07Fields, readUserOperationV07 } from "./userOperationV07Input";
 
@@ -19,13 +21,15 @@ import { hasV07Fields, readUserOperationV07 } from "./userOperationV07Input";
  * paymasterAndData for a partial user operation. Params are read with their schemas (src/schemas/rpc/), the work is
  * the use case's (src/actions/sponsorUserOperation.ts, or sponsorErc20.ts in mode ERC20), and a refusal is answered as
  * the params' form asks (src/rpc/mode.ts): `0x` with the reason after a mode object, a -32003 error with the reason
- * after an EntryPoint address. A v0.7 or v0.8 EntryPoint address makes it a v0.7 request (sponsorV07).
+ * after an EntryPoint address. A v0.7 or v0.8 EntryPoint address makes it a v0.7 request (sponsorV07, or erc20V07.ts
+ * when the context names a fee token).
  */
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
-  const later = laterEntryPoint(ctx.chain, params[1]);
+  const later = laterEntryPoint(ctx.chain, params[1], asksForToken(params[2]) ? "token" : "verifying");
   if (later) return sponsorV07Request(params, ctx, later);
   refuseV07InModeObjectForm(params);
   const { userOp, signature } = readUserOperation(params[0]);
+  refuseTokenAfterV06EntryPoint(params);
   const request = parseModeParams(params);
   const { mode } = request;
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
@@ -64,11 +68,20 @@ async function sponsorV07Request(
   target: NonNullable<ReturnType<typeof laterEntryPoint>>,
 ): Promise<SponsoredResultV07> {
   const { userOp, signature } = readUserOperationV07(params[0], target.version);
-  refuseToken(params[2], "params[2]");
-  const mode = parseSponsoredContext(params[2], "params[2]", ERC20_V07_REFUSAL);
+  if (asksForToken(params[2])) {
+    const { expirySeconds, feeToken } = parseTokenContext(params[2], "params[2]");
+    ctx.decision.mode = "erc20";
+    const signed = await sponsorTokenV07(ctx, { target, userOp, signature, expirySeconds, feeToken });
+    return gasResult(signed);
+  }
+  const mode = parseSponsoredContext(params[2], "params[2]", "unreachable: mode ERC20 is read as ERC20 above");
   ctx.decision.mode = "sponsored";
   const answer = await sponsorUserOperationV07(ctx, { ...mode, target, userOp, signature });
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
+  return gasResult(answer);
+}
+
+function gasResult(answer: PaymasterFieldsV07 & Omit<SponsorAnswerV07, keyof PaymasterFieldsV07>): SponsoredResultV07 {
   return {
     ...paymasterFieldsResult(answer),
     callGasLimit: toHex(answer.callGasLimit),
@@ -86,6 +99,18 @@ export function refuseV07InModeObjectForm(params: unknown[]): void {
   throw invalidParams(
     "params[0] has EntryPoint v0.7 members (factory, paymaster fields or eip7702Auth), but [userOp, modeObject] " +
       "serves EntryPoint v0.6 operations; for v0.7 or v0.8 send [userOp, entryPointAddress, context]",
+  );
+}
+
+/**
+ * A fee token in the context after v0.6's EntryPoint asks for ERC20 mode, which this form does not serve for v0.6:
+ * refused rather than silently sponsored in SPONSORED mode.
+ */
+function refuseTokenAfterV06EntryPoint(params: unknown[]): void {
+  if (typeof params[1] !== "string" || !namesToken(params[2])) return;
+  throw invalidParams(
+    "params[2].token: ERC20 mode for EntryPoint v0.6 operations is served by the mode object form " +
+      '[userOp, {mode: "ERC20", tokenInfo: {feeTokenAddress}}] and by the ERC-7677 methods with the context { token }',
   );
 }
 

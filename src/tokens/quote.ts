@@ -42,7 +42,15 @@ export function feeQuote(
   terms: TokenFeeTerms,
   gas: QuotedGas,
 ): FeeQuote & { maxTokenCost: bigint } {
-  const maximum = maxTokenCost(gas, terms.exchangeRate, terms.priceMarkup);
+  return quoteOfMaximum(token, terms, maxTokenCost(gas, terms.exchangeRate, terms.priceMarkup));
+}
+
+/** The quote of a maximum charge already computed (EntryPoint v0.7/v0.8's differs: maxTokenCostV07). */
+export function quoteOfMaximum(
+  token: TokenConfig,
+  terms: TokenFeeTerms,
+  maximum: bigint,
+): FeeQuote & { maxTokenCost: bigint } {
   const maxGasFee = Number(formatUnits(maximum, token.decimals));
   return {
     symbol: token.symbol,

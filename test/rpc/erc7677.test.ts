@@ -111,7 +111,7 @@ test("bad params: -32602 naming the element and the problem", async () => {
     [
       "pm_getPaymasterStubData",
       [op, ENTRY_POINT_V06_ADDRESS, toHex(CHAIN_ID), { mode: "ERC20" }],
-      /^params\[3\]\.mode: the ERC-7677 methods serve SPONSORED mode/,
+      /^params\[3\]\.token is required in ERC20 mode: the address of the fee token that pays for the gas$/,
     ],
     [
       "pm_getPaymasterData",

@@ -276,14 +276,16 @@ describe("what is refused, and how", () => {
     );
   });
 
-  test("ERC20 mode for v0.7 (mode or Pimlico's token) is -32602 saying it is not yet supported", async () => {
-    const notYet = /ERC20 mode is not yet supported for EntryPoint v0\.7 and v0\.8 operations/;
-    error(await erc7677("pm_getPaymasterData", userOp(), ENTRY_POINT_V07_ADDRESS, { mode: "ERC20" }), -32602, notYet);
-    error(await erc7677("pm_getPaymasterData", userOp(), ENTRY_POINT_V07_ADDRESS, { token: TARGET }), -32602, notYet);
+  test("ERC20 mode for v0.7 (mode or Pimlico's token) on a chain without fee tokens is -32003 saying so", async () => {
+    const noTokens =
+      /^Not sponsored: EntryPoint 0x\S+ is not served on chain 31337: the chains file lists no fee tokens for it \(ERC20 mode\)$/;
+    const erc20Mode = { mode: "ERC20", tokenInfo: { feeTokenAddress: TARGET } };
+    error(await erc7677("pm_getPaymasterData", userOp(), ENTRY_POINT_V07_ADDRESS, erc20Mode), -32003, noTokens);
+    error(await erc7677("pm_getPaymasterData", userOp(), ENTRY_POINT_V07_ADDRESS, { token: TARGET }), -32003, noTokens);
     error(
       await rpc(t, dapp, "pm_sponsorUserOperation", [userOp(), ENTRY_POINT_V08_ADDRESS, { token: TARGET }]),
-      -32602,
-      notYet,
+      -32003,
+      noTokens,
     );
   });
 

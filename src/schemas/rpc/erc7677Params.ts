@@ -3,7 +3,7 @@ import { Address } from "../primitives";
 import { RpcUint } from "./fields";
 import { withOptions } from "./messages";
 import type { ParamDescriptor } from "./method";
-import { SponsoredContext } from "./mode";
+import { PaymasterContext } from "./mode";
 import { PartialUserOperationV06 } from "./userOperationV06";
 import { PartialUserOperationV07 } from "./userOperationV07";
 
@@ -24,8 +24,8 @@ export const erc7677Params: ParamDescriptor[] = [
   { name: "chainId", description: "the endpoint's chain, as hex", required: true, schema: RpcUint },
   {
     name: "context",
-    description: "the mode object's fields, SPONSORED mode only",
+    description: "the mode object's fields (SPONSORED mode); `token`, the fee token, selects ERC20 mode",
     required: false,
-    schema: SponsoredContext,
+    schema: PaymasterContext,
   },
 ];

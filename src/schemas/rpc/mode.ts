@@ -85,21 +85,47 @@ export type ModeObject = Static<typeof ModeObject>;
  * The context after an EntryPoint address (permissionless's params[2], ERC-7677's params[3]): the mode object's
  * fields with `mode` optional (SPONSORED when absent). Only SPONSORED mode is served this way.
  */
+const OptionalMode = Type.Optional(
+  withMessages(Type.Union([...Mode.anyOf, Type.Null()]), {
+    problem: "must be SPONSORED or ERC20",
+    showsValue: true,
+  }),
+);
+
 export const SponsoredContext = withMessages(
-  Type.Object(
-    modeFields(
-      Type.Optional(
-        withMessages(Type.Union([...Mode.anyOf, Type.Null()]), {
-          problem: "must be SPONSORED or ERC20",
-          showsValue: true,
-        }),
-      ),
-    ),
-    {
-      title: "SponsoredContext",
-      description: "the mode object's fields, mode SPONSORED when absent; unknown members are ignored",
-    },
-  ),
+  Type.Object(modeFields(OptionalMode), {
+    title: "SponsoredContext",
+    description: "the mode object's fields, mode SPONSORED when absent; unknown members are ignored",
+  }),
   { problem: "must be an object" },
 );
 export type SponsoredContext = Static<typeof SponsoredContext>;
+
+/**
+ * The context as the OpenRPC document publishes it: SponsoredContext's fields and ERC20 mode's fee token fields
+ * (src/rpc/tokenContext.ts reads these; the flows check each against the chain's tokens).
+ */
+export const PaymasterContext = Type.Object(
+  {
+    ...modeFields(OptionalMode),
+    token: Type.Optional(
+      Type.Union([Address, Type.Null()], {
+        description: "the fee token that pays (Pimlico's name); selects ERC20 mode",
+      }),
+    ),
+    preferredToken: Type.Optional(
+      Type.Union([Address, Type.Null()], { description: "v0.7/v0.8, pm_getFeeQuoteOrData: quote this token only" }),
+    ),
+    tokenList: Type.Optional(
+      Type.Union([Type.Array(Address), Type.Null()], {
+        description: `v0.7/v0.8, pm_getFeeQuoteOrData: quote these tokens (at most ${MAX_TOKEN_LIST})`,
+      }),
+    ),
+  },
+  {
+    title: "PaymasterContext",
+    description:
+      "the mode object's fields, mode SPONSORED when absent; a `token` selects ERC20 mode; " +
+      "unknown members are ignored",
+  },
+);

@@ -2,7 +2,7 @@ import Type, { type Static } from "typebox";
 import { Address, HexBytes, HexQuantity } from "../primitives";
 import { withOptions } from "./messages";
 import type { MethodDescriptor, ParamDescriptor } from "./method";
-import { ModeObject, SponsoredContext } from "./mode";
+import { ModeObject, PaymasterContext } from "./mode";
 import { paymasterFieldsV07 } from "./paymasterFieldsV07";
 import { PartialUserOperationV06 } from "./userOperationV06";
 import { PartialUserOperationV07 } from "./userOperationV07";
@@ -30,9 +30,11 @@ export const sponsorParams: ParamDescriptor[] = [
   },
   {
     name: "context",
-    description: "after an EntryPoint address only: the mode object's fields, SPONSORED mode",
+    description:
+      "after an EntryPoint address only: the mode object's fields, SPONSORED mode; for v0.7/v0.8 operations `token` " +
+      "selects ERC20 mode, and pm_getFeeQuoteOrData quotes `token`/`preferredToken`, `tokenList` or (mode ERC20) all",
     required: false,
-    schema: SponsoredContext,
+    schema: PaymasterContext,
   },
 ];
 
