@@ -23,7 +23,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MICROS = /^\d{1,18}$/;
 
 /** Opaque to clients: base64url of the part, the creation instant in microseconds and the id of the page's last row. */
-export function encodeCursor(cursor: PageCursor): string {
+function encodeCursor(cursor: PageCursor): string {
   const text = `${PART_CODES[cursor.part]}.${cursor.key.createdMicros}.${cursor.key.id}`;
   return Buffer.from(text, "utf8").toString("base64url");
 }
@@ -31,7 +31,7 @@ export function encodeCursor(cursor: PageCursor): string {
 const notACursor = () => badRequest("cursor must be the nextCursor of a previous page of this list");
 
 /** Reads a client's cursor; anything this service did not write is the client's 400, never a database error. */
-export function decodeCursor(cursor: string, parts: readonly ListPart[]): PageCursor {
+function decodeCursor(cursor: string, parts: readonly ListPart[]): PageCursor {
   const [code, micros, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(".");
   const part = parts.find((candidate) => PART_CODES[candidate] === code);
   if (!part || rest.length > 0 || !micros || !MICROS.test(micros) || !id || !UUID.test(id)) throw notACursor();

@@ -2,7 +2,7 @@ import Type, { type TSchema } from "typebox";
 import { Success, withProblem } from "./common";
 
 export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 500;
+const MAX_PAGE_SIZE = 500;
 
 /**
  * The optional paging of a list (docs/management-api.md, 'Pages'). A query string's values are texts, so `limit` is
