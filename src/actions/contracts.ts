@@ -8,17 +8,32 @@ import {
   findContract,
   insertContract,
   listContracts,
+  listContractsPage,
   type SmartContract,
   updateWhitelistedMethods,
 } from "../storage/contracts";
 import type { Paymaster } from "../storage/paymasters";
 import { type ActionContext, unlessTaken } from "./managementContext";
+import { type Page, type PageRequest, pageOf } from "./pageCursor";
 
 /** Addresses are compared case-insensitively, so they are kept in lowercase. */
 const lower = (address: string) => address.toLowerCase();
 
 export const contractsOf = (ctx: ActionContext, paymaster: Paymaster): Promise<SmartContract[]> =>
   listContracts(ctx.db, paymaster.id);
+
+/** One page of a paymaster's contracts, in the order of the whole list. */
+export async function contractsPageOf(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  request: PageRequest,
+): Promise<Page<SmartContract>> {
+  const rows = await listContractsPage(ctx.db, paymaster.id, request.after?.key, request.limit + 1);
+  return pageOf(
+    rows.map(({ contract, key }) => ({ item: contract, cursor: { part: "contract", key } })),
+    request.limit,
+  );
+}
 
 /** Sponsors calls to a contract: every function of its ABI when no methods are listed, none for an empty list. */
 export async function whitelistContract(

@@ -9,11 +9,13 @@ import {
 import { assertValid } from "../schemas/validate";
 import { type CycleDuration, parseCycleDurationText, type SpendingLimit } from "../sponsorship/spendingLimit";
 import type { Account } from "../storage/accounts";
+import { listContractsPage, type SmartContract } from "../storage/contracts";
 import type { Paymaster } from "../storage/paymasters";
 import {
   findPolicy,
   insertPolicy,
   listPolicies,
+  listPoliciesPage,
   POLICY_NAME_PER_PAYMASTER,
   type Policy,
   setPolicyActive as storePolicyActive,
@@ -21,6 +23,7 @@ import {
 } from "../storage/policies";
 import { httpUrl } from "./httpUrl";
 import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./managementContext";
+import { type Page, type PageCursor, type PageRequest, pageOf } from "./pageCursor";
 
 const nameTaken = { [POLICY_NAME_PER_PAYMASTER]: () => new PolicyNameExistsError() };
 
@@ -64,6 +67,32 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
 
 export const policiesOf = (ctx: ActionContext, paymaster: Paymaster): Promise<Policy[]> =>
   listPolicies(ctx.db, paymaster.id);
+
+/** An entry of the rule list: a rule, or a whitelisted contract shown as one. */
+export type RuleEntry = { policy: Policy } | { contract: SmartContract };
+
+/**
+ * One page of the rule list: the rules and then the whitelisted contracts, as the whole list has them. A page that
+ * ends among the rules reads on into the contracts, so no page is short while more follow.
+ */
+export async function rulesPageOf(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  request: PageRequest,
+): Promise<Page<RuleEntry>> {
+  const wanted = request.limit + 1;
+  const rows: { item: RuleEntry; cursor: PageCursor }[] = [];
+  if (request.after?.part !== "contract") {
+    const policies = await listPoliciesPage(ctx.db, paymaster.id, request.after?.key, wanted);
+    for (const { policy, key } of policies) rows.push({ item: { policy }, cursor: { part: "policy", key } });
+  }
+  if (rows.length < wanted) {
+    const after = request.after?.part === "contract" ? request.after.key : undefined;
+    const contracts = await listContractsPage(ctx.db, paymaster.id, after, wanted - rows.length);
+    for (const { contract, key } of contracts) rows.push({ item: { contract }, cursor: { part: "contract", key } });
+  }
+  return pageOf(rows, request.limit);
+}
 
 /** A new rule; a spending limit's first cycle starts now. */
 export async function createPolicy(

@@ -1,5 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { contractsOf, removeContract, updateContractMethods, whitelistContract } from "../actions/contracts";
+import {
+  contractsOf,
+  contractsPageOf,
+  removeContract,
+  updateContractMethods,
+  whitelistContract,
+} from "../actions/contracts";
+import { pageRequestOf } from "../actions/pageCursor";
 import { ContractNotFoundError } from "../errors";
 import {
   listContractsSchema,
@@ -37,7 +44,13 @@ export function contractRoutes(app: FastifyInstance, { ctx, actions }: Managemen
   );
 
   api.get("/smart-contract", { schema: listContractsSchema, preValidation: dapp.preValidation }, async (request) => {
-    const contracts = await contractsOf(actions, dapp.of(request).paymaster);
+    const { paymaster } = dapp.of(request);
+    const page = pageRequestOf(request.query, ["contract"]);
+    if (page) {
+      const { items, nextCursor } = await contractsPageOf(actions, paymaster, page);
+      return { ...success("Smart contract list fetched", items.map(contractView)), nextCursor };
+    }
+    const contracts = await contractsOf(actions, paymaster);
     return success("Smart contract list fetched", contracts.map(contractView));
   });
 

@@ -1,6 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { contractsOf } from "../actions/contracts";
-import { createPolicy, policiesOf, setPolicyActive, updateSpendingLimit } from "../actions/policies";
+import { pageRequestOf } from "../actions/pageCursor";
+import {
+  createPolicy,
+  policiesOf,
+  type RuleEntry,
+  rulesPageOf,
+  setPolicyActive,
+  updateSpendingLimit,
+} from "../actions/policies";
 import {
   createPolicySchema,
   listPoliciesSchema,
@@ -71,6 +79,16 @@ export function policyRoutes(app: FastifyInstance, { ctx, actions }: Management)
 
   api.get("/paymaster-policy", { schema: listPoliciesSchema, preValidation: dapp.preValidation }, async (request) => {
     const { account, paymaster } = dapp.of(request);
+    const page = pageRequestOf(request.query, ["policy", "contract"]);
+    if (page) {
+      const { items, nextCursor } = await rulesPageOf(actions, paymaster, page);
+      const now = actions.now();
+      const view = (entry: RuleEntry) =>
+        "policy" in entry
+          ? policyView(entry.policy, paymaster, account, now)
+          : whitelistedContractView(entry.contract, paymaster, account);
+      return { ...success("Paymaster Policies found!", items.map(view)), nextCursor };
+    }
     const [policies, contracts] = await Promise.all([policiesOf(actions, paymaster), contractsOf(actions, paymaster)]);
     const now = actions.now();
     return success("Paymaster Policies found!", [

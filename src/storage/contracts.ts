@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "./database";
+import { AFTER_KEY, CREATED_MICROS, keyOfRow, keyParams, type PageKey } from "./pageKey";
 
 export interface SmartContract {
   id: string;
@@ -61,6 +62,24 @@ export async function listContracts(db: Queryable, paymasterId: string): Promise
     [paymasterId],
   );
   return rows.map(toContract);
+}
+
+/**
+ * Up to `limit` contracts after `after` (from the first without it), in the order of listContracts, each with its key
+ * for the next page; the index smart_contracts_by_creation makes this one index range scan whatever the list's size.
+ */
+export async function listContractsPage(
+  db: Queryable,
+  paymasterId: string,
+  after: PageKey | undefined,
+  limit: number,
+): Promise<{ contract: SmartContract; key: PageKey }[]> {
+  const rows = await db.query<ContractRow & { created_micros: string }>(
+    `SELECT ${COLUMNS}, ${CREATED_MICROS} FROM smart_contracts
+     WHERE paymaster_id = $1 ${after ? `AND ${AFTER_KEY}` : ""} ORDER BY created_at, id LIMIT ${after ? "$4" : "$2"}`,
+    after ? [paymasterId, ...keyParams(after), limit] : [paymasterId, limit],
+  );
+  return rows.map((row) => ({ contract: toContract(row), key: keyOfRow(row) }));
 }
 
 export async function findContract(

@@ -245,6 +245,14 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         WHERE sponsored AND settled_at IS NULL AND released_at IS NULL;
     `,
   },
+  {
+    id: 7,
+    sql: `
+      -- The contract and rule lists, whole or a page at a time, in creation order: an index range scan, no sort.
+      CREATE INDEX smart_contracts_by_creation ON smart_contracts (paymaster_id, created_at, id);
+      CREATE INDEX policies_by_creation ON policies (paymaster_id, created_at, id);
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

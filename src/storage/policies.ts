@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { PolicyType } from "../schemas/management/policyKinds";
 import type { Queryable } from "./database";
+import { AFTER_KEY, CREATED_MICROS, keyOfRow, keyParams, type PageKey } from "./pageKey";
 
 export interface Policy {
   id: string;
@@ -65,6 +66,21 @@ export async function listPolicies(db: Queryable, paymasterId: string): Promise<
     [paymasterId],
   );
   return rows.map(toPolicy);
+}
+
+/** Up to `limit` rules after `after` (from the first without it), in the order of listPolicies, each with its key. */
+export async function listPoliciesPage(
+  db: Queryable,
+  paymasterId: string,
+  after: PageKey | undefined,
+  limit: number,
+): Promise<{ policy: Policy; key: PageKey }[]> {
+  const rows = await db.query<PolicyRow & { created_micros: string }>(
+    `SELECT ${COLUMNS}, ${CREATED_MICROS} FROM policies
+     WHERE paymaster_id = $1 ${after ? `AND ${AFTER_KEY}` : ""} ORDER BY created_at, id LIMIT ${after ? "$4" : "$2"}`,
+    after ? [paymasterId, ...keyParams(after), limit] : [paymasterId, limit],
+  );
+  return rows.map((row) => ({ policy: toPolicy(row), key: keyOfRow(row) }));
 }
 
 export async function findPolicy(db: Queryable, paymasterId: string, policyId: string): Promise<Policy | undefined> {

@@ -13,6 +13,7 @@ import {
   Unauthorized,
   withMessage,
 } from "./common";
+import { PagedSuccess, PageQuery } from "./paging";
 
 /** Endpoints 3, 4, 5 and 7: the contracts a dApp sponsors calls to, and which of their methods. */
 
@@ -72,9 +73,11 @@ export const whitelistContractSchema = {
 
 export const listContractsSchema = {
   ...common,
-  summary: "List the sponsored contracts",
+  summary: "List the sponsored contracts (all, or a page with ?limit= and ?cursor=)",
+  querystring: PageQuery,
   response: {
-    200: Success("Smart contract list fetched", Type.Array(ContractView)),
+    200: PagedSuccess("Smart contract list fetched", ContractView),
+    400: BadRequest("limit must be a whole number from 1 to 500"),
     401: unauthorized,
     429: TooManyRequests,
   },

@@ -13,6 +13,7 @@ import {
   Unauthorized,
   withProblem,
 } from "./common";
+import { PagedSuccess, PageQuery } from "./paging";
 import { CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
 
 /** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment). */
@@ -151,9 +152,11 @@ export const createPolicySchema = {
 
 export const listPoliciesSchema = {
   ...common,
-  summary: "List the rules, whitelisted contracts included",
+  summary: "List the rules, whitelisted contracts included (all, or a page with ?limit= and ?cursor=)",
+  querystring: PageQuery,
   response: {
-    200: Success("Paymaster Policies found!", Type.Array(PolicyView)),
+    200: PagedSuccess("Paymaster Policies found!", PolicyView),
+    400: BadRequest("limit must be a whole number from 1 to 500"),
     401: unauthorized,
     429: TooManyRequests,
   },
