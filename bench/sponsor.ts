@@ -2,6 +2,7 @@
 // servers run in child processes; this process generates the load. Every request has a new nonce, as a wallet's do.
 //   npm run bench                          whitelist rule, then COUNT + NATIVE_ASSET limits too, on PGlite
 //   npm run bench -- --postgres            the same on the PostgreSQL of DATABASE_URL (default: the local test one)
+//   a third set-up is the second at scale: --contracts N whitelisted contracts (default 10,000), --senders N (100,000)
 //   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
 //            --against DIR (another checkout, measured in the same rounds: an A/B under the same load)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
@@ -26,6 +27,9 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "50,10" },
     rounds: { type: "string", default: "3" },
+    /** The large set-up: this many whitelisted contracts (each its own ABI) and senders under the per-sender limit. */
+    contracts: { type: "string", default: "10000" },
+    senders: { type: "string", default: "100000" },
     postgres: { type: "boolean", default: false },
     /** A folder for a V8 CPU profile of the service, written when it stops (chrome://inspect or speedscope read it). */
     "cpu-prof": { type: "string" },
@@ -36,6 +40,8 @@ const { values } = parseArgs({
 const seconds = Number(values.seconds);
 const connectionCounts = values.connections.split(",").map(Number);
 const rounds = Number(values.rounds);
+const contractCount = Number(values.contracts);
+const largeSenders = Number(values.senders);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TARGET = "0x1111111111111111111111111111111111111111";
 const targetAbi = parseAbi(["function mint(uint256 amount)"]);
@@ -46,16 +52,16 @@ const callData = encodeFunctionData({
   args: [TARGET, 0n, encodeFunctionData({ abi: targetAbi, functionName: "mint", args: [1n] })],
 });
 
-/** The n-th request: one of 1,000 senders, each with its own growing nonce. */
-const rpcBody = (n: number) =>
+/** The n-th request: one of `senders` senders (1,000 unless told), each with its own growing nonce. */
+const rpcBody = (n: number, senders = 1000) =>
   JSON.stringify({
     jsonrpc: "2.0",
     id: n,
     method: "pm_sponsorUserOperation",
     params: [
       {
-        sender: `0x${(1 + (n % 1000)).toString(16).padStart(40, "0")}`,
-        nonce: `0x${Math.floor(n / 1000).toString(16)}`,
+        sender: `0x${(1 + (n % senders)).toString(16).padStart(40, "0")}`,
+        nonce: `0x${Math.floor(n / senders).toString(16)}`,
         initCode: "0x",
         callData,
         callGasLimit: "0x1a930",
@@ -88,10 +94,11 @@ async function measure(
   server: number,
   connections: number,
   postgresPids?: () => Promise<number[]>,
+  senders = 1000,
 ): Promise<Measured> {
-  await load(url, (n) => rpcBody(offset + n), { connections, seconds: 1 });
+  await load(url, (n) => rpcBody(offset + n, senders), { connections, seconds: 1 });
   offset += 10_000_000;
-  const body = (n: number) => rpcBody(offset + n);
+  const body = (n: number) => rpcBody(offset + n, senders);
   const machineBefore = machineCpuMicros();
   const selfBefore = process.cpuUsage();
   const serverBefore = processCpuMicros(server);
@@ -184,6 +191,25 @@ async function setUpDapp(base: string, authToken: string, name: string) {
 }
 
 /**
+ * Whitelists `count - 1` more contracts beside the target, each with an ABI of its own (so that none shares a parse),
+ * ten requests at a time.
+ */
+async function addContracts(base: string, headers: Record<string, string>, count: number) {
+  let next = 1;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      await api(base, "POST", "smart-contract", headers, {
+        name: `contract-${i}`,
+        address: `0x${(0x2000000 + i).toString(16).padStart(40, "0")}`,
+        abi: JSON.stringify(parseAbi(["function mint(uint256 amount)", `function f${i}(address to, uint256 amount)`])),
+        whitelistedMethods: ["mint", `f${i}`],
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+}
+
+/**
  * Limits far above what a run can use, so the ledger does all its work and never refuses: a COUNT limit over the
  * whole dApp and a NATIVE_ASSET limit per sender.
  */
@@ -272,6 +298,11 @@ async function postgresStorage(): Promise<Storage> {
 }
 
 const database = values.postgres ? "PostgreSQL" : "PGlite";
+const scenarioNames = {
+  whitelist: "whitelist rule",
+  limited: "whitelist + COUNT + per-sender NATIVE_ASSET",
+  large: `the same, ${contractCount.toLocaleString("en")} contracts, ${largeSenders.toLocaleString("en")} senders`,
+};
 
 interface Build {
   label: string;
@@ -285,6 +316,7 @@ interface Started {
   pid: number;
   whitelist: string;
   limited: string;
+  large: string;
 }
 
 async function startBuild(build: Build): Promise<Started> {
@@ -301,8 +333,16 @@ async function startBuild(build: Build): Promise<Started> {
   const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
   const limited = await setUpDapp(running.baseUrl, authToken, "bench-limits");
   await addLimits(running.baseUrl, limited.headers);
+  const large = await setUpDapp(running.baseUrl, authToken, "bench-large");
+  await addLimits(running.baseUrl, large.headers);
+  const since = Date.now();
+  await addContracts(running.baseUrl, large.headers, contractCount);
+  console.error(
+    `${build.label}: ${contractCount} contracts whitelisted in ${Math.round((Date.now() - since) / 1000)} s`,
+  );
   await checkSponsored(whitelist.url);
   await checkSponsored(limited.url);
+  await checkSponsored(large.url);
   return {
     build,
     storage,
@@ -310,6 +350,7 @@ async function startBuild(build: Build): Promise<Started> {
     pid: running.process.pid as number,
     whitelist: whitelist.url,
     limited: limited.url,
+    large: large.url,
   };
 }
 
@@ -334,13 +375,13 @@ async function run(builds: Build[]) {
         const add = async (key: string, measured: Promise<Measured>) =>
           results.set(key, [...(results.get(key) ?? []), await measured]);
         await add(`empty Fastify handler @${connections}`, measure(empty.url, empty.pid, connections));
-        for (const scenario of ["whitelist", "limited"] as const) {
+        for (const scenario of ["whitelist", "limited", "large"] as const) {
           for (const s of started) {
-            const name = scenario === "whitelist" ? "whitelist rule" : "whitelist + COUNT + per-sender NATIVE_ASSET";
             const prefix = builds.length > 1 ? `${s.build.label}: ` : "";
+            const senders = scenario === "large" ? largeSenders : 1000;
             await add(
-              `${prefix}${database}, ${name} @${connections}`,
-              measure(s[scenario], s.pid, connections, s.storage.postgresPids),
+              `${prefix}${database}, ${scenarioNames[scenario]} @${connections}`,
+              measure(s[scenario], s.pid, connections, s.storage.postgresPids, senders),
             );
           }
         }

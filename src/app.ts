@@ -34,6 +34,7 @@ import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { OutstandingCharges } from "./storage/outstandingCharges";
+import { readSetupVersion } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
@@ -101,7 +102,12 @@ export async function buildApp(
     now: ctx.now,
   });
 
-  const setups = new SetupCache((apiKey) => loadSponsorshipSetup(ctx.db, apiKey), ctx.setupCacheTtlMs);
+  const setups = new SetupCache(
+    (apiKey) => loadSponsorshipSetup(ctx.db, apiKey),
+    ctx.setupCacheTtlMs,
+    undefined,
+    (apiKey) => readSetupVersion(ctx.db, apiKey),
+  );
   await registerManagementDocs(app, MANAGEMENT_PREFIX);
   // A change of a paymaster's setup through this instance applies to its next sponsorship at once.
   const management = managementOf(ctx, (apiKey) => setups.invalidate(apiKey));

@@ -1,25 +1,31 @@
 import type { Address } from "viem";
 import type { Queryable } from "../storage/database";
 import { readStoredSetup } from "../storage/sponsorshipSetup";
-import { parseContractAbi } from "./contractAbi";
+import { type ParsedAbis, sharedParsedAbis } from "./parsedAbis";
 import type { SponsorshipSetup } from "./setup";
 
 /**
  * Loads what the sponsorship rules read about the paymaster an apiKey names, with each whitelisted contract's sponsored
- * methods turned into their selectors; undefined for an unknown apiKey.
+ * methods turned into their selectors (each ABI parsed once per process, see ParsedAbis); undefined for an unknown
+ * apiKey.
  */
-export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promise<SponsorshipSetup | undefined> {
+export async function loadSponsorshipSetup(
+  db: Queryable,
+  apiKey: string,
+  abis: ParsedAbis = sharedParsedAbis,
+): Promise<SponsorshipSetup | undefined> {
   const stored = await readStoredSetup(db, apiKey);
   if (!stored) return undefined;
   const contracts = new Map<string, ReadonlySet<string>>();
   for (const contract of stored.contracts) {
     // Overloads share a name: whitelisting the name whitelists every overload's selector.
     const whitelisted = new Set(contract.whitelistedMethods);
-    const functions = parseContractAbi(contract.abi).functions.filter((f) => whitelisted.has(f.name));
+    const functions = abis.of(contract.id, contract.abi).functions.filter((f) => whitelisted.has(f.name));
     contracts.set(contract.address, new Set(functions.map((f) => f.selector)));
   }
   const { paymaster } = stored;
   return {
+    version: stored.version,
     paymasterId: paymaster.id,
     accountId: paymaster.accountId,
     name: paymaster.name,

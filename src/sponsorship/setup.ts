@@ -5,6 +5,11 @@ import type { Webhook } from "../storage/webhooks";
 /** Everything a sponsorship decision reads about one paymaster, loaded once and cached briefly. */
 export interface SponsorshipSetup {
   paymasterId: string;
+  /**
+   * The paymaster's setup version when this was read, which grows with every change of it: the cache keeps a setup
+   * while it is unchanged. Optional so that tests can build a setup by hand.
+   */
+  version?: string;
   accountId: string;
   /** The paymaster's name (the dApp's own), for logs; optional so that tests can build a setup by hand. */
   name?: string;

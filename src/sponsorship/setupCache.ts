@@ -2,8 +2,11 @@ import type { SponsorshipSetup } from "./setup";
 
 /**
  * Keeps each paymaster's setup in memory for a short time, so that the sponsorship hot path reads no database. A write
- * through this process's management API drops that paymaster's entry at once (`invalidate`); another instance on the same PostgreSQL sees a change
- * within `ttlMs`. Concurrent misses for one apiKey share one load, and unknown apiKeys are remembered too.
+ * through this process's management API drops that paymaster's entry at once (`invalidate`); another instance on the
+ * same PostgreSQL sees a change within `ttlMs`. When an entry expires and `currentVersion` is given, the cache first
+ * asks for the paymaster's setup version (one small query) and keeps the setup it has if that is unchanged: a setup of
+ * 10,000 contracts costs no more to keep than one of a single contract. Concurrent misses for one apiKey share one
+ * load, and unknown apiKeys are remembered too.
  */
 export class SetupCache {
   readonly #entries = new Map<string, { expiresAt: number; setup: Promise<SponsorshipSetup | undefined> }>();
@@ -12,13 +15,15 @@ export class SetupCache {
     private readonly load: (apiKey: string) => Promise<SponsorshipSetup | undefined>,
     private readonly ttlMs = 1000,
     private readonly maxEntries = 10_000,
+    /** The paymaster's setup version now (undefined for an unknown apiKey), compared with `SponsorshipSetup.version`. */
+    private readonly currentVersion?: (apiKey: string) => Promise<string | undefined>,
   ) {}
 
   get(apiKey: string, nowMs = Date.now()): Promise<SponsorshipSetup | undefined> {
     const cached = this.#entries.get(apiKey);
     if (cached && cached.expiresAt > nowMs) return cached.setup;
     if (this.#entries.size >= this.maxEntries) this.#entries.clear();
-    const setup = this.load(apiKey);
+    const setup = cached ? this.#reloadIfChanged(apiKey, cached.setup) : this.load(apiKey);
     this.#entries.set(apiKey, { expiresAt: nowMs + this.ttlMs, setup });
     // A failed load is not remembered: the next request tries again.
     setup.catch(() => this.#entries.delete(apiKey));
@@ -28,5 +33,16 @@ export class SetupCache {
   /** Forgets one paymaster's setup: its next sponsorship loads the setup again. Others stay cached. */
   invalidate(apiKey: string): void {
     this.#entries.delete(apiKey);
+  }
+
+  async #reloadIfChanged(
+    apiKey: string,
+    previous: Promise<SponsorshipSetup | undefined>,
+  ): Promise<SponsorshipSetup | undefined> {
+    if (!this.currentVersion) return this.load(apiKey);
+    const [setup, version] = await Promise.all([previous, this.currentVersion(apiKey)]);
+    // A setup without a version (built by hand) is never taken for unchanged.
+    const unchanged = setup ? setup.version !== undefined && setup.version === version : version === undefined;
+    return unchanged ? setup : this.load(apiKey);
   }
 }

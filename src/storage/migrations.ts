@@ -253,6 +253,44 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE INDEX policies_by_creation ON policies (paymaster_id, created_at, id);
     `,
   },
+  {
+    id: 8,
+    sql: `
+      -- A number that grows with every change of what the sponsorship rules read about a paymaster (the paymaster row,
+      -- its contracts, policies and webhooks), so that a cached setup is checked with one small query instead of being
+      -- read again; triggers bump it, so every write path and every instance on the same database is covered.
+      ALTER TABLE paymasters ADD COLUMN setup_version bigint NOT NULL DEFAULT 0;
+      CREATE FUNCTION bump_paymaster_setup_version() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF NEW.setup_version = OLD.setup_version THEN
+          NEW.setup_version := OLD.setup_version + 1;
+        END IF;
+        RETURN NEW;
+      END;
+      $fn$;
+      CREATE TRIGGER paymasters_setup_version BEFORE UPDATE ON paymasters
+        FOR EACH ROW EXECUTE FUNCTION bump_paymaster_setup_version();
+      CREATE FUNCTION bump_setup_version_of_owner() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'DELETE' THEN
+          UPDATE paymasters SET setup_version = setup_version + 1 WHERE id = OLD.paymaster_id;
+          RETURN OLD;
+        END IF;
+        UPDATE paymasters SET setup_version = setup_version + 1 WHERE id = NEW.paymaster_id;
+        IF TG_OP = 'UPDATE' AND OLD.paymaster_id <> NEW.paymaster_id THEN
+          UPDATE paymasters SET setup_version = setup_version + 1 WHERE id = OLD.paymaster_id;
+        END IF;
+        RETURN NEW;
+      END;
+      $fn$;
+      CREATE TRIGGER smart_contracts_setup_version AFTER INSERT OR UPDATE OR DELETE ON smart_contracts
+        FOR EACH ROW EXECUTE FUNCTION bump_setup_version_of_owner();
+      CREATE TRIGGER policies_setup_version AFTER INSERT OR UPDATE OR DELETE ON policies
+        FOR EACH ROW EXECUTE FUNCTION bump_setup_version_of_owner();
+      CREATE TRIGGER webhooks_setup_version AFTER INSERT OR UPDATE OR DELETE ON webhooks
+        FOR EACH ROW EXECUTE FUNCTION bump_setup_version_of_owner();
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

@@ -43,3 +43,44 @@ test("invalidating an apiKey that is not cached changes nothing", async () => {
   assert.equal(loads.get("A"), 1);
   assert.equal(loads.has("unknown"), false);
 });
+
+test("after the TTL a setup is kept while its version is unchanged and loaded again once it moves", async () => {
+  let version: string | undefined = "1";
+  let loads = 0;
+  const cache = new SetupCache(
+    async () => {
+      loads++;
+      return version === undefined ? undefined : ({ version } as unknown as SponsorshipSetup);
+    },
+    1000,
+    undefined,
+    async () => version,
+  );
+  const first = await cache.get("A", 0);
+  assert.equal(await cache.get("A", 1500), first, "unchanged after the TTL: the same setup");
+  assert.equal(loads, 1);
+  version = "2";
+  const second = await cache.get("A", 3000);
+  assert.notEqual(second, first);
+  assert.equal(second?.version, "2");
+  assert.equal(loads, 2);
+  version = undefined;
+  assert.equal(await cache.get("A", 4500), undefined, "a paymaster gone is gone after the TTL");
+  assert.equal(loads, 3);
+});
+
+test("a setup without a version (built by hand) is loaded again after every TTL", async () => {
+  let loads = 0;
+  const cache = new SetupCache(
+    async () => {
+      loads++;
+      return {} as SponsorshipSetup;
+    },
+    1000,
+    undefined,
+    async () => undefined,
+  );
+  await cache.get("A", 0);
+  await cache.get("A", 1500);
+  assert.equal(loads, 2);
+});
