@@ -41,6 +41,7 @@ const UNIT = new Set([
   "test/sponsorship/contractAbi.test.ts",
   "test/sponsorship/decide.test.ts",
   "test/sponsorship/erc7579.test.ts",
+  "test/sponsorship/maxCostPerOp.test.ts",
   "test/sponsorship/operationView.test.ts",
   "test/sponsorship/rules.test.ts",
   "test/sponsorship/rulesV07.test.ts",

@@ -1,6 +1,7 @@
 import type { Static } from "typebox";
 import { badRequest, PolicyNameExistsError, PolicyNotFoundError } from "../errors";
 import {
+  COST_CAP_USD_REFUSED,
   type CreatePolicyBody,
   CycleDurationObject,
   type CycleDuration as CycleDurationSchema,
@@ -62,6 +63,9 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
     }
     case "WALLET_DEPLOYMENT":
       return { operator: "walletDeployment" };
+    case "MAX_COST_PER_OP":
+      if (body.policyData.thresholdType === "USD") throw badRequest(COST_CAP_USD_REFUSED);
+      return { threshold: body.policyData.threshold, thresholdType: body.policyData.thresholdType };
   }
 }
 

@@ -10,6 +10,7 @@ const RULE_REASONS = new Set([
   "fundingAndRules",
   "walletDeployment",
   "contractWhitelist",
+  "maxCostPerOp",
   "spendingLimits",
   "deposit",
   "webhooks",

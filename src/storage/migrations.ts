@@ -253,6 +253,15 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE INDEX policies_by_creation ON policies (paymaster_id, created_at, id);
     `,
   },
+  {
+    id: 8,
+    sql: `
+      -- The per-operation cost cap and the time window join the rule kinds.
+      ALTER TABLE policies DROP CONSTRAINT policies_policy_type_check;
+      ALTER TABLE policies ADD CONSTRAINT policies_policy_type_check CHECK (policy_type IN
+        ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW'));
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

@@ -18,7 +18,8 @@ const HOUR = 3_600_000;
 const DAY = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const AUTH_MESSAGE = "Auth token and API key is required in the headers";
-const POLICY_TYPES_MESSAGE = "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT";
+const POLICY_TYPES_MESSAGE =
+  "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP";
 
 interface PolicyRecord {
   _id: string;
@@ -730,6 +731,72 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
       }
       assert.deepEqual(await list(sibling), siblingBefore);
       assert.deepEqual(await list(stranger), strangerBefore);
+    });
+  }
+});
+
+describe("MAX_COST_PER_OP: a per-operation cost cap", () => {
+  const capPolicy = (name: string, policyData: Record<string, unknown>) => ({
+    name,
+    policyType: "MAX_COST_PER_OP",
+    policyData,
+  });
+
+  test("created with its ether threshold as given, listed, paused and resumed like the other rules", async () => {
+    const d = await t.dapp();
+    const policy = await created(d, capPolicy("one op", { threshold: 0.001, thresholdType: "NATIVE_ASSET" }));
+    assert.match(policy._id, UUID);
+    assert.deepEqual(policy, {
+      _id: policy._id,
+      name: "one op",
+      policyType: "MAX_COST_PER_OP",
+      organisationId: d.accountId,
+      paymasterId: d.paymasterId,
+      createdBy: d.accountId,
+      chainId: 31337,
+      active: true,
+      policyData: { threshold: 0.001, thresholdType: "NATIVE_ASSET" },
+    });
+    assert.deepEqual(await list(d), [policy]);
+    assert.equal((await setActive(d, policy._id, "deactivate")).status, 200);
+    assert.deepEqual(await findById(d, policy._id), { ...policy, active: false });
+    assert.equal((await setActive(d, policy._id, "activate")).status, 200);
+    assert.deepEqual(await findById(d, policy._id), policy);
+  });
+
+  test("USD is refused until a native price can be configured; nothing is stored", async () => {
+    const d = await t.dapp();
+    await assertRefused(
+      d,
+      () => create(d, capPolicy("dollars", { threshold: 5, thresholdType: "USD" })),
+      400,
+      "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET",
+    );
+  });
+
+  const bad: [string, Record<string, unknown>, string][] = [
+    [
+      "a zero threshold",
+      { threshold: 0, thresholdType: "NATIVE_ASSET" },
+      "policyData.threshold must be a positive number",
+    ],
+    [
+      "a text threshold",
+      { threshold: "1", thresholdType: "NATIVE_ASSET" },
+      "policyData.threshold must be a positive number",
+    ],
+    ["no threshold", { thresholdType: "NATIVE_ASSET" }, "policyData.threshold is required"],
+    ["no thresholdType", { threshold: 1 }, "policyData.thresholdType is required"],
+    [
+      "a COUNT thresholdType",
+      { threshold: 1, thresholdType: "COUNT" },
+      "policyData.thresholdType must be one of NATIVE_ASSET, USD",
+    ],
+  ];
+  for (const [name, policyData, message] of bad) {
+    test(`${name}: 400 naming the field`, async () => {
+      const d = await t.dapp();
+      await assertRefused(d, () => create(d, capPolicy("cap", policyData)), 400, message);
     });
   }
 });

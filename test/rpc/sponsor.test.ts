@@ -140,6 +140,7 @@ describe("sponsored", () => {
         ["fundingAndRules", true],
         ["walletDeployment", true],
         ["contractWhitelist", true],
+        ["maxCostPerOp", true],
         ["spendingLimits", true],
         ["deposit", true],
         ["webhooks", true],

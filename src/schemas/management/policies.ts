@@ -14,7 +14,11 @@ import {
   withProblem,
 } from "./common";
 import { PagedSuccess, PageQuery } from "./paging";
-import { CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
+import { COST_CAP_TYPES, CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
+
+/** A USD cap needs the native token's dollar price, which the chains file cannot give yet. */
+export const COST_CAP_USD_REFUSED =
+  "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET";
 
 /** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment). */
 
@@ -70,10 +74,21 @@ const SpendingLimitData = Type.Object({
 const WebhookData = Type.Object({ url: HttpUrl });
 const WalletDeploymentData = Type.Object({}, { description: "No settings: sponsors operations that deploy a wallet" });
 
+const MaxCostPerOpData = Type.Object(
+  {
+    threshold: Threshold,
+    thresholdType: Type.Enum(COST_CAP_TYPES, {
+      description: "NATIVE_ASSET: the cap in ether; USD is refused until a native token price can be configured",
+    }),
+  },
+  { description: "Refuses an operation whose worst-case cost exceeds the threshold" },
+);
+
 export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("PAYMASTER_SA_LIMIT"), policyData: SpendingLimitData }),
   Type.Object({ name: Name, policyType: Type.Literal("WEBHOOK"), policyData: WebhookData }),
   Type.Object({ name: Name, policyType: Type.Literal("WALLET_DEPLOYMENT"), policyData: WalletDeploymentData }),
+  Type.Object({ name: Name, policyType: Type.Literal("MAX_COST_PER_OP"), policyData: MaxCostPerOpData }),
 ]);
 export type CreatePolicyBody = Static<typeof CreatePolicyBody>;
 
@@ -135,13 +150,14 @@ const common = { tags: ["policies"], security: tokenAndApiKey };
 
 export const createPolicySchema = {
   ...common,
-  summary: "Add a rule: a spending limit, a webhook, or wallet deployment",
+  summary: "Add a rule: a spending limit, a webhook, wallet deployment or a per-operation cost cap",
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
     400: BadRequest(
       messages.policyNameExists,
-      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT",
+      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP",
+      COST_CAP_USD_REFUSED,
       "policyData.cycleDuration.unit must be one of hour, day",
       "policyData.threshold must be a positive number",
     ),
