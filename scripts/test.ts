@@ -47,6 +47,7 @@ const UNIT = new Set([
   "test/sponsorship/rulesV07.test.ts",
   "test/sponsorship/setupCache.test.ts",
   "test/sponsorship/spendingLimitCycle.test.ts",
+  "test/sponsorship/timeWindow.test.ts",
   "test/sponsorship/webhookRule.test.ts",
   "test/tokens/tokenConfig.test.ts",
   "test/webhooks/addressGuard.test.ts",

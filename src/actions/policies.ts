@@ -5,6 +5,8 @@ import {
   type CreatePolicyBody,
   CycleDurationObject,
   type CycleDuration as CycleDurationSchema,
+  TIME_WINDOW_BACKWARDS,
+  TIME_WINDOW_EMPTY,
   type UpdateLimitBody,
 } from "../schemas/management/policies";
 import { assertValid } from "../schemas/validate";
@@ -66,6 +68,17 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
     case "MAX_COST_PER_OP":
       if (body.policyData.thresholdType === "USD") throw badRequest(COST_CAP_USD_REFUSED);
       return { threshold: body.policyData.threshold, thresholdType: body.policyData.thresholdType };
+    case "TIME_WINDOW": {
+      const { startTimeInEpoch, endTimeInEpoch } = body.policyData;
+      if (startTimeInEpoch === undefined && endTimeInEpoch === undefined) throw badRequest(TIME_WINDOW_EMPTY);
+      if (startTimeInEpoch !== undefined && endTimeInEpoch !== undefined && startTimeInEpoch >= endTimeInEpoch) {
+        throw badRequest(TIME_WINDOW_BACKWARDS);
+      }
+      return {
+        ...(startTimeInEpoch === undefined ? {} : { startTimeInEpoch }),
+        ...(endTimeInEpoch === undefined ? {} : { endTimeInEpoch }),
+      };
+    }
   }
 }
 

@@ -11,6 +11,7 @@ const RULE_REASONS = new Set([
   "walletDeployment",
   "contractWhitelist",
   "maxCostPerOp",
+  "timeWindow",
   "spendingLimits",
   "deposit",
   "webhooks",

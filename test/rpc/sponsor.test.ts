@@ -141,6 +141,7 @@ describe("sponsored", () => {
         ["walletDeployment", true],
         ["contractWhitelist", true],
         ["maxCostPerOp", true],
+        ["timeWindow", true],
         ["spendingLimits", true],
         ["deposit", true],
         ["webhooks", true],

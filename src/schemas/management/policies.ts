@@ -84,11 +84,32 @@ const MaxCostPerOpData = Type.Object(
   { description: "Refuses an operation whose worst-case cost exceeds the threshold" },
 );
 
+/** The last instant a JavaScript Date can hold, in ms: a window's bounds are shown as dates in refusals. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
+const EpochMs = (description: string) =>
+  withProblem(
+    Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description, examples: [1767225600000] }),
+    `must be a whole number of ms since the epoch, from 0 to ${MAX_EPOCH_MS}`,
+  );
+
+const TimeWindowData = Type.Object(
+  {
+    startTimeInEpoch: Type.Optional(EpochMs("First instant sponsored (ms since the epoch); none: from now on")),
+    endTimeInEpoch: Type.Optional(EpochMs("First instant no longer sponsored (ms since the epoch); none: no end")),
+  },
+  { description: "Sponsors only from start (included) to end (excluded); at least one of the two, start before end" },
+);
+
+/** Messages of the window checks the schema cannot make (they compare two fields). */
+export const TIME_WINDOW_EMPTY = "policyData needs startTimeInEpoch, endTimeInEpoch or both";
+export const TIME_WINDOW_BACKWARDS = "policyData.startTimeInEpoch must be before policyData.endTimeInEpoch";
+
 export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("PAYMASTER_SA_LIMIT"), policyData: SpendingLimitData }),
   Type.Object({ name: Name, policyType: Type.Literal("WEBHOOK"), policyData: WebhookData }),
   Type.Object({ name: Name, policyType: Type.Literal("WALLET_DEPLOYMENT"), policyData: WalletDeploymentData }),
   Type.Object({ name: Name, policyType: Type.Literal("MAX_COST_PER_OP"), policyData: MaxCostPerOpData }),
+  Type.Object({ name: Name, policyType: Type.Literal("TIME_WINDOW"), policyData: TimeWindowData }),
 ]);
 export type CreatePolicyBody = Static<typeof CreatePolicyBody>;
 
@@ -150,14 +171,15 @@ const common = { tags: ["policies"], security: tokenAndApiKey };
 
 export const createPolicySchema = {
   ...common,
-  summary: "Add a rule: a spending limit, a webhook, wallet deployment or a per-operation cost cap",
+  summary: "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap or a time window",
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
     400: BadRequest(
       messages.policyNameExists,
-      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP",
+      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW",
       COST_CAP_USD_REFUSED,
+      TIME_WINDOW_BACKWARDS,
       "policyData.cycleDuration.unit must be one of hour, day",
       "policyData.threshold must be a positive number",
     ),
