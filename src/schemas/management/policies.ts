@@ -20,7 +20,7 @@ import { COST_CAP_TYPES, CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPE
 export const COST_CAP_USD_REFUSED =
   "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET";
 
-/** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment). */
+/** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment, cost caps, time windows). */
 
 /** Cycles longer than this are surely a mistake, and would overflow the millisecond arithmetic long before. */
 const MAX_CYCLE_VALUE = 100_000;
