@@ -24,6 +24,7 @@ export async function loadSponsorshipSetup(db: Queryable, apiKey: string): Promi
     accountId: paymaster.accountId,
     name: paymaster.name,
     chainId: paymaster.chainId,
+    paused: !paymaster.active,
     fundingAddress: paymaster.fundingAddress as Address | null,
     policies: stored.policies,
     contracts,

@@ -262,6 +262,13 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW'));
     `,
   },
+  {
+    id: 9,
+    sql: `
+      -- A dApp can pause its whole paymaster: every sponsorship request is refused until it resumes.
+      ALTER TABLE paymasters ADD COLUMN active boolean NOT NULL DEFAULT true;
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

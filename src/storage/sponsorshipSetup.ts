@@ -5,7 +5,14 @@ import { listWebhooks, type Webhook } from "./webhooks";
 
 /** What is stored about the paymaster an apiKey names that the sponsorship rules read, as stored. */
 export interface StoredSetup {
-  paymaster: { id: string; accountId: string; name: string; chainId: number; fundingAddress: string | null };
+  paymaster: {
+    id: string;
+    accountId: string;
+    name: string;
+    chainId: number;
+    fundingAddress: string | null;
+    active: boolean;
+  };
   /** Active rules only. */
   policies: Policy[];
   contracts: { address: string; abi: string; whitelistedMethods: string[] }[];
@@ -19,13 +26,14 @@ interface PaymasterRow {
   name: string;
   chain_id: string | number;
   funding_address: string | null;
+  active: boolean;
 }
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, name, chain_id, funding_address FROM paymasters WHERE api_key = $1",
+    "SELECT id, account_id, name, chain_id, funding_address, active FROM paymasters WHERE api_key = $1",
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -44,6 +52,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       name: paymaster.name,
       chainId: Number(paymaster.chain_id),
       fundingAddress: paymaster.funding_address,
+      active: paymaster.active,
     },
     policies: policies.filter((policy) => policy.active),
     contracts: contractRows.map((row) => ({
