@@ -3,12 +3,13 @@ import { type Address, type Hex, recoverMessageAddress } from "viem";
 import { readDappDeposits, type VersionDeposit } from "../chain/dappDeposits";
 import { sponsoringChains } from "../chain/sponsoringChains";
 import { InvalidSignatureError, PaymasterNotFoundError } from "../errors";
-import type { LinkFundingWalletBody } from "../schemas/management/funding";
+import type { LinkFundingWalletBody, SetPaymasterActiveBody } from "../schemas/management/funding";
 import {
   findFundingMessage,
   linkFundingWallet as link,
   type Paymaster,
   saveFundingMessage,
+  setPaymasterActive as storePaymasterActive,
 } from "../storage/paymasters";
 import { type ActionContext, isUuid } from "./managementContext";
 
@@ -93,4 +94,17 @@ export async function fundingBalance(
     ...(v06?.error ? { error: v06.error } : {}),
     entryPoints,
   };
+}
+
+/** Pauses or resumes the whole paymaster; the RPC endpoint sees it at once (the setup cache is told). */
+export async function setPaymasterActive(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: SetPaymasterActiveBody,
+): Promise<Paymaster> {
+  if (!isUuid(body.paymasterId) || body.paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
+  const updated = await storePaymasterActive(ctx.db, paymaster.id, body.active);
+  if (!updated) throw new PaymasterNotFoundError();
+  ctx.setupChanged(paymaster.apiKey);
+  return updated;
 }

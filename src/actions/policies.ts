@@ -1,9 +1,12 @@
 import type { Static } from "typebox";
 import { badRequest, PolicyNameExistsError, PolicyNotFoundError } from "../errors";
 import {
+  COST_CAP_USD_REFUSED,
   type CreatePolicyBody,
   CycleDurationObject,
   type CycleDuration as CycleDurationSchema,
+  TIME_WINDOW_BACKWARDS,
+  TIME_WINDOW_EMPTY,
   type UpdateLimitBody,
 } from "../schemas/management/policies";
 import { assertValid } from "../schemas/validate";
@@ -62,6 +65,20 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
     }
     case "WALLET_DEPLOYMENT":
       return { operator: "walletDeployment" };
+    case "MAX_COST_PER_OP":
+      if (body.policyData.thresholdType === "USD") throw badRequest(COST_CAP_USD_REFUSED);
+      return { threshold: body.policyData.threshold, thresholdType: body.policyData.thresholdType };
+    case "TIME_WINDOW": {
+      const { startTimeInEpoch, endTimeInEpoch } = body.policyData;
+      if (startTimeInEpoch === undefined && endTimeInEpoch === undefined) throw badRequest(TIME_WINDOW_EMPTY);
+      if (startTimeInEpoch !== undefined && endTimeInEpoch !== undefined && startTimeInEpoch >= endTimeInEpoch) {
+        throw badRequest(TIME_WINDOW_BACKWARDS);
+      }
+      return {
+        ...(startTimeInEpoch === undefined ? {} : { startTimeInEpoch }),
+        ...(endTimeInEpoch === undefined ? {} : { endTimeInEpoch }),
+      };
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { fundingBalance, issueFundingMessage, linkFundingWallet } from "../actions/funding";
+import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
@@ -38,8 +38,13 @@ export function fundingRoutes(app: FastifyInstance, { ctx, actions }: Management
       `/${path}`,
       { schema: linkFundingWalletSchema, preValidation: dappOrUserNotFound.preValidation },
       async (request) => {
-        const linked = await linkFundingWallet(actions, dappOrUserNotFound.of(request).paymaster, request.body);
-        return success("Paymaster updated successfully", paymasterView(linked));
+        const { paymaster } = dappOrUserNotFound.of(request);
+        const body = request.body;
+        const updated =
+          body.type === "active"
+            ? await setPaymasterActive(actions, paymaster, body)
+            : await linkFundingWallet(actions, paymaster, body);
+        return success("Paymaster updated successfully", paymasterView(updated));
       },
     );
   }

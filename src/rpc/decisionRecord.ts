@@ -10,6 +10,8 @@ const RULE_REASONS = new Set([
   "fundingAndRules",
   "walletDeployment",
   "contractWhitelist",
+  "maxCostPerOp",
+  "timeWindow",
   "spendingLimits",
   "deposit",
   "webhooks",

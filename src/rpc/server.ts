@@ -1,6 +1,14 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNKNOWN_PAYMASTER } from "../errors";
+import {
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  RpcError,
+  SPONSORSHIP_REFUSED,
+  UNKNOWN_PAYMASTER,
+} from "../errors";
 import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
 import type { SetupCache } from "../sponsorship/setupCache";
@@ -145,6 +153,12 @@ function frame(body: unknown): { method: string; params: unknown[] } {
  * The path is the endpoint's only authentication (no client sends a header): the apiKey and its chain. An unknown
  * apiKey counts for the throttle of wrong credentials; an unsupported chain or a chain mismatch does not.
  */
+/** Names the paymaster by its id, and by the dApp's name for it when the setup has one. */
+const pausedMessage = (setup: { paymasterId: string; name?: string }) =>
+  setup.name === undefined
+    ? `Paymaster ${setup.paymasterId} is paused`
+    : `Paymaster "${setup.name}" (${setup.paymasterId}) is paused`;
+
 async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: string }, rejected: () => void) {
   const chainId = /^\d{1,15}$/.test(path.chainId) ? Number(path.chainId) : undefined;
   const chain = chainId === undefined ? undefined : deps.chains.get(chainId);
@@ -163,5 +177,7 @@ async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: strin
       404,
     );
   }
+  // Before any method: a paused paymaster signs nothing, records nothing and reserves nothing.
+  if (setup.paused) throw new RpcError(SPONSORSHIP_REFUSED, pausedMessage(setup));
   return { setup, chain };
 }

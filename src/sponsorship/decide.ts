@@ -2,6 +2,8 @@ import type { LimitClaim } from "../storage/sponsorships";
 import type { Rule, RuleInput, RuleOutcome, RuleResult } from "./rule";
 import { contractWhitelist } from "./rules/contractWhitelist";
 import { fundingAndRules } from "./rules/fundingAndRules";
+import { maxCostPerOp } from "./rules/maxCostPerOp";
+import { timeWindow } from "./rules/timeWindow";
 import { walletDeployment } from "./rules/walletDeployment";
 
 export type Decision =
@@ -19,7 +21,13 @@ export type Decision =
  * database write (spending limits) or a call out (webhooks) come after them, so a cheap refusal stops the evaluation
  * first.
  */
-export const CHEAP_RULES: readonly Rule[] = [fundingAndRules, walletDeployment, contractWhitelist];
+export const CHEAP_RULES: readonly Rule[] = [
+  fundingAndRules,
+  walletDeployment,
+  contractWhitelist,
+  maxCostPerOp,
+  timeWindow,
+];
 
 /**
  * Runs the rules in order; on a refusal or a failure, what earlier rules hold is released, latest first. A rule's

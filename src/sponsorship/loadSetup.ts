@@ -30,6 +30,7 @@ export async function loadSponsorshipSetup(
     accountId: paymaster.accountId,
     name: paymaster.name,
     chainId: paymaster.chainId,
+    paused: !paymaster.active,
     fundingAddress: paymaster.fundingAddress as Address | null,
     policies: stored.policies,
     contracts,

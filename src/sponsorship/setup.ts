@@ -14,6 +14,8 @@ export interface SponsorshipSetup {
   /** The paymaster's name (the dApp's own), for logs; optional so that tests can build a setup by hand. */
   name?: string;
   chainId: number;
+  /** The dApp paused its whole paymaster: every request is refused before any rule runs. Absent: not paused. */
+  paused?: boolean;
   /** The dApp's funding wallet, the key of its deposit on chain; null until linked. */
   fundingAddress: Address | null;
   /** Active rules only: a paused rule is not evaluated. */

@@ -57,7 +57,7 @@ export function weiToEther(wei: bigint): string {
 }
 
 /**
- * The most an operation can cost in wei (docs/sponsorship-rpc.md, 'Sponsorship rules', rule 4): what a NATIVE_ASSET
+ * The most an operation can cost in wei (docs/sponsorship-rpc.md, 'Sponsorship rules', rule 6): what a NATIVE_ASSET
  * limit reserves.
  */
 export function worstCaseCostWei(gas: {

@@ -291,6 +291,22 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         FOR EACH ROW EXECUTE FUNCTION bump_setup_version_of_owner();
     `,
   },
+  {
+    id: 9,
+    sql: `
+      -- The per-operation cost cap and the time window join the rule kinds.
+      ALTER TABLE policies DROP CONSTRAINT policies_policy_type_check;
+      ALTER TABLE policies ADD CONSTRAINT policies_policy_type_check CHECK (policy_type IN
+        ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW'));
+    `,
+  },
+  {
+    id: 10,
+    sql: `
+      -- A dApp can pause its whole paymaster: every sponsorship request is refused until it resumes.
+      ALTER TABLE paymasters ADD COLUMN active boolean NOT NULL DEFAULT true;
+    `,
+  },
 ];
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */

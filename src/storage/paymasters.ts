@@ -106,3 +106,16 @@ export async function linkFundingWallet(
   );
   return rows[0] && toPaymaster(rows[0]);
 }
+
+/** Pauses (false) or resumes (true) a whole paymaster; undefined when it does not exist. */
+export async function setPaymasterActive(
+  db: Queryable,
+  paymasterId: string,
+  active: boolean,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(`UPDATE paymasters SET active = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [
+    paymasterId,
+    active,
+  ]);
+  return rows[0] && toPaymaster(rows[0]);
+}

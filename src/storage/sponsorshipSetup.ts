@@ -5,7 +5,14 @@ import { listWebhooks, type Webhook } from "./webhooks";
 
 /** What is stored about the paymaster an apiKey names that the sponsorship rules read, as stored. */
 export interface StoredSetup {
-  paymaster: { id: string; accountId: string; name: string; chainId: number; fundingAddress: string | null };
+  paymaster: {
+    id: string;
+    accountId: string;
+    name: string;
+    chainId: number;
+    fundingAddress: string | null;
+    active: boolean;
+  };
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
   /** Active rules only. */
@@ -23,13 +30,14 @@ interface PaymasterRow {
   chain_id: string | number;
   funding_address: string | null;
   setup_version: string | number;
+  active: boolean;
 }
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, name, chain_id, funding_address, setup_version FROM paymasters WHERE api_key = $1",
+    "SELECT id, account_id, name, chain_id, funding_address, setup_version, active FROM paymasters WHERE api_key = $1",
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -48,6 +56,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       name: paymaster.name,
       chainId: Number(paymaster.chain_id),
       fundingAddress: paymaster.funding_address,
+      active: paymaster.active,
     },
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),

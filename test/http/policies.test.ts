@@ -18,7 +18,8 @@ const HOUR = 3_600_000;
 const DAY = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const AUTH_MESSAGE = "Auth token and API key is required in the headers";
-const POLICY_TYPES_MESSAGE = "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT";
+const POLICY_TYPES_MESSAGE =
+  "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW";
 
 interface PolicyRecord {
   _id: string;
@@ -730,6 +731,140 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
       }
       assert.deepEqual(await list(sibling), siblingBefore);
       assert.deepEqual(await list(stranger), strangerBefore);
+    });
+  }
+});
+
+describe("MAX_COST_PER_OP: a per-operation cost cap", () => {
+  const capPolicy = (name: string, policyData: Record<string, unknown>) => ({
+    name,
+    policyType: "MAX_COST_PER_OP",
+    policyData,
+  });
+
+  test("created with its ether threshold as given, listed, paused and resumed like the other rules", async () => {
+    const d = await t.dapp();
+    const policy = await created(d, capPolicy("one op", { threshold: 0.001, thresholdType: "NATIVE_ASSET" }));
+    assert.match(policy._id, UUID);
+    assert.deepEqual(policy, {
+      _id: policy._id,
+      name: "one op",
+      policyType: "MAX_COST_PER_OP",
+      organisationId: d.accountId,
+      paymasterId: d.paymasterId,
+      createdBy: d.accountId,
+      chainId: 31337,
+      active: true,
+      policyData: { threshold: 0.001, thresholdType: "NATIVE_ASSET" },
+    });
+    assert.deepEqual(await list(d), [policy]);
+    assert.equal((await setActive(d, policy._id, "deactivate")).status, 200);
+    assert.deepEqual(await findById(d, policy._id), { ...policy, active: false });
+    assert.equal((await setActive(d, policy._id, "activate")).status, 200);
+    assert.deepEqual(await findById(d, policy._id), policy);
+  });
+
+  test("USD is refused until a native price can be configured; nothing is stored", async () => {
+    const d = await t.dapp();
+    await assertRefused(
+      d,
+      () => create(d, capPolicy("dollars", { threshold: 5, thresholdType: "USD" })),
+      400,
+      "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET",
+    );
+  });
+
+  const bad: [string, Record<string, unknown>, string][] = [
+    [
+      "a zero threshold",
+      { threshold: 0, thresholdType: "NATIVE_ASSET" },
+      "policyData.threshold must be a positive number",
+    ],
+    [
+      "a text threshold",
+      { threshold: "1", thresholdType: "NATIVE_ASSET" },
+      "policyData.threshold must be a positive number",
+    ],
+    ["no threshold", { thresholdType: "NATIVE_ASSET" }, "policyData.threshold is required"],
+    ["no thresholdType", { threshold: 1 }, "policyData.thresholdType is required"],
+    [
+      "a COUNT thresholdType",
+      { threshold: 1, thresholdType: "COUNT" },
+      "policyData.thresholdType must be one of NATIVE_ASSET, USD",
+    ],
+  ];
+  for (const [name, policyData, message] of bad) {
+    test(`${name}: 400 naming the field`, async () => {
+      const d = await t.dapp();
+      await assertRefused(d, () => create(d, capPolicy("cap", policyData)), 400, message);
+    });
+  }
+});
+
+describe("TIME_WINDOW: sponsor only between two instants", () => {
+  const windowPolicy = (name: string, policyData: Record<string, unknown>) => ({
+    name,
+    policyType: "TIME_WINDOW",
+    policyData,
+  });
+
+  test("created with the bounds given (either may be left out), listed, paused and resumed", async () => {
+    const d = await t.dapp();
+    const both = await created(d, windowPolicy("launch", { startTimeInEpoch: 1_000, endTimeInEpoch: 2_000 }));
+    const from = await created(d, windowPolicy("from", { startTimeInEpoch: 1_000 }));
+    const until = await created(d, windowPolicy("until", { endTimeInEpoch: 2_000 }));
+    assert.deepEqual(
+      [both, from, until].map((p) => [p.policyType, p.active, p.policyData]),
+      [
+        ["TIME_WINDOW", true, { startTimeInEpoch: 1_000, endTimeInEpoch: 2_000 }],
+        ["TIME_WINDOW", true, { startTimeInEpoch: 1_000 }],
+        ["TIME_WINDOW", true, { endTimeInEpoch: 2_000 }],
+      ],
+    );
+    assert.deepEqual(await list(d), [both, from, until]);
+    assert.equal((await setActive(d, both._id, "deactivate")).status, 200);
+    assert.deepEqual(await findById(d, both._id), { ...both, active: false });
+    assert.equal((await setActive(d, both._id, "activate")).status, 200);
+    assert.deepEqual(await findById(d, both._id), both);
+  });
+
+  const bad: [string, Record<string, unknown>, string][] = [
+    ["no bound", {}, "policyData needs startTimeInEpoch, endTimeInEpoch or both"],
+    [
+      "start after end",
+      { startTimeInEpoch: 2_000, endTimeInEpoch: 1_000 },
+      "policyData.startTimeInEpoch must be before policyData.endTimeInEpoch",
+    ],
+    [
+      "start equal to end",
+      { startTimeInEpoch: 2_000, endTimeInEpoch: 2_000 },
+      "policyData.startTimeInEpoch must be before policyData.endTimeInEpoch",
+    ],
+    [
+      "a fractional start",
+      { startTimeInEpoch: 1.5 },
+      "policyData.startTimeInEpoch must be a whole number of ms since the epoch, from 0 to 8640000000000000",
+    ],
+    [
+      "a negative end",
+      { endTimeInEpoch: -1 },
+      "policyData.endTimeInEpoch must be a whole number of ms since the epoch, from 0 to 8640000000000000",
+    ],
+    [
+      "an end past the last date",
+      { endTimeInEpoch: 8_640_000_000_000_001 },
+      "policyData.endTimeInEpoch must be a whole number of ms since the epoch, from 0 to 8640000000000000",
+    ],
+    [
+      "a text start",
+      { startTimeInEpoch: "2027-01-01" },
+      "policyData.startTimeInEpoch must be a whole number of ms since the epoch, from 0 to 8640000000000000",
+    ],
+  ];
+  for (const [name, policyData, message] of bad) {
+    test(`${name}: 400 naming the field`, async () => {
+      const d = await t.dapp();
+      await assertRefused(d, () => create(d, windowPolicy("window", policyData)), 400, message);
     });
   }
 });

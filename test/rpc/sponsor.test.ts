@@ -140,6 +140,8 @@ describe("sponsored", () => {
         ["fundingAndRules", true],
         ["walletDeployment", true],
         ["contractWhitelist", true],
+        ["maxCostPerOp", true],
+        ["timeWindow", true],
         ["spendingLimits", true],
         ["deposit", true],
         ["webhooks", true],

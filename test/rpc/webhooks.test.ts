@@ -240,6 +240,8 @@ describe("evaluation order and the record", () => {
       { rule: "fundingAndRules", passed: true },
       { rule: "walletDeployment", passed: true },
       { rule: "contractWhitelist", passed: true },
+      { rule: "maxCostPerOp", passed: true },
+      { rule: "timeWindow", passed: true },
       { rule: "spendingLimits", passed: true },
       // The test chains have no RPC: the deposit is not checked, and the record says so.
       { rule: "deposit", passed: true, reason: "no RPC configured: deposit not checked" },

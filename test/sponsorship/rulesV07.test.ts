@@ -331,6 +331,8 @@ describe("the cheap rules in order (decide) on a v0.8 operation that installs Si
       passed("fundingAndRules"),
       passed("walletDeployment"),
       passed("contractWhitelist"),
+      passed("maxCostPerOp"),
+      passed("timeWindow"),
     ]);
   });
 

@@ -48,11 +48,23 @@ export const LinkFundingWalletBody = Type.Object({
 });
 export type LinkFundingWalletBody = Static<typeof LinkFundingWalletBody>;
 
+export const SetPaymasterActiveBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("active"),
+  active: Type.Boolean({
+    description: "false pauses the whole paymaster (every RPC request refused), true resumes it",
+  }),
+});
+export type SetPaymasterActiveBody = Static<typeof SetPaymasterActiveBody>;
+
+/** The paymaster update: link a funding wallet, or pause and resume the whole paymaster. */
+export const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody]);
+
 export const linkFundingWalletSchema = {
-  summary: "Link the wallet that signed the latest funding message",
+  summary: "Link the wallet that signed the latest funding message, or pause and resume the whole paymaster",
   tags: ["funding"],
   security: tokenAndApiKey,
-  body: LinkFundingWalletBody,
+  body: UpdatePaymasterBody,
   response: {
     200: Success("Paymaster updated successfully", PaymasterView),
     400: BadRequest(messages.invalidSignature, "signature must be a 0x-prefixed hex string"),

@@ -14,9 +14,13 @@ import {
   withProblem,
 } from "./common";
 import { PagedSuccess, PageQuery } from "./paging";
-import { CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
+import { COST_CAP_TYPES, CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
 
-/** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment). */
+/** A USD cap needs the native token's dollar price, which the chains file cannot give yet. */
+export const COST_CAP_USD_REFUSED =
+  "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET";
+
+/** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment, cost caps, time windows). */
 
 /** Cycles longer than this are surely a mistake, and would overflow the millisecond arithmetic long before. */
 const MAX_CYCLE_VALUE = 100_000;
@@ -70,10 +74,42 @@ const SpendingLimitData = Type.Object({
 const WebhookData = Type.Object({ url: HttpUrl });
 const WalletDeploymentData = Type.Object({}, { description: "No settings: sponsors operations that deploy a wallet" });
 
+const MaxCostPerOpData = Type.Object(
+  {
+    threshold: Threshold,
+    thresholdType: Type.Enum(COST_CAP_TYPES, {
+      description: "NATIVE_ASSET: the cap in ether; USD is refused until a native token price can be configured",
+    }),
+  },
+  { description: "Refuses an operation whose worst-case cost exceeds the threshold" },
+);
+
+/** The last instant a JavaScript Date can hold, in ms: a window's bounds are shown as dates in refusals. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
+const EpochMs = (description: string) =>
+  withProblem(
+    Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description, examples: [1767225600000] }),
+    `must be a whole number of ms since the epoch, from 0 to ${MAX_EPOCH_MS}`,
+  );
+
+const TimeWindowData = Type.Object(
+  {
+    startTimeInEpoch: Type.Optional(EpochMs("First instant sponsored (ms since the epoch); none: from now on")),
+    endTimeInEpoch: Type.Optional(EpochMs("First instant no longer sponsored (ms since the epoch); none: no end")),
+  },
+  { description: "Sponsors only from start (included) to end (excluded); at least one of the two, start before end" },
+);
+
+/** Messages of the window checks the schema cannot make (they compare two fields). */
+export const TIME_WINDOW_EMPTY = "policyData needs startTimeInEpoch, endTimeInEpoch or both";
+export const TIME_WINDOW_BACKWARDS = "policyData.startTimeInEpoch must be before policyData.endTimeInEpoch";
+
 export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("PAYMASTER_SA_LIMIT"), policyData: SpendingLimitData }),
   Type.Object({ name: Name, policyType: Type.Literal("WEBHOOK"), policyData: WebhookData }),
   Type.Object({ name: Name, policyType: Type.Literal("WALLET_DEPLOYMENT"), policyData: WalletDeploymentData }),
+  Type.Object({ name: Name, policyType: Type.Literal("MAX_COST_PER_OP"), policyData: MaxCostPerOpData }),
+  Type.Object({ name: Name, policyType: Type.Literal("TIME_WINDOW"), policyData: TimeWindowData }),
 ]);
 export type CreatePolicyBody = Static<typeof CreatePolicyBody>;
 
@@ -135,13 +171,15 @@ const common = { tags: ["policies"], security: tokenAndApiKey };
 
 export const createPolicySchema = {
   ...common,
-  summary: "Add a rule: a spending limit, a webhook, or wallet deployment",
+  summary: "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap or a time window",
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
     400: BadRequest(
       messages.policyNameExists,
-      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT",
+      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW",
+      COST_CAP_USD_REFUSED,
+      TIME_WINDOW_BACKWARDS,
       "policyData.cycleDuration.unit must be one of hour, day",
       "policyData.threshold must be a positive number",
     ),

@@ -36,7 +36,7 @@ function reason(policy: Policy, reservation: Reservation, used: bigint): string 
 }
 
 /**
- * Rule 4: every active spending limit must have room in its current cycle for this operation (1 for COUNT, the
+ * Rule 6: every active spending limit must have room in its current cycle for this operation (1 for COUNT, the
  * worst-case cost for NATIVE_ASSET). The rule only reads: an operation that cannot fit is refused here, before the
  * deposit check and the webhooks. One that fits carries its reservations to the record, which makes them (all or none)
  * in the same transaction, or records a refusal with the same words if the room went to others meanwhile. So nothing
