@@ -58,7 +58,7 @@ export const SetPaymasterActiveBody = Type.Object({
 export type SetPaymasterActiveBody = Static<typeof SetPaymasterActiveBody>;
 
 /** The paymaster update: link a funding wallet, or pause and resume the whole paymaster. */
-export const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody]);
+const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody]);
 
 export const linkFundingWalletSchema = {
   summary: "Link the wallet that signed the latest funding message, or pause and resume the whole paymaster",
