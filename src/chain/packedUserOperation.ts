@@ -1,6 +1,7 @@
 // The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
 // 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
 import { type Address, concat, type Hex, isAddress, numberToHex } from "viem";
+import { keccak256 } from "./keccak";
 
 /** Field names match the ABI struct, so viem encodes it as is. */
 export interface PackedUserOperation {
@@ -60,4 +61,48 @@ export function packInitCode(
   if (factory === EIP7702_FACTORY_MARKER) return concat([EIP7702_FACTORY_MARKER, factoryData]);
   if (!isAddress(factory, { strict: false })) throw new TypeError(`factory is not an address: ${factory}`);
   return concat([factory.toLowerCase() as Address, factoryData]);
+}
+
+/**
+ * What both of our v0.7/v0.8 paymasters hash first, in this order: the packed operation's signed fields (byte fields by
+ * their keccak-256), the two paymaster gas limits, the chain id and the paymaster; each contract's own terms follow.
+ */
+export const paymasterHashPrefixParameters = [
+  { name: "sender", type: "address" },
+  { name: "nonce", type: "uint256" },
+  { name: "initCodeHash", type: "bytes32" },
+  { name: "callDataHash", type: "bytes32" },
+  { name: "accountGasLimits", type: "bytes32" },
+  { name: "preVerificationGas", type: "uint256" },
+  { name: "gasFees", type: "bytes32" },
+  { name: "paymasterVerificationGasLimit", type: "uint128" },
+  { name: "paymasterPostOpGasLimit", type: "uint128" },
+  { name: "chainId", type: "uint256" },
+  { name: "paymaster", type: "address" },
+] as const;
+
+export interface PaymasterHashContext {
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+  chainId: number | bigint;
+  paymaster: Address;
+}
+
+/** The values of paymasterHashPrefixParameters; the gas limits are range-checked as the uint128 they are encoded as. */
+export function paymasterHashPrefixValues(userOp: PackedUserOperationSignedFields, context: PaymasterHashContext) {
+  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
+  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
+  return [
+    userOp.sender,
+    userOp.nonce,
+    keccak256(userOp.initCode),
+    keccak256(userOp.callData),
+    userOp.accountGasLimits,
+    userOp.preVerificationGas,
+    userOp.gasFees,
+    context.paymasterVerificationGasLimit,
+    context.paymasterPostOpGasLimit,
+    BigInt(context.chainId),
+    context.paymaster,
+  ] as const;
 }

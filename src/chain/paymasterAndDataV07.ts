@@ -20,7 +20,7 @@ import {
 } from "viem";
 import { keccak256 } from "./keccak";
 import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { uint128Bytes } from "./packedUserOperation";
+import { paymasterHashPrefixParameters, paymasterHashPrefixValues, uint128Bytes } from "./packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH, type SponsorshipTerms } from "./paymasterAndData";
 
 /** Where paymasterData starts: after the address and the two gas limits the EntryPoint reads. */
@@ -39,17 +39,7 @@ const dataParameters = [
 ] as const;
 
 const hashParameters = [
-  { name: "sender", type: "address" },
-  { name: "nonce", type: "uint256" },
-  { name: "initCodeHash", type: "bytes32" },
-  { name: "callDataHash", type: "bytes32" },
-  { name: "accountGasLimits", type: "bytes32" },
-  { name: "preVerificationGas", type: "uint256" },
-  { name: "gasFees", type: "bytes32" },
-  { name: "paymasterVerificationGasLimit", type: "uint128" },
-  { name: "paymasterPostOpGasLimit", type: "uint128" },
-  { name: "chainId", type: "uint256" },
-  { name: "paymaster", type: "address" },
+  ...paymasterHashPrefixParameters,
   { name: "paymasterId", type: "address" },
   { name: "validUntil", type: "uint48" },
   { name: "validAfter", type: "uint48" },
@@ -96,22 +86,9 @@ export function getVerifyingPaymasterHashV07(
   context: VerifyingHashContextV07,
 ): Hex {
   checkWindow(context);
-  // Range checks only: the values are encoded as uint128 below.
-  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
-  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
   return keccak256(
     encodeAbiParameters(hashParameters, [
-      userOp.sender,
-      userOp.nonce,
-      keccak256(userOp.initCode),
-      keccak256(userOp.callData),
-      userOp.accountGasLimits,
-      userOp.preVerificationGas,
-      userOp.gasFees,
-      context.paymasterVerificationGasLimit,
-      context.paymasterPostOpGasLimit,
-      BigInt(context.chainId),
-      context.paymaster,
+      ...paymasterHashPrefixValues(userOp, context),
       context.paymasterId,
       context.validUntil,
       context.validAfter,

@@ -26,7 +26,7 @@ import {
 } from "viem";
 import { keccak256 } from "./keccak";
 import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { uint128Bytes } from "./packedUserOperation";
+import { paymasterHashPrefixParameters, paymasterHashPrefixValues, uint128Bytes } from "./packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
 import { checkTokenFeeTerms, PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "./tokenPaymasterAndData";
@@ -70,17 +70,7 @@ const termsParameters = [
 ] as const;
 
 const hashParameters = [
-  { name: "sender", type: "address" },
-  { name: "nonce", type: "uint256" },
-  { name: "initCodeHash", type: "bytes32" },
-  { name: "callDataHash", type: "bytes32" },
-  { name: "accountGasLimits", type: "bytes32" },
-  { name: "preVerificationGas", type: "uint256" },
-  { name: "gasFees", type: "bytes32" },
-  { name: "paymasterVerificationGasLimit", type: "uint128" },
-  { name: "paymasterPostOpGasLimit", type: "uint128" },
-  { name: "chainId", type: "uint256" },
-  { name: "paymaster", type: "address" },
+  ...paymasterHashPrefixParameters,
   { name: "priceSource", type: "uint8" },
   ...termsParameters,
 ] as const;
@@ -106,22 +96,9 @@ function checkSignature(signature: Hex): void {
 /** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
 export function getTokenPaymasterHashV07(userOp: PackedUserOperationSignedFields, context: TokenHashContextV07): Hex {
   checkTokenFeeTerms(context);
-  // Range checks only: the values are encoded as uint128 below.
-  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
-  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
   return keccak256(
     encodeAbiParameters(hashParameters, [
-      userOp.sender,
-      userOp.nonce,
-      keccak256(userOp.initCode),
-      keccak256(userOp.callData),
-      userOp.accountGasLimits,
-      userOp.preVerificationGas,
-      userOp.gasFees,
-      context.paymasterVerificationGasLimit,
-      context.paymasterPostOpGasLimit,
-      BigInt(context.chainId),
-      context.paymaster,
+      ...paymasterHashPrefixValues(userOp, context),
       context.priceSource,
       context.validUntil,
       context.validAfter,

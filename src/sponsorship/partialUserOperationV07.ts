@@ -1,18 +1,6 @@
 import type { Address, Hex } from "viem";
+import type { Eip7702Authorization } from "../chain/userOperationV07";
 import type { PartialUserOperation } from "./partialUserOperation";
-
-/**
- * An EIP-7702 authorization as bundlers take it beside a v0.8 operation (`eip7702Auth`): the EOA (the sender) lets
- * `address` be its code. The bundler puts it in the transaction; the EntryPoint never sees it.
- */
-export interface Eip7702Authorization {
-  chainId: bigint;
-  address: Address;
-  nonce: bigint;
-  yParity: number;
-  r: Hex;
-  s: Hex;
-}
 
 /**
  * A v0.7 or v0.8 user operation in the unpacked form wallets send (ERC-7769): the factory and its data in place of

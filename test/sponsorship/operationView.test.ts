@@ -4,9 +4,10 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
 import { maxChargeWei } from "../../src/chain/paymasterDeposit";
+import type { Eip7702Authorization } from "../../src/chain/userOperationV07";
 import { maxDepositCharge, operationJson, viewOf, worstCaseCost } from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
-import type { Eip7702Authorization, PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
+import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import { worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/spendingLimit";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
