@@ -3,6 +3,8 @@
 //   npx tsx bench/listContracts.ts                 on PGlite
 //   npx tsx bench/listContracts.ts --postgres      on the PostgreSQL of DATABASE_URL (default: the local test one)
 //   options: --analyze (PGlite: with table statistics, see below), --contracts N (default 10000), --requests N (pages per scenario, default 300; the whole list: a tenth)
+//            --against DIR: another checkout, started beside this one; only the one-contract list (where authentication
+//            weighs most) is measured, turn about in --rounds N rounds (default 3), an A/B under the same load
 // CPU per answer is the service process's, read from /proc around the run (PostgreSQL's backends' too with --postgres).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,11 +12,12 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { generatePrivateKey } from "viem/accounts";
 import { createAccount } from "../src/storage/accounts";
+import { EMBEDDED_CONTRACTS_ANALYZE } from "../src/storage/analyzeOnGrowth";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
 import { migrate } from "../src/storage/migrations";
 import { insertPaymaster } from "../src/storage/paymasters";
-import { embeddedEnv, startService } from "../test/helpers/service";
+import { embeddedEnv, type RunningService, startService } from "../test/helpers/service";
 import { cpuDuring, processCpuMicros } from "./cpu";
 
 const { values } = parseArgs({
@@ -22,10 +25,13 @@ const { values } = parseArgs({
     contracts: { type: "string", default: "10000" },
     requests: { type: "string", default: "300" },
     postgres: { type: "boolean", default: false },
-    /** PGlite: analyze the table as autovacuum would on PostgreSQL (PGlite has none), to see what statistics change. */
+    /** PGlite: the statistics the service gathers as contracts are written through the API (see seed). */
     analyze: { type: "boolean", default: false },
+    against: { type: "string" },
+    rounds: { type: "string", default: "3" },
   },
 });
+const ROOT = path.resolve(import.meta.dirname, "..");
 const contractCount = Number(values.contracts);
 const requests = Number(values.requests);
 
@@ -49,9 +55,27 @@ const METHODS = [
   "burn(address,uint256)",
 ];
 
-/** An account, a paymaster and its contracts, written before the service starts; returns the management headers. */
-async function seed(db: Database): Promise<Record<string, string>> {
+/** The management headers of the large paymaster and of a second one with a single contract. */
+interface Seeded {
+  large: Record<string, string>;
+  one: Record<string, string>;
+}
+
+/** Accounts, paymasters and their contracts, written before the service starts. */
+async function seed(db: Database): Promise<Seeded> {
   await migrate(db);
+  const large = await seedPaymaster(db, contractCount);
+  const one = await seedPaymaster(db, 1);
+  // PostgreSQL's autovacuum analyzes a table soon after this many inserts and the planner then reads the page through
+  // the index; done here at once so the figures are those of that state. PGlite has no autovacuum: the service
+  // analyzes the contracts it writes through the API as the table grows (src/storage/analyzeOnGrowth.ts), which these
+  // SQL writes bypass; --analyze runs that statement here.
+  if (values.postgres) await db.exec("ANALYZE smart_contracts");
+  else if (values.analyze) await db.exec(EMBEDDED_CONTRACTS_ANALYZE);
+  return { large, one };
+}
+
+async function seedPaymaster(db: Database, contractCount: number): Promise<Record<string, string>> {
   const account = await createAccount(db, "bench");
   const paymaster = await insertPaymaster(db, {
     accountId: account.id,
@@ -72,9 +96,6 @@ async function seed(db: Database): Promise<Record<string, string>> {
       [paymaster.id, ABI, JSON.stringify(METHODS), first + 1, first + count],
     );
   }
-  // PostgreSQL's autovacuum analyzes a table soon after this many inserts and the planner then reads the page through
-  // the index; done here at once so the figures are those of that state. PGlite has no autovacuum: left as it is.
-  if (values.postgres || values.analyze) await db.exec("ANALYZE smart_contracts");
   return { authToken: account.authToken, apiKey: paymaster.apiKey };
 }
 
@@ -149,13 +170,22 @@ async function pageCursors(base: string, headers: Record<string, string>): Promi
   }
 }
 
-async function main() {
+/** One build's service on data of its own, seeded the same way. */
+interface Started {
+  label: string;
+  service: RunningService;
+  headers: Seeded;
+  postgresPids?: () => Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+async function startBuild(label: string, cwd: string): Promise<Started> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-bench-list-"));
   const url = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
-  const dbName = `paymaster_bench_list_${process.pid}`;
+  const dbName = `paymaster_bench_list_${process.pid}_${label.replace(/\W/g, "_")}`;
   let admin: Database | undefined;
   let env: NodeJS.ProcessEnv;
-  let headers: Record<string, string>;
+  let headers: Seeded;
   const cleanUp = async () => {
     if (admin) {
       await admin.exec(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
@@ -187,10 +217,12 @@ async function main() {
     await db.close();
     env = embeddedEnv(dataDir);
   }
-  const service = await startService(env).catch(async (error) => {
-    await cleanUp();
-    throw error;
-  });
+  const service = await startService(env, undefined, { args: ["--import", "tsx", "src/main.ts"], cwd }).catch(
+    async (error) => {
+      await cleanUp();
+      throw error;
+    },
+  );
   const postgresPids = admin
     ? async () =>
         (
@@ -200,9 +232,32 @@ async function main() {
           )
         ).map((row) => Number(row.pid))
     : undefined;
+  return {
+    label,
+    service,
+    headers,
+    postgresPids,
+    async stop() {
+      await service.stop();
+      await cleanUp();
+    },
+  };
+}
+
+const oneContract = (count: number): Scenario => ({ label: "one contract, whole list", count, query: () => "" });
+
+async function main() {
+  const builds = [{ label: "this build", cwd: ROOT }];
+  if (values.against)
+    builds.push({ label: path.basename(path.resolve(values.against)), cwd: path.resolve(values.against) });
+  const started: Started[] = [];
   try {
+    for (const build of builds) started.push(await startBuild(build.label, build.cwd));
+    if (values.against) return await abRounds(started);
+    const [only] = started as [Started];
+    const { service, headers, postgresPids } = only;
     const server = service.process.pid as number;
-    const cursors = await pageCursors(service.baseUrl, headers);
+    const cursors = await pageCursors(service.baseUrl, headers.large);
     const scenarios: Scenario[] = [
       { label: "page of 100, first", count: requests, query: () => "?limit=100" },
       {
@@ -213,13 +268,53 @@ async function main() {
       { label: `whole list (${contractCount})`, count: Math.max(5, Math.round(requests / 10)), query: () => "" },
     ];
     const results: Result[] = [];
-    for (const scenario of scenarios) results.push(await run(service.baseUrl, headers, server, scenario, postgresPids));
+    for (const scenario of scenarios) {
+      results.push(await run(service.baseUrl, headers.large, server, scenario, postgresPids));
+    }
+    results.push(await run(service.baseUrl, headers.one, server, oneContract(requests * 3), postgresPids));
     console.log(`GET smart-contract, ${contractCount} contracts, ${values.postgres ? "PostgreSQL" : "PGlite"}`);
     console.table(results);
   } finally {
-    await service.stop();
-    await cleanUp();
+    await Promise.all(started.map((build) => build.stop()));
   }
+}
+
+/** The one-contract list on each build in turn, round after round; the median of the rounds and their range. */
+async function abRounds(started: Started[]): Promise<void> {
+  const rounds = Number(values.rounds);
+  const byBuild = new Map<string, Result[]>(started.map((build) => [build.label, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const build of round % 2 === 0 ? started : [...started].reverse()) {
+      const server = build.service.process.pid as number;
+      const result = await run(
+        build.service.baseUrl,
+        build.headers.one,
+        server,
+        oneContract(requests * 3),
+        build.postgresPids,
+      );
+      byBuild.get(build.label)?.push(result);
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const range = (values: number[]) => `${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))}`;
+  console.log(
+    `GET smart-contract, one contract, ${values.postgres ? "PostgreSQL" : "PGlite"}, ${rounds} rounds of ${requests * 3}`,
+  );
+  console.table(
+    [...byBuild].map(([label, results]) => {
+      const cpu = results.map((r) => r.serverCpuMs * 1000);
+      const pg = results.map((r) => (r.postgresCpuMs ?? 0) * 1000);
+      const p50 = results.map((r) => r.p50Ms);
+      return {
+        build: label,
+        "service CPU µs (median)": Math.round(median(cpu)),
+        range: range(cpu),
+        ...(values.postgres ? { "PostgreSQL CPU µs": Math.round(median(pg)), "PG range": range(pg) } : {}),
+        "p50 ms": median(p50),
+      };
+    }),
+  );
 }
 
 await main();

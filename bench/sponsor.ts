@@ -4,7 +4,8 @@
 //   npm run bench -- --postgres            the same on the PostgreSQL of DATABASE_URL (default: the local test one)
 //   a third set-up is the second at scale: --contracts N whitelisted contracts (default 10,000), --senders N (100,000)
 //   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
-//            --against DIR (another checkout, measured in the same rounds: an A/B under the same load)
+//            --against DIR (another checkout, measured in the same rounds: an A/B under the same load),
+//            --dist (run each checkout's built dist/main.js as production does, after `npm run build`, not tsx)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -35,6 +36,8 @@ const { values } = parseArgs({
     "cpu-prof": { type: "string" },
     /** Another checkout (say a worktree of the commit before a change): measured in the same rounds, turn about. */
     against: { type: "string" },
+    /** Runs the built service (`node dist/main.js`, what `npm run start:production` and the image run), not tsx. */
+    dist: { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -322,7 +325,7 @@ interface Started {
 async function startBuild(build: Build): Promise<Started> {
   const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
   const profile = values["cpu-prof"];
-  const args = ["--import", "tsx", "src/main.ts"];
+  const args = values.dist ? ["--enable-source-maps", "dist/main.js"] : ["--import", "tsx", "src/main.ts"];
   // Request logs as the service's default level writes them; the start line is all the bench reads.
   const running = await startService(
     { ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" },

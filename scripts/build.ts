@@ -1,12 +1,14 @@
 // Compiles the service to dist/ for production: dist/main.js (the service) and dist/cli/account.js (the account
-// command), each a bundle of our own code with the npm packages left as imports. The local development chain is a
-// dynamic import, so it lands in a chunk of its own that only a development start loads. The build fails when a file
-// a production start loads imports a package that is not in `dependencies` (npm install --omit=dev would lack it).
+// command), each a bundle of our own code with the npm packages left as imports, and the web dashboard to
+// dashboard/dist (scripts/buildDashboard.ts). The local development chain is a dynamic import, so it lands in a chunk
+// of its own that only a development start loads. The build fails when a file a production start loads imports a
+// package that is not in `dependencies` (npm install --omit=dev would lack it).
 import { readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
+import { buildDashboard } from "./buildDashboard";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist");
@@ -69,6 +71,9 @@ if (missing.length > 0) {
   console.error(`The production build would not run with --omit=dev:\n${missing.join("\n")}`);
   process.exit(1);
 }
+// The web dashboard the service serves at /dashboard/ (dashboard/dist, which the pack carries).
+const dashboard = await buildDashboard();
+console.log(`built the dashboard (${(dashboard.gzipBytes / 1024).toFixed(1)} KB gzipped)`);
 console.log(
   `built ${Object.keys(result.metafile.outputs)
     .filter((f) => f.endsWith(".js"))

@@ -31,22 +31,27 @@ const UNIT = new Set([
   "test/chain/tokenPaymasterAndData.test.ts",
   "test/chain/tokenPaymasterAndDataV07.test.ts",
   "test/config.test.ts",
+  "test/dashboard/helpers.test.ts",
   "test/docs.test.ts",
   "test/rpc/mode.test.ts",
   "test/settlement/operationLogs.test.ts",
   "test/rpc/params.test.ts",
   "test/schemas/userOperationV07.test.ts",
   "test/schemas/problem.test.ts",
+  "test/sponsorship/calendarCycles.test.ts",
   "test/sponsorship/callData.test.ts",
   "test/sponsorship/contractAbi.test.ts",
   "test/sponsorship/decide.test.ts",
+  "test/sponsorship/eligibility.test.ts",
   "test/sponsorship/erc7579.test.ts",
   "test/sponsorship/maxCostPerOp.test.ts",
   "test/sponsorship/operationView.test.ts",
   "test/sponsorship/rules.test.ts",
   "test/sponsorship/rulesV07.test.ts",
+  "test/sponsorship/senderLists.test.ts",
   "test/sponsorship/setupCache.test.ts",
   "test/sponsorship/spendingLimitCycle.test.ts",
+  "test/sponsorship/usdAmount.test.ts",
   "test/sponsorship/timeWindow.test.ts",
   "test/sponsorship/webhookRule.test.ts",
   "test/tokens/tokenConfig.test.ts",
@@ -81,9 +86,16 @@ const selected = (["e2e", "integration", "unit"] as const)
   .flatMap((lane) => files.filter((file) => laneOf(file) === lane));
 
 const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(3, availableParallelism() - 1));
+// Node's own choice of report (spec on a terminal, TAP elsewhere), then a list of the failures at the very end.
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
+  "--test-reporter-destination=stdout",
+  "--test-reporter=./scripts/failureSummary.mjs",
+  "--test-reporter-destination=stdout",
+];
 const run = spawnSync(
   process.execPath,
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...selected],
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...selected],
   { stdio: "inherit" },
 );
 process.exit(run.status ?? 1);

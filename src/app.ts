@@ -5,14 +5,18 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
+import { Alerts } from "./alerts/alerts";
 import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
 import { ApiError, badRequest, INVALID_REQUEST, messages, RpcError } from "./errors";
 import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
+import { chainRoutes } from "./http/chains";
 import { limitConnections, timeoutOptions } from "./http/connectionLimits";
 import { contractRoutes } from "./http/contracts";
+import { CredentialCache } from "./http/credentialCache";
+import { dashboardRoutes } from "./http/dashboard";
 import { throttleFailures } from "./http/failureThrottle";
 import { fundingRoutes } from "./http/funding";
 import { limitUsageRoutes } from "./http/limitUsage";
@@ -21,6 +25,7 @@ import { registerManagementDocs } from "./http/managementDocs";
 import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
+import { sponsorshipRoutes } from "./http/sponsorships";
 import { webhookRoutes } from "./http/webhooks";
 import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
@@ -28,14 +33,16 @@ import { registerRpcDocs } from "./rpc/docsRoute";
 import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
-import { depositRule } from "./sponsorship/rules/deposit";
+import { depositReadRule, depositRule, InFlightCharges } from "./sponsorship/rules/deposit";
 import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
 import { webhookRule } from "./sponsorship/rules/webhooks";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
+import { CREDENTIALS_CHANNEL } from "./storage/migrations";
 import { OutstandingCharges } from "./storage/outstandingCharges";
 import { readSetupVersion } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
+import { guardOf, webhookSettings } from "./webhooks/settings";
 
 export const MANAGEMENT_PREFIX = "/api/v2/public/sdk";
 /** The interface's path and the public service's, so that scripts written for either work unchanged. */
@@ -108,23 +115,61 @@ export async function buildApp(
     undefined,
     (apiKey) => readSetupVersion(ctx.db, apiKey),
   );
+  const chains = sponsoringChains(ctx.chains);
+  const metrics = ctx.metrics ?? createMetrics();
+  const outstanding = new OutstandingCharges(ctx.db);
+  const alertWebhooks = webhookSettings(ctx.webhooks);
+  const alerts = new Alerts({
+    db: ctx.db,
+    chains,
+    outstanding,
+    settings: alertWebhooks,
+    guard: guardOf(alertWebhooks, () => app.addresses()),
+    now: ctx.now ?? Date.now,
+    log: app.log,
+    metrics,
+  });
+  if (ctx.alerts) alerts.start(ctx.alerts);
+  // Closing waits for the alerts being decided and a delivery pass under way, so nothing is written after close.
+  app.addHook("onClose", () => alerts.stop());
+  // Tokens and apiKeys known to this instance are checked without a query; every change of a credential, by this
+  // instance or any other writer, reaches it through the database's notifications (src/http/credentialCache.ts).
+  const credentials = ctx.credentials ?? new CredentialCache(ctx.db);
+  await credentials.follow(ctx.db, CREDENTIALS_CHANNEL);
+  app.addHook("onClose", () => credentials.close());
   await registerManagementDocs(app, MANAGEMENT_PREFIX);
-  // A change of a paymaster's setup through this instance applies to its next sponsorship at once.
-  const management = managementOf(ctx, (apiKey) => setups.invalidate(apiKey));
+  // A change of a paymaster through this instance applies to its next sponsorship and its next management request at
+  // once (on PostgreSQL the notification of the change arrives a little after the commit).
+  const management = managementOf(
+    ctx,
+    credentials,
+    (apiKey) => {
+      setups.invalidate(apiKey);
+      credentials.forgetPaymaster(apiKey);
+    },
+    alerts.settingsChanged,
+  );
   await app.register(
     async (api) => {
       useManagementSchemas(api);
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
+      chainRoutes(api, management);
       fundingRoutes(api, management, PAYMASTER_PATHS);
       contractRoutes(api, management);
       policyRoutes(api, management);
       limitUsageRoutes(api, management);
       webhookRoutes(api, management);
+      sponsorshipRoutes(api, management);
     },
     { prefix: MANAGEMENT_PREFIX },
   );
-  const chains = sponsoringChains(ctx.chains);
-  const metrics = ctx.metrics ?? createMetrics();
+  // One in-flight tally for both deposit rules: the stub's read sees what sponsorships being signed hold.
+  const deposits = {
+    chains,
+    balances: new DepositBalances({ now: ctx.now }),
+    outstanding,
+    inFlight: new InFlightCharges(),
+  };
   await app.register(rpcRoutes, {
     setups,
     chains,
@@ -138,19 +183,18 @@ export async function buildApp(
       // call out), then calls out to the dApp's webhooks.
       rules: [
         ...CHEAP_RULES,
-        spendingLimitRule(new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks"))),
-        depositRule({
-          chains,
-          balances: new DepositBalances({ now: ctx.now }),
-          outstanding: new OutstandingCharges(ctx.db),
-        }),
+        spendingLimitRule(new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks")), alerts.limitRefused),
+        depositRule({ ...deposits, observe: alerts.depositObserved }),
         webhookRule(ctx.webhooks, () => app.addresses(), metrics),
       ],
+      // The stub's eligibility check: what spends nothing. Its deposit read sees the sponsorships' in-flight holds.
+      stubRules: [...CHEAP_RULES, depositReadRule(deposits)],
     },
   });
-  adminRoutes(app, ctx);
+  adminRoutes(app, ctx, credentials);
   operationsRoutes(app, ctx, metrics, chains);
   registerRpcDocs(app);
+  dashboardRoutes(app, ctx.dashboardFolder);
   return app;
 }
 
@@ -195,7 +239,8 @@ function errorHandler(bodyLimitBytes: number) {
     if (error instanceof ApiError) {
       return reply.status(error.statusCode).send({ statusCode: error.statusCode, message: error.message });
     }
-    const clientMessage = clientErrorMessage(error, bodyLimitBytes);
+    // A route may take more than the service's general limit (a rule's creation: a sender list).
+    const clientMessage = clientErrorMessage(error, request.routeOptions.bodyLimit ?? bodyLimitBytes);
     if (clientMessage) return reply.status(400).send({ statusCode: 400, message: clientMessage });
     request.log.error({ err: error }, "request failed");
     return reply.status(500).send({ statusCode: 500, message: messages.internal });

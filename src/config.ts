@@ -7,6 +7,8 @@ import {
   ChainsFileSchema,
   type EntryPointContracts,
   EntryPointsSchema,
+  NATIVE_USD_PRICE_FORMS,
+  type NativeUsdPriceEntry,
   PRICE_FORMS,
   type TokenEntry,
 } from "./schemas/config/chainsFile";
@@ -37,7 +39,16 @@ export interface ChainConfig {
    * except on the local chain 31337, where every version is served at the project's deterministic addresses.
    */
   entryPoints?: Partial<Record<LaterEntryPointVersion, EntryPointConfig>>;
+  /** The native token's dollar price, for USD spending limits and cost caps; without it USD rules are refused. */
+  nativeUsdPrice?: NativeUsdPriceConfig;
 }
+
+/**
+ * Where the native token's dollar price comes from. `fixed`: US dollars per whole native token, a positive decimal
+ * text, used as written. `aggregator`: a Chainlink-style feed (AggregatorV3Interface) of dollars per whole native
+ * token, read through the chain's RPC; an answer older than `maxAgeSeconds` is refused.
+ */
+export type NativeUsdPriceConfig = { fixed: string } | { aggregator: string; maxAgeSeconds: number };
 
 /** The EntryPoint versions after v0.6, which share the packed user operation: the chains file's `entryPoints` keys. */
 export type LaterEntryPointVersion = keyof typeof EntryPointsSchema.properties;
@@ -165,6 +176,8 @@ export interface Config {
   localChain: "auto" | "off";
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken?: Secret;
+  /** The folder of the built web dashboard served at /dashboard; absent with DASHBOARD=off. */
+  dashboardFolder?: string;
   /** How long a shutdown may take: in-flight requests are answered and the group commit flushed within it. */
   shutdownTimeoutMs: number;
   /** Readable logs (pino-pretty) for a terminal during development; JSON lines otherwise. */
@@ -191,6 +204,9 @@ export class ConfigError extends Error {
 }
 
 const DEFAULT_CHAINS_FILE = path.join(packageRoot(import.meta.dirname), "config", "chains.json");
+
+/** Where the dashboard's build lands (scripts/buildDashboard.ts), in a checkout and in an installed pack alike. */
+const DEFAULT_DASHBOARD_FOLDER = path.join(packageRoot(import.meta.dirname), "dashboard", "dist");
 
 /** The folder of the project's package.json: src/ in a checkout, dist/ or dist/cli/ in a build, the same answer. */
 function packageRoot(from: string): string {
@@ -237,6 +253,7 @@ export function loadConfig(
     // A production start (PostgreSQL, or NODE_ENV=production) never runs a development chain unless asked to.
     localChain: vars.LOCAL_CHAIN ?? (url === undefined && nodeEnv !== "production" ? "auto" : "off"),
     ...(vars.METRICS_TOKEN === undefined ? {} : { metricsToken: new Secret(vars.METRICS_TOKEN) }),
+    ...(vars.DASHBOARD === "off" ? {} : { dashboardFolder: DEFAULT_DASHBOARD_FOLDER }),
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS ?? 10_000,
     prettyLogs: stdoutIsTty && nodeEnv !== "production",
   };
@@ -397,8 +414,12 @@ const ZERO_ADDRESS = /^0x0{40}$/;
 
 /** A chain entry the schema accepted, with the checks that need more than one field, as the service uses it. */
 function chainConfig(entry: ChainEntry, where: string, problems: string[]): ChainConfig {
-  const { tokens, entryPoints, ...fields } = entry;
+  const { tokens, entryPoints, nativeUsdPrice, ...fields } = entry;
   const chain: ChainConfig = { ...fields };
+  if (nativeUsdPrice !== undefined) {
+    const price = nativeUsdPriceConfig(nativeUsdPrice, `${where}, nativeUsdPrice`, problems, chain.rpcUrl);
+    if (price) chain.nativeUsdPrice = price;
+  }
   if (tokens !== undefined) {
     if (tokens.length > 0 && !chain.tokenPaymaster && chain.chainId !== CHAIN_WITH_DEFAULT_TOKEN_PAYMASTER) {
       problems.push(`${where}: tokens need the chain's tokenPaymaster address`);
@@ -416,6 +437,31 @@ function chainConfig(entry: ChainEntry, where: string, problems: string[]): Chai
     }
   }
   return chain;
+}
+
+function nativeUsdPriceConfig(
+  price: NativeUsdPriceEntry,
+  label: string,
+  problems: string[],
+  rpcUrl: string | undefined,
+): NativeUsdPriceConfig | undefined {
+  const { fixed, aggregator, maxAgeSeconds } = price;
+  if ((fixed === undefined) === (aggregator === undefined)) {
+    problems.push(`${label} must be ${NATIVE_USD_PRICE_FORMS} (exactly one of fixed and aggregator)`);
+    return undefined;
+  }
+  if (fixed !== undefined) {
+    if (!/[1-9]/.test(fixed)) problems.push(`${label}.fixed must be a positive number of dollars, not ${fixed}`);
+    if (maxAgeSeconds !== undefined) problems.push(`${label}.maxAgeSeconds applies to an aggregator only`);
+    return { fixed };
+  }
+  const feed = (aggregator as string).toLowerCase();
+  if (ZERO_ADDRESS.test(feed)) problems.push(`${label}.aggregator must be a non-zero 20-byte hex address`);
+  if (maxAgeSeconds === undefined) {
+    problems.push(`${label}.maxAgeSeconds is required with an aggregator: how old an answer may be, in seconds`);
+  }
+  if (rpcUrl === undefined) problems.push(`${label}.aggregator needs the chain's rpcUrl to be read`);
+  return { aggregator: feed, maxAgeSeconds: maxAgeSeconds ?? 1 };
 }
 
 function tokenConfigs(tokens: TokenEntry[], where: string, problems: string[]): TokenConfig[] {

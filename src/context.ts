@@ -1,5 +1,7 @@
+import type { AlertTimers } from "./alerts/alerts";
 import type { Signer } from "./chain/signer";
 import type { ChainConfig, FailureThrottleConfig, HttpLimits, Secret, TrustProxy } from "./config";
+import type { CredentialCache } from "./http/credentialCache";
 import type { Metrics } from "./metrics/metrics";
 import type { Database } from "./storage/database";
 import type { WebhookSettings } from "./webhooks/settings";
@@ -30,8 +32,17 @@ export interface AppContext {
   adminSecret?: string;
   /** Where the service counts what it does (GET /metrics); absent: the app makes its own, process metrics left out. */
   metrics?: Metrics;
+  /**
+   * The alerts' background work: the delivery poll (retries, alerts other instances left) and the periodic deposit
+   * check. Absent (tests, contexts built by hand): alerts are still queued and sent at once, never retried.
+   */
+  alerts?: AlertTimers;
+  /** Who tokens and apiKeys are, kept in memory; absent: the app makes its own. Tests pass one to look into it. */
+  credentials?: CredentialCache;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken?: Secret;
+  /** The built web dashboard served at /dashboard/; absent: no dashboard (DASHBOARD=off, and tests by default). */
+  dashboardFolder?: string;
 }
 
 /** The time (ms) by the context's clock: the injected one, or the wall clock. */

@@ -39,6 +39,8 @@ export const messages = {
   paymasterNotFound: "Paymaster not found",
   policyNotFound: "Policy not found",
   policyNameExists: "Policy name already exists",
+  /** The operator's token routes (loopback only), not the public interface. */
+  accountNotFound: "Account not found",
   notFound: "Route not found",
   internal: "Internal server error",
 } as const;
@@ -87,6 +89,7 @@ export class UserNotFoundError extends fixedError(404, messages.userNotFound) {}
 export class WebhookNotFoundError extends fixedError(404, messages.webhookNotFound) {}
 export class PaymasterNotFoundError extends fixedError(404, messages.paymasterNotFound) {}
 export class PolicyNotFoundError extends fixedError(404, messages.policyNotFound) {}
+export class AccountNotFoundError extends fixedError(404, messages.accountNotFound) {}
 export class PolicyNameExistsError extends fixedError(400, messages.policyNameExists) {}
 
 // JSON-RPC errors: the code a client of the sponsorship endpoint sees, under the same base.

@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
+import { DEFAULT_ALERT_TIMERS } from "./alerts/alerts";
 import { buildApp } from "./app";
 import { wantsLocalChain } from "./chain/localChainWanted";
 import { createSigner } from "./chain/signer";
@@ -60,6 +61,8 @@ async function main(): Promise<void> {
       adminSecret: embedded ? adminSecret(config.dataDir) : undefined,
       metrics,
       metricsToken: config.metricsToken,
+      alerts: DEFAULT_ALERT_TIMERS,
+      dashboardFolder: config.dashboardFolder,
     },
     loggerOptions(config),
   );

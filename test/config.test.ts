@@ -248,3 +248,56 @@ test("a long list is reported whole (more problems than a validator's usual cap 
   assert.equal(Settings.Get().maxErrors, usualCap, "the cap other validations keep is set back");
   assert.match(error.problems[11] as string, /entry 11: name must be a non-empty string$/);
 });
+
+test("nativeUsdPrice: a fixed rate as written, or a feed with its maximum age (lowercased)", () => {
+  const file = chainsFile(
+    JSON.stringify([
+      { chainId: 1, name: "a", nativeUsdPrice: { fixed: "1234.56" } },
+      {
+        chainId: 2,
+        name: "b",
+        rpcUrl: "https://rpc.example",
+        nativeUsdPrice: { aggregator: `0x${"AB".repeat(20)}`, maxAgeSeconds: 3600 },
+      },
+      { chainId: 3, name: "c" },
+    ]),
+  );
+  const chains = loadConfig({ CHAINS_FILE: file }).chains;
+  assert.deepEqual(chains.get(1)?.nativeUsdPrice, { fixed: "1234.56" });
+  assert.deepEqual(chains.get(2)?.nativeUsdPrice, { aggregator: `0x${"ab".repeat(20)}`, maxAgeSeconds: 3600 });
+  assert.equal(chains.get(3)?.nativeUsdPrice, undefined);
+});
+
+const FEED = `0x${"12".repeat(20)}`;
+for (const [name, price, message, rpcUrl] of [
+  ["neither source", {}, /entry 0, nativeUsdPrice must be \{"fixed".*exactly one of fixed and aggregator/],
+  ["both sources", { fixed: "1", aggregator: FEED, maxAgeSeconds: 60 }, /exactly one of fixed and aggregator/],
+  ["a zero price", { fixed: "0.00" }, /nativeUsdPrice.fixed must be a positive number of dollars, not 0.00/],
+  ["a number, not a text", { fixed: 1234.56 }, /nativeUsdPrice.fixed must be a positive decimal number of US dollars/],
+  ["an exponent", { fixed: "1e3" }, /nativeUsdPrice.fixed must be a positive decimal number/],
+  ["a negative price", { fixed: "-5" }, /nativeUsdPrice.fixed must be a positive decimal number/],
+  [
+    "maxAgeSeconds with a fixed price",
+    { fixed: "5", maxAgeSeconds: 60 },
+    /maxAgeSeconds applies to an aggregator only/,
+  ],
+  ["a feed without maxAgeSeconds", { aggregator: FEED }, /nativeUsdPrice.maxAgeSeconds is required with an aggregator/],
+  ["a zero maxAgeSeconds", { aggregator: FEED, maxAgeSeconds: 0 }, /maxAgeSeconds must be a whole number of seconds/],
+  ["a zero feed address", { aggregator: `0x${"0".repeat(40)}`, maxAgeSeconds: 60 }, /aggregator must be a non-zero/],
+  ["a feed without an RPC", { aggregator: FEED, maxAgeSeconds: 60 }, /aggregator needs the chain's rpcUrl/, false],
+  ["an unknown field", { fixed: "5", currency: "EUR" }, /nativeUsdPrice/],
+] as const) {
+  test(`refuses nativeUsdPrice: ${name}`, () => {
+    const entry = {
+      chainId: 1,
+      name: "a",
+      ...(rpcUrl === false ? {} : { rpcUrl: "https://rpc.example" }),
+      nativeUsdPrice: price,
+    };
+    assert.throws(
+      () => loadConfig({ CHAINS_FILE: chainsFile(JSON.stringify([entry])) }),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      name,
+    );
+  });
+}

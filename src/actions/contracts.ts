@@ -1,6 +1,7 @@
 import { badRequest, ContractAddressExistsError, ContractNameExistsError, ContractNotFoundError } from "../errors";
 import type { RemoveContractBody, UpdateMethodsBody, WhitelistContractBody } from "../schemas/management/contracts";
 import { checkWhitelistedMethods, InvalidAbiError, parseContractAbi } from "../sponsorship/contractAbi";
+import { AnalyzeOnGrowth } from "../storage/analyzeOnGrowth";
 import {
   CONTRACT_ADDRESS_PER_PAYMASTER,
   CONTRACT_NAME_PER_PAYMASTER,
@@ -12,6 +13,7 @@ import {
   type SmartContract,
   updateWhitelistedMethods,
 } from "../storage/contracts";
+import type { Database } from "../storage/database";
 import type { Paymaster } from "../storage/paymasters";
 import { type ActionContext, unlessTaken } from "./managementContext";
 import { type Page, type PageRequest, pageOf } from "./pageCursor";
@@ -60,7 +62,20 @@ export async function whitelistContract(
     },
   );
   ctx.setupChanged(paymaster.apiKey);
+  contractStatisticsOf(ctx.db).wrote(1);
   return contract;
+}
+
+/** One per database: the embedded one learns the contracts table's size as it grows (PostgreSQL: autovacuum). */
+const contractStatistics = new WeakMap<Database, AnalyzeOnGrowth>();
+
+function contractStatisticsOf(db: Database): AnalyzeOnGrowth {
+  let statistics = contractStatistics.get(db);
+  if (!statistics) {
+    statistics = new AnalyzeOnGrowth(db, "smart_contracts");
+    contractStatistics.set(db, statistics);
+  }
+  return statistics;
 }
 
 /** Replaces which methods of a registered contract are sponsored. */

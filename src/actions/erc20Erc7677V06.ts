@@ -4,9 +4,11 @@
 // wallet's bundler estimated, with the same checks and record as pm_sponsorUserOperation in mode ERC20.
 import type { Hex } from "viem";
 import { stubTokenPaymasterAndData } from "../chain/gasEstimationStub";
+import { maxTokenCost } from "../chain/tokenPaymasterAndData";
 import { invalidParams } from "../errors";
+import { cheapestCompletion } from "../sponsorship/eligibility";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
-import { feeToken, priceOf, signingWindow, tokenChain } from "../tokens/erc20Terms";
+import { feeToken, priceOf, requireBalance, signingWindow, tokenChain } from "../tokens/erc20Terms";
 import { feeTerms } from "../tokens/quote";
 import type { ActionContext } from "./context";
 import { sponsorErc20 } from "./sponsorErc20";
@@ -18,11 +20,17 @@ export interface TokenModeV06 {
   feeToken: string;
 }
 
-export async function tokenStubV06(ctx: ActionContext, mode: TokenModeV06): Promise<Hex> {
+/**
+ * The token paymaster's stub, once the sender is found to hold enough of the token for the operation at its cheapest
+ * (gas not estimated yet counts as zero): one that cannot pay even that is refused in the final request's words.
+ */
+export async function tokenStubV06(ctx: ActionContext, userOp: PartialUserOperation, mode: TokenModeV06): Promise<Hex> {
   const chain = tokenChain(ctx.chain);
   const token = feeToken({ feeTokenAddress: mode.feeToken }, chain);
   const nowMs = (ctx.deps.now ?? Date.now)();
   const terms = feeTerms(token, await priceOf(chain, token, nowMs), signingWindow(nowMs, mode.expirySeconds));
+  const least = maxTokenCost(cheapestCompletion(userOp), terms.exchangeRate, terms.priceMarkup);
+  await requireBalance(chain, token, userOp.sender, least, ctx.log);
   return stubTokenPaymasterAndData({ ...terms, paymaster: chain.tokenPaymaster });
 }
 

@@ -18,10 +18,20 @@ import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../c
 import type { TokenConfig } from "../config";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
+import { cheapestCompletion } from "../sponsorship/eligibility";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+import { worstCaseCostWeiV07 } from "../sponsorship/spendingLimit";
 import type { SignableUserOperationV07 } from "../sponsorship/sponsorV07";
-import { feeToken, priceOf, requestedTokens, requireBalance, signingWindow, tokenChain } from "../tokens/erc20Terms";
+import {
+  erc20Outcome,
+  feeToken,
+  priceOf,
+  requestedTokens,
+  requireBalance,
+  signingWindow,
+  tokenChain,
+} from "../tokens/erc20Terms";
 import { feeTerms, quoteOfMaximum } from "../tokens/quote";
 import type { ActionContext } from "./context";
 import { asGivenV07, type EntryPointV07, estimatedV07, type PaymasterFieldsV07 } from "./paymasterV07";
@@ -77,8 +87,19 @@ function requestedToken(ctx: ActionContext, request: TokenRequestV07): TokenConf
  * signature that recovers to nobody.
  */
 export async function tokenStubFieldsV07(ctx: ActionContext, request: TokenRequestV07): Promise<PaymasterFieldsV07> {
-  const terms = await termsOf(ctx, requestedToken(ctx, request), request.expirySeconds);
-  return stubWithTerms(request, terms);
+  const token = requestedToken(ctx, request);
+  const terms = await termsOf(ctx, token, request.expirySeconds);
+  const stub = stubWithTerms(request, terms);
+  // The sender cannot pay even the operation at its cheapest (gas not estimated yet counts as zero): refused now, in
+  // the final request's words, rather than after the user signed.
+  const cheapest = cheapestCompletion({
+    ...request.userOp,
+    paymasterVerificationGasLimit: stub.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit,
+  });
+  const least = maxTokenCostV07(cheapest, terms.exchangeRate, terms.priceMarkup);
+  await requireBalance(tokenChain(ctx.chain), token, request.userOp.sender, least, ctx.log);
+  return stub;
 }
 
 function stubWithTerms(request: TokenRequestV07, terms: TokenFeeTerms): PaymasterFieldsV07 {
@@ -149,18 +170,10 @@ async function signV07(
     validUntil: terms.validUntil,
     validAfter: terms.validAfter,
     paymasterAddress: paymaster,
-    ruleOutcomes: [
-      {
-        rule: "ERC20",
-        passed: true,
-        feeToken: token.address,
-        symbol: token.symbol,
-        priceSource: terms.priceSource,
-        exchangeRate: terms.exchangeRate.toString(),
-        priceMarkup: terms.priceMarkup,
-        maxTokenCost: maximum.toString(),
-      },
-    ],
+    entryPoint,
+    mode: "ERC20",
+    worstCaseWei: worstCaseCostWeiV07(userOp),
+    ruleOutcomes: [erc20Outcome(token, terms, maximum)],
   });
   return {
     paymaster,

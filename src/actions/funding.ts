@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { type Address, type Hex, recoverMessageAddress } from "viem";
 import { readDappDeposits, type VersionDeposit } from "../chain/dappDeposits";
+import { EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDeposit";
 import { sponsoringChains } from "../chain/sponsoringChains";
 import { InvalidSignatureError, PaymasterNotFoundError } from "../errors";
 import type { LinkFundingWalletBody, SetPaymasterActiveBody } from "../schemas/management/funding";
+import { OutstandingCharges } from "../storage/outstandingCharges";
 import {
   findFundingMessage,
   linkFundingWallet as link,
@@ -69,7 +71,39 @@ export interface FundingBalance {
   balance: string | null;
   error?: string;
   /** Every version the chain serves, v0.6 first. */
-  entryPoints: VersionDeposit[];
+  entryPoints: DepositView[];
+}
+
+/**
+ * A version's deposit with what its unexpired sponsorships may still cost (`held`) and what is left for new ones
+ * (`available`, never below 0): the same sum the deposit rule subtracts before sponsoring, so the dashboard shows what
+ * the service will actually sponsor. Both null when the balance is unknown.
+ */
+type DepositView = VersionDeposit & { held: string | null; available: string | null };
+
+async function withHolds(
+  ctx: ActionContext,
+  chainId: number,
+  wallet: string | null,
+  deposits: VersionDeposit[],
+): Promise<DepositView[]> {
+  const outstanding = new OutstandingCharges(ctx.db);
+  const notBefore = Math.floor(ctx.now() / 1000) - EXPIRY_MARGIN_SECONDS;
+  return Promise.all(
+    deposits.map(async (deposit) => {
+      if (deposit.balance === null || !deposit.verifyingPaymaster || !wallet) {
+        return { ...deposit, held: null, available: null };
+      }
+      const held = await outstanding.of({
+        chainId,
+        paymasterAddress: deposit.verifyingPaymaster.toLowerCase(),
+        fundingAddress: wallet.toLowerCase(),
+        notBefore,
+      });
+      const balance = BigInt(deposit.balance);
+      return { ...deposit, held: held.toString(), available: (balance > held ? balance - held : 0n).toString() };
+    }),
+  );
 }
 
 /** The funding wallet's deposit in our verifying paymaster of each EntryPoint version the paymaster's chain serves. */
@@ -82,7 +116,8 @@ export async function fundingBalance(
   // A paymaster is created for a configured chain; one no longer configured is not found rather than half-answered.
   const chain = sponsoringChains(ctx.chains).get(paymaster.chainId);
   if (!chain) throw new PaymasterNotFoundError();
-  const entryPoints = await readDappDeposits(chain, paymaster.fundingAddress as Address | null);
+  const deposits = await readDappDeposits(chain, paymaster.fundingAddress as Address | null);
+  const entryPoints = await withHolds(ctx, paymaster.chainId, paymaster.fundingAddress, deposits);
   const [v06] = entryPoints;
   return {
     paymasterId: paymaster.id,

@@ -42,7 +42,7 @@ export async function limitUsage(ctx: ActionContext, paymaster: Paymaster) {
       thresholdType: limit.thresholdType,
       threshold: limit.threshold,
       startTimeInEpoch: cycleStartMs,
-      durationInMs: cycleLengthMs(limit.cycleDuration),
+      durationInMs: cycleLengthMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs),
       ...(limit.type === "PAYMASTER"
         ? view(rows[0]?.used ?? 0n)
         : { senders: rows.map((row) => ({ sender: row.scopeKey, ...view(row.used) })) }),

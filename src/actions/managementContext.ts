@@ -1,14 +1,16 @@
 import type { ChainConfig } from "../config";
-import type { Queryable } from "../storage/database";
+import type { Database } from "../storage/database";
 import { UniqueViolation } from "../storage/database";
 
 /** What the management use cases need: storage, the chains served, the clock, and the sponsorship setup cache. */
 export interface ActionContext {
-  db: Queryable;
+  db: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   now: () => number;
   /** Forgets the cached sponsorship setup of one paymaster, so that its next sponsorship sees this write. */
   setupChanged: (apiKey: string) => void;
+  /** Tells this instance's alerts that a paymaster's alert settings changed (others see it within seconds). */
+  alertsChanged?: (paymasterId: string) => void;
 }
 
 /** Runs a write and turns a unique violation of a named constraint into the client's error for it. */

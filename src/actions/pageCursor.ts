@@ -4,9 +4,9 @@ import { MAX_CREATED_MICROS, type PageKey } from "../storage/pageKey";
 
 /**
  * Which of a list's parts a key belongs to: the rule list is the rules and then the whitelisted contracts, each in its
- * own creation order, so its cursor says which part it stopped in.
+ * own creation order, so its cursor says which part it stopped in. The sponsorship ledger is one part, newest first.
  */
-export type ListPart = "policy" | "contract";
+export type ListPart = "policy" | "contract" | "sponsorship";
 
 export interface PageCursor {
   part: ListPart;
@@ -18,7 +18,7 @@ export interface PageRequest {
   after: PageCursor | undefined;
 }
 
-const PART_CODES: Record<ListPart, string> = { policy: "p", contract: "c" };
+const PART_CODES: Record<ListPart, string> = { policy: "p", contract: "c", sponsorship: "s" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MICROS = /^\d{1,18}$/;
 
@@ -53,6 +53,11 @@ export function pageRequestOf(
     limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
     after: query.cursor === undefined ? undefined : decodeCursor(query.cursor, parts),
   };
+}
+
+/** The page a query asks for, the first of DEFAULT_PAGE_SIZE rows when it names neither (a list always paged). */
+export function alwaysPaged(query: { limit?: string; cursor?: string }, part: ListPart): PageRequest {
+  return pageRequestOf(query, [part]) ?? { limit: DEFAULT_PAGE_SIZE, after: undefined };
 }
 
 /** A page of a list and the cursor of the next one (null after the last). */

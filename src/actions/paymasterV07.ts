@@ -10,6 +10,7 @@ import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperatio
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { type SignableUserOperationV07, type SponsorAnswerV07, sponsorV07 } from "../sponsorship/sponsorV07";
 import type { ActionContext } from "./context";
+import { type StubAnswer, stubRefusal } from "./getPaymasterStubData";
 import { estimationFailure } from "./observedGasEstimation";
 import { stubTerms } from "./sponsorUserOperation";
 
@@ -41,7 +42,7 @@ export interface PaymasterRequestV07 {
  * ERC-7677's first step for v0.7/v0.8: our paymaster, its two gas limits as they will be signed, and paymasterData of
  * the final length (the dApp's deposit, the window sponsor will sign, a signature that recovers to nobody).
  */
-export function paymasterStubFieldsV07(
+function paymasterStubFieldsV07(
   ctx: ActionContext,
   target: EntryPointV07,
   userOp: PartialUserOperationV07,
@@ -53,6 +54,24 @@ export function paymasterStubFieldsV07(
     ...paymasterGasLimitsV07(userOp),
   };
 }
+
+/**
+ * pm_getPaymasterStubData for v0.7/v0.8 in SPONSORED mode: the stub fields, once the rules that spend nothing find the
+ * operation sponsorable (stubRefusal), its paymaster gas limits those the final request will sign.
+ */
+export async function paymasterStubV07(
+  ctx: ActionContext,
+  request: Pick<PaymasterRequestV07, "target" | "userOp" | "expirySeconds" | "smartAccount">,
+): Promise<StubAnswer<PaymasterFieldsV07>> {
+  const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.expirySeconds);
+  const refused = await stubRefusal(ctx, { ...request.userOp, ...paymasterLimits(stub) }, request);
+  return refused === undefined ? { stub } : { refused };
+}
+
+const paymasterLimits = (stub: PaymasterFieldsV07): PaymasterGasLimits => ({
+  paymasterVerificationGasLimit: stub.paymasterVerificationGasLimit,
+  paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit,
+});
 
 /** ERC-7677's second step: the operation arrives with its estimated gas; the rules decide over exactly those values. */
 export async function getPaymasterDataV07(ctx: ActionContext, request: PaymasterRequestV07): Promise<SponsorAnswerV07> {

@@ -1,13 +1,17 @@
 import type { Static } from "typebox";
 import { badRequest, PolicyNameExistsError, PolicyNotFoundError } from "../errors";
 import {
-  COST_CAP_USD_REFUSED,
   type CreatePolicyBody,
   CycleDurationObject,
   type CycleDuration as CycleDurationSchema,
+  POLICY_DATA_SCHEMAS,
+  policyKindFixed,
   TIME_WINDOW_BACKWARDS,
   TIME_WINDOW_EMPTY,
+  UPDATE_POLICY_EMPTY,
   type UpdateLimitBody,
+  type UpdatePolicyBody,
+  usdNeedsPrice,
 } from "../schemas/management/policies";
 import { assertValid } from "../schemas/validate";
 import { type CycleDuration, parseCycleDurationText, type SpendingLimit } from "../sponsorship/spendingLimit";
@@ -22,6 +26,7 @@ import {
   POLICY_NAME_PER_PAYMASTER,
   type Policy,
   setPolicyActive as storePolicyActive,
+  updatePolicy as storePolicyUpdate,
   updateLimit,
 } from "../storage/policies";
 import { httpUrl } from "./httpUrl";
@@ -46,10 +51,25 @@ function wholeForCount(threshold: number, thresholdType: SpendingLimit["threshol
   return threshold;
 }
 
-async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise<Record<string, unknown>> {
+/**
+ * A USD rule on a chain whose native token has no configured dollar price could never sponsor anything: refused when
+ * it is set, so the dApp learns it then (the sponsorship would refuse too, fail-closed).
+ */
+function pricedIfUsd(ctx: ActionContext, paymaster: Paymaster, thresholdType: string, label: string): void {
+  if (thresholdType === "USD" && !ctx.chains.get(paymaster.chainId)?.nativeUsdPrice) {
+    throw badRequest(usdNeedsPrice(label, paymaster.chainId));
+  }
+}
+
+async function policyDataOf(
+  body: CreatePolicyBody,
+  checkUrl: UrlCheck,
+  priced: (thresholdType: string) => void,
+): Promise<Record<string, unknown>> {
   switch (body.policyType) {
     case "PAYMASTER_SA_LIMIT": {
       const data = body.policyData;
+      priced(data.thresholdType);
       const limit: SpendingLimit = {
         type: data.type,
         cycleDuration: cycleOf(data.cycleDuration, "policyData.cycleDuration"),
@@ -66,7 +86,7 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
     case "WALLET_DEPLOYMENT":
       return { operator: "walletDeployment" };
     case "MAX_COST_PER_OP":
-      if (body.policyData.thresholdType === "USD") throw badRequest(COST_CAP_USD_REFUSED);
+      priced(body.policyData.thresholdType);
       return { threshold: body.policyData.threshold, thresholdType: body.policyData.thresholdType };
     case "TIME_WINDOW": {
       const { startTimeInEpoch, endTimeInEpoch } = body.policyData;
@@ -79,6 +99,10 @@ async function policyDataOf(body: CreatePolicyBody, checkUrl: UrlCheck): Promise
         ...(endTimeInEpoch === undefined ? {} : { endTimeInEpoch }),
       };
     }
+    case "SENDER_ALLOWLIST":
+    case "SENDER_BLOCKLIST":
+      // Addresses compare in lower case, so a repeat in another case is the same sender: kept once, where first given.
+      return { addresses: [...new Set(body.policyData.addresses.map((address) => address.toLowerCase()))] };
   }
 }
 
@@ -119,7 +143,9 @@ export async function createPolicy(
   body: CreatePolicyBody,
   checkUrl: UrlCheck,
 ): Promise<Policy> {
-  const policyData = await policyDataOf(body, checkUrl);
+  const policyData = await policyDataOf(body, checkUrl, (thresholdType) =>
+    pricedIfUsd(ctx, paymaster, thresholdType, "policyData.thresholdType"),
+  );
   const policy = await unlessTaken(
     insertPolicy(ctx.db, {
       paymasterId: paymaster.id,
@@ -154,6 +180,7 @@ export async function updateSpendingLimit(
   }
   const current = policy.policyData as unknown as SpendingLimit;
   const thresholdType = body.thresholdType ?? current.thresholdType;
+  if (body.thresholdType !== undefined) pricedIfUsd(ctx, paymaster, thresholdType, "thresholdType");
   const updated: SpendingLimit = {
     type: current.type,
     cycleDuration:
@@ -171,6 +198,45 @@ export async function updateSpendingLimit(
   );
   if (!saved) throw new PolicyNotFoundError();
   ctx.setupChanged(paymaster.apiKey);
+}
+
+/**
+ * Replaces a rule's settings and/or name; its kind never changes. New settings pass the checks of creation for that
+ * kind. A spending limit given new settings starts a new cycle now, as a limit update does (its usage was counted
+ * against the old ones); a new name alone keeps the cycle.
+ */
+export async function updatePolicy(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  policyId: string,
+  body: UpdatePolicyBody,
+  checkUrl: UrlCheck,
+): Promise<Policy> {
+  if (body.name === undefined && body.policyData === undefined) throw badRequest(UPDATE_POLICY_EMPTY);
+  const policy = await policyOf(ctx, paymaster, policyId);
+  if (body.policyType !== undefined && body.policyType !== policy.policyType) {
+    throw badRequest(policyKindFixed(policy.policyType));
+  }
+  let policyData: Record<string, unknown> | undefined;
+  if (body.policyData !== undefined) {
+    assertValid(POLICY_DATA_SCHEMAS[policy.policyType], body.policyData, "policyData");
+    const asCreated = { name: policy.name, policyType: policy.policyType, policyData: body.policyData };
+    policyData = await policyDataOf(asCreated as CreatePolicyBody, checkUrl, (thresholdType) =>
+      pricedIfUsd(ctx, paymaster, thresholdType, "policyData.thresholdType"),
+    );
+  }
+  const restartsCycle = policy.policyType === "PAYMASTER_SA_LIMIT" && policyData !== undefined;
+  const saved = await unlessTaken(
+    storePolicyUpdate(ctx.db, paymaster.id, policy.id, {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(policyData === undefined ? {} : { policyData }),
+      ...(restartsCycle ? { cycleStartMs: ctx.now() } : {}),
+    }),
+    nameTaken,
+  );
+  if (!saved) throw new PolicyNotFoundError();
+  ctx.setupChanged(paymaster.apiKey);
+  return saved;
 }
 
 /** Pauses or resumes a rule. */

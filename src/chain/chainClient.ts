@@ -7,7 +7,7 @@ export const CHAIN_RPC_TIMEOUT_MS = 5_000;
 const clients = new Map<string, PublicClient>();
 
 /** A viem client for the chain's node, one per RPC URL; undefined where the chain has no RPC configured. */
-export function chainClient(chain: SponsoringChain): PublicClient | undefined {
+export function chainClient(chain: Pick<SponsoringChain, "rpcUrl">): PublicClient | undefined {
   if (!chain.rpcUrl) return undefined;
   let client = clients.get(chain.rpcUrl);
   if (!client) {

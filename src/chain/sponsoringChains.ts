@@ -1,5 +1,6 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
+import type { NativeUsdPriceSource } from "../sponsorship/usdAmount";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
 import {
@@ -7,6 +8,7 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   LOCAL_VERIFYING_PAYMASTER_ADDRESS,
 } from "./localAddresses";
+import { nativeUsdPriceSource } from "./nativeUsdPrice";
 
 /** Our contracts for one EntryPoint version after v0.6 on one chain. */
 export interface ServedEntryPoint {
@@ -33,6 +35,8 @@ export interface SponsoringChain {
   tokens?: readonly TokenConfig[];
   /** The later EntryPoint versions served on this chain; a version not in it is refused with a reason. */
   entryPoints: ReadonlyMap<LaterEntryPointVersion, ServedEntryPoint>;
+  /** The native token's dollar price, for USD rules; none: every USD rule of this chain refuses. */
+  nativeUsdPrice?: NativeUsdPriceSource;
 }
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -67,6 +71,7 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
       ...(tokenPaymaster ? { tokenPaymaster, tokens } : {}),
       entryPoints: laterEntryPoints(chain, tokens.length > 0),
+      ...(chain.nativeUsdPrice ? { nativeUsdPrice: nativeUsdPriceSource(chain.nativeUsdPrice, chain) } : {}),
     });
   }
   return resolved;

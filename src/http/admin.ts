@@ -1,9 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { revokeAccountToken, rotateAccountToken } from "../actions/accountTokens";
 import type { AppContext } from "../context";
 import { ApiError } from "../errors";
-import { createAccountSchema } from "../schemas/management/admin";
+import { accountTokenSchema, createAccountSchema } from "../schemas/management/admin";
 import { createAccount } from "../storage/accounts";
+import type { CredentialCache } from "./credentialCache";
 import { typed, useManagementSchemas } from "./management";
 
 export const ADMIN_SECRET_HEADER = "x-admin-secret";
@@ -18,10 +20,10 @@ function secretMatches(request: FastifyRequest, secret: string): boolean {
 }
 
 /**
- * Lets the account command create accounts while the service holds the embedded database (PGlite allows one
+ * Lets the account command create accounts, rotate and revoke their tokens while the service holds the embedded database (PGlite allows one
  * process per data folder). Loopback only, and the secret lives in the data folder, readable by its owner alone.
  */
-export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: CredentialCache): void {
   const secret = ctx.adminSecret;
   if (!secret) return;
   app.register(async (scope) => {
@@ -36,5 +38,25 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       const account = await createAccount(ctx.db, request.body.name);
       return { statusCode: 200, message: "Account created", data: account };
     });
+    // This instance forgets the old token before answering; other instances when the database's notification
+    // reaches them (PostgreSQL), or before the write returns (PGlite, where this process is the only one).
+    typed(scope).post(
+      "/internal/accounts/:id/token",
+      { schema: accountTokenSchema, preValidation },
+      async (request) => {
+        const account = await rotateAccountToken(ctx.db, request.params.id);
+        credentials.forgetAccount(account.id);
+        return { statusCode: 200, message: "Token rotated", data: account };
+      },
+    );
+    typed(scope).delete(
+      "/internal/accounts/:id/token",
+      { schema: accountTokenSchema, preValidation },
+      async (request) => {
+        const account = await revokeAccountToken(ctx.db, request.params.id);
+        credentials.forgetAccount(account.id);
+        return { statusCode: 200, message: "Token revoked", data: account };
+      },
+    );
   });
 }

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from "fastify";
 import { type ApiError, AuthTokenAndApiKeyRequiredError, AuthTokenRequiredError } from "../errors";
-import { type Account, findAccountByToken } from "../storage/accounts";
-import type { Queryable } from "../storage/database";
-import { findPaymasterByApiKey, type Paymaster } from "../storage/paymasters";
+import type { Account } from "../storage/accounts";
+import type { Paymaster } from "../storage/paymasters";
+import type { Credentials } from "./credentialCache";
 import { noteRejectedCredential } from "./failureThrottle";
 import { guard } from "./management";
 
@@ -13,10 +13,10 @@ function header(request: FastifyRequest, name: "authtoken" | "apikey"): string |
 }
 
 /** Endpoints 1 and 2: the account's token alone. A token sent and not accepted counts for the throttle. */
-async function requireAccount(db: Queryable, request: FastifyRequest): Promise<Account> {
+async function requireAccount(credentials: Credentials, request: FastifyRequest): Promise<Account> {
   const token = header(request, "authtoken");
   if (!token) throw new AuthTokenRequiredError();
-  const account = await findAccountByToken(db, token);
+  const account = await credentials.account(token);
   if (!account) {
     noteRejectedCredential(request);
     throw new AuthTokenRequiredError();
@@ -35,7 +35,7 @@ export interface DappAuthOptions {
 
 /** Every other endpoint: the account's token and the apiKey of one of that account's paymasters. */
 async function requireDapp(
-  db: Queryable,
+  credentials: Credentials,
   request: FastifyRequest,
   options: DappAuthOptions = {},
 ): Promise<{ account: Account; paymaster: Paymaster }> {
@@ -44,12 +44,12 @@ async function requireDapp(
   const token = header(request, "authtoken");
   const apiKey = header(request, "apikey");
   if (!token || !apiKey) throw new Missing();
-  const account = await findAccountByToken(db, token);
+  const account = await credentials.account(token);
   if (!account) {
     noteRejectedCredential(request);
     throw new Rejected();
   }
-  const paymaster = await findPaymasterByApiKey(db, account.id, apiKey);
+  const paymaster = await credentials.paymaster(account, apiKey);
   if (!paymaster) {
     noteRejectedCredential(request);
     throw new (options.unknownApiKey ?? Rejected)();
@@ -58,8 +58,8 @@ async function requireDapp(
 }
 
 /** The account's credentials, checked before the request is validated (src/http/management.ts, `guard`). */
-export const accountGuard = (db: Queryable) => guard((request) => requireAccount(db, request));
+export const accountGuard = (credentials: Credentials) => guard((request) => requireAccount(credentials, request));
 
 /** A dApp's credentials, checked before the request is validated. */
-export const dappGuard = (db: Queryable, options: DappAuthOptions = {}) =>
-  guard((request) => requireDapp(db, request, options));
+export const dappGuard = (credentials: Credentials, options: DappAuthOptions = {}) =>
+  guard((request) => requireDapp(credentials, request, options));

@@ -28,11 +28,11 @@ const contractView = (contract: SmartContract) => ({
 });
 
 /** Endpoints 3, 4, 5 and 7: the contracts a dApp sponsors and which of their methods. */
-export function contractRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
+export function contractRoutes(app: FastifyInstance, { actions, credentials }: Management): void {
   const api = typed(app);
-  const dapp = dappGuard(ctx.db);
+  const dapp = dappGuard(credentials);
   /** The interface answers an update or delete under another dApp's apiKey as if the contract did not exist. */
-  const dappOrContractNotFound = dappGuard(ctx.db, { unknownApiKey: ContractNotFoundError });
+  const dappOrContractNotFound = dappGuard(credentials, { unknownApiKey: ContractNotFoundError });
 
   api.post(
     "/smart-contract",

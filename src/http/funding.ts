@@ -1,18 +1,24 @@
 import type { FastifyInstance } from "fastify";
+import { setDepositAlert } from "../actions/alerts";
 import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
 import { success } from "./envelope";
-import { type Management, typed } from "./management";
+import { type Management, typed, urlCheckOf } from "./management";
 import { paymasterView } from "./paymasters";
 
 /** The three-step funding-wallet flow: get a message, sign it elsewhere, send the signature back. */
-export function fundingRoutes(app: FastifyInstance, { ctx, actions }: Management, paymasterPaths: string[]): void {
+export function fundingRoutes(
+  app: FastifyInstance,
+  { ctx, actions, credentials }: Management,
+  paymasterPaths: string[],
+): void {
   const api = typed(app);
-  const dapp = dappGuard(ctx.db);
+  const dapp = dappGuard(credentials);
   // The interface answers a token or apiKey it does not accept on the link with 404 "User not found".
-  const dappOrUserNotFound = dappGuard(ctx.db, { rejected: UserNotFoundError });
+  const dappOrUserNotFound = dappGuard(credentials, { rejected: UserNotFoundError });
+  const checkUrl = urlCheckOf(app, ctx);
 
   api.get(
     "/funding-message/:paymasterId",
@@ -43,7 +49,9 @@ export function fundingRoutes(app: FastifyInstance, { ctx, actions }: Management
         const updated =
           body.type === "active"
             ? await setPaymasterActive(actions, paymaster, body)
-            : await linkFundingWallet(actions, paymaster, body);
+            : body.type === "depositAlert"
+              ? await setDepositAlert(actions, paymaster, body, checkUrl)
+              : await linkFundingWallet(actions, paymaster, body);
         return success("Paymaster updated successfully", paymasterView(updated));
       },
     );

@@ -6,8 +6,8 @@ import { success } from "./envelope";
 import { type Management, typed } from "./management";
 
 /** An extension of the interface: how much of each spending limit the current cycle has used. */
-export function limitUsageRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
-  const dapp = dappGuard(ctx.db);
+export function limitUsageRoutes(app: FastifyInstance, { actions, credentials }: Management): void {
+  const dapp = dappGuard(credentials);
   typed(app).get(
     "/paymaster-policy/usage",
     { schema: limitUsageSchema, preValidation: dapp.preValidation },

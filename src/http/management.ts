@@ -4,12 +4,15 @@ import type { TSchema } from "typebox";
 import type { ActionContext, UrlCheck } from "../actions/managementContext";
 import { type AppContext, nowMs } from "../context";
 import { problemOf } from "../schemas/validate";
+import type { Credentials } from "./credentialCache";
 import { requireCallableUrl } from "./webhookUrl";
 
 /** What the management routes are built from: the app's context and the use cases' view of it. */
 export interface Management {
   ctx: AppContext;
   actions: ActionContext;
+  /** Who a token and an apiKey are, from the credential cache or the database. */
+  credentials: Credentials;
 }
 
 /** How the part of the request a refused value came from is named in the message. */
@@ -77,7 +80,19 @@ export const urlCheckOf =
   (url, field) =>
     requireCallableUrl(app, ctx, url, field);
 
-/** The management routes' dependencies; `setupChanged` forgets a paymaster's cached sponsorship setup. */
-export function managementOf(ctx: AppContext, setupChanged: (apiKey: string) => void): Management {
-  return { ctx, actions: { db: ctx.db, chains: ctx.chains, now: () => nowMs(ctx), setupChanged } };
+/**
+ * The management routes' dependencies; `setupChanged` forgets a paymaster's cached sponsorship setup, `alertsChanged`
+ * what the alerts remember of its settings.
+ */
+export function managementOf(
+  ctx: AppContext,
+  credentials: Credentials,
+  setupChanged: (apiKey: string) => void,
+  alertsChanged?: (paymasterId: string) => void,
+): Management {
+  return {
+    ctx,
+    credentials,
+    actions: { db: ctx.db, chains: ctx.chains, now: () => nowMs(ctx), setupChanged, alertsChanged },
+  };
 }

@@ -4,6 +4,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
 import type { Metrics } from "../metrics/metrics";
 import { pendingMigrations } from "../storage/migrations";
+import { ledgerSize } from "../storage/sponsorshipLedger";
 
 /** A readiness probe must answer well within the orchestrator's own timeout, whatever the chains do. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -49,6 +50,7 @@ export function operationsRoutes(
         .header("www-authenticate", 'Bearer realm="metrics"')
         .send({ statusCode: 401, message: "GET /metrics needs the header Authorization: Bearer <METRICS_TOKEN>" });
     }
+    await refreshLedgerSize(ctx, metrics);
     return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }
@@ -90,4 +92,18 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   if (!match) return false;
   const digest = (text: string) => createHash("sha256").update(text).digest();
   return timingSafeEqual(digest(match[1] as string), digest(token));
+}
+
+/**
+ * The ledger's size, read when scraped (two catalogue reads). A database that does not answer leaves the last values:
+ * the scrape still reports everything else, and /readyz tells the outage.
+ */
+async function refreshLedgerSize(ctx: AppContext, metrics: Metrics): Promise<void> {
+  try {
+    const size = await ledgerSize(ctx.db);
+    metrics.ledgerRows.set(size.rows);
+    metrics.ledgerBytes.set(size.bytes);
+  } catch {
+    // Kept as they were.
+  }
 }

@@ -6,19 +6,23 @@ import { accountGuard } from "./auth";
 import { success } from "./envelope";
 import { type Management, typed } from "./management";
 
-/** How a paymaster is shown: the interface's fields plus the opaque `paymasterId` and the linked funding wallet. */
+/**
+ * How a paymaster is shown: the interface's fields plus the opaque `paymasterId`, the linked funding wallet and whether
+ * it sponsors (`active: false` while paused).
+ */
 export const paymasterView = (paymaster: Paymaster) => ({
   name: paymaster.name,
   chainId: paymaster.chainId,
   apiKey: paymaster.apiKey,
   paymasterId: paymaster.id,
   fundingWalletAddress: paymaster.fundingAddress,
+  active: paymaster.active,
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
-export function paymasterRoutes(app: FastifyInstance, { ctx, actions }: Management, path: string): void {
+export function paymasterRoutes(app: FastifyInstance, { actions, credentials }: Management, path: string): void {
   const api = typed(app);
-  const account = accountGuard(ctx.db);
+  const account = accountGuard(credentials);
 
   api.get(`/${path}`, { schema: listPaymastersSchema, preValidation: account.preValidation }, async (request) => {
     const paymasters = await paymastersOf(actions, account.of(request));
@@ -27,7 +31,7 @@ export function paymasterRoutes(app: FastifyInstance, { ctx, actions }: Manageme
 
   api.post(`/${path}`, { schema: createPaymasterSchema, preValidation: account.preValidation }, async (request) => {
     const paymaster = await createPaymaster(actions, account.of(request), request.body);
-    const { fundingWalletAddress: _, ...created } = paymasterView(paymaster);
+    const { fundingWalletAddress: _, active: __, ...created } = paymasterView(paymaster);
     return success("DApp registered successfully", created);
   });
 }

@@ -7,6 +7,7 @@ import {
   type RuleEntry,
   rulesPageOf,
   setPolicyActive,
+  updatePolicy,
   updateSpendingLimit,
 } from "../actions/policies";
 import {
@@ -14,6 +15,7 @@ import {
   listPoliciesSchema,
   setPolicyActiveSchema,
   updateLimitSchema,
+  updatePolicySchema,
 } from "../schemas/management/policies";
 import { currentCycleStartMs, cycleLengthMs, type SpendingLimit } from "../sponsorship/spendingLimit";
 import type { Account } from "../storage/accounts";
@@ -31,7 +33,7 @@ function policyView(policy: Policy, paymaster: Paymaster, account: Account, nowM
     data = {
       ...data,
       startTimeInEpoch: currentCycleStartMs(policy.cycleStartMs, limit.cycleDuration, nowMs),
-      durationInMs: cycleLengthMs(limit.cycleDuration),
+      durationInMs: cycleLengthMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs),
     };
   }
   return {
@@ -65,17 +67,29 @@ function whitelistedContractView(contract: SmartContract, paymaster: Paymaster, 
   };
 }
 
-/** Endpoints 8 to 14: the rules of a paymaster. */
-export function policyRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
-  const api = typed(app);
-  const dapp = dappGuard(ctx.db);
-  const checkUrl = urlCheckOf(app, ctx);
+/**
+ * What a rule's creation or update may weigh: a sender list of 100,000 addresses is about 4.5 MB of JSON (5 MB
+ * indented), above the service's general body limit. Only these two routes take it; the JSON is parsed before the
+ * credentials are checked, as for every route, so this is also what an unauthenticated client can make them parse.
+ */
+const POLICY_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
-  api.post("/paymaster-policy", { schema: createPolicySchema, preValidation: dapp.preValidation }, async (request) => {
-    const { account, paymaster } = dapp.of(request);
-    const policy = await createPolicy(actions, account, paymaster, request.body, checkUrl);
-    return success("Paymaster Policy created successfully", policyView(policy, paymaster, account, actions.now()));
-  });
+/** Endpoints 8 to 14: the rules of a paymaster. */
+export function policyRoutes(app: FastifyInstance, { ctx, actions, credentials }: Management): void {
+  const api = typed(app);
+  const dapp = dappGuard(credentials);
+  const checkUrl = urlCheckOf(app, ctx);
+  const bodyLimit = Math.max(ctx.bodyLimitBytes, POLICY_BODY_LIMIT_BYTES);
+
+  api.post(
+    "/paymaster-policy",
+    { schema: createPolicySchema, preValidation: dapp.preValidation, bodyLimit },
+    async (request) => {
+      const { account, paymaster } = dapp.of(request);
+      const policy = await createPolicy(actions, account, paymaster, request.body, checkUrl);
+      return success("Paymaster Policy created successfully", policyView(policy, paymaster, account, actions.now()));
+    },
+  );
 
   api.get("/paymaster-policy", { schema: listPoliciesSchema, preValidation: dapp.preValidation }, async (request) => {
     const { account, paymaster } = dapp.of(request);
@@ -104,6 +118,18 @@ export function policyRoutes(app: FastifyInstance, { ctx, actions }: Management)
     async (request) => {
       await updateSpendingLimit(actions, dapp.of(request).paymaster, request.params.policyId, request.body);
       return success("Paymaster Limit updated");
+    },
+  );
+
+  // One segment after the prefix: find-my-way matches the two-segment routes (limit/…, activate/…, deactivate/…) on
+  // their static part, so none of them is ever read as a policyId here.
+  api.patch(
+    "/paymaster-policy/:policyId",
+    { schema: updatePolicySchema, preValidation: dapp.preValidation, bodyLimit },
+    async (request) => {
+      const { account, paymaster } = dapp.of(request);
+      const policy = await updatePolicy(actions, paymaster, request.params.policyId, request.body, checkUrl);
+      return success("Paymaster Policy updated", policyView(policy, paymaster, account, actions.now()));
     },
   );
 

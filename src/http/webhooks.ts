@@ -22,12 +22,12 @@ const webhookView = (webhook: Webhook) => ({
 });
 
 /** Endpoints 15 to 18 and the webhook secret: the dApp's own webhooks that can veto a sponsorship. */
-export function webhookRoutes(app: FastifyInstance, { ctx, actions }: Management): void {
+export function webhookRoutes(app: FastifyInstance, { ctx, actions, credentials }: Management): void {
   const api = typed(app);
-  const dapp = dappGuard(ctx.db);
+  const dapp = dappGuard(credentials);
   // The interface words the GET's 401 as for a token alone.
-  const dappForList = dappGuard(ctx.db, { missing: AuthTokenRequiredError });
-  const account = accountGuard(ctx.db);
+  const dappForList = dappGuard(credentials, { missing: AuthTokenRequiredError });
+  const account = accountGuard(credentials);
   const checkUrl = urlCheckOf(app, ctx);
 
   api.post("/webhook", { schema: createWebhookSchema, preValidation: dapp.preValidation }, async (request) => {

@@ -7,7 +7,8 @@ import type { BatchObserver } from "../storage/batch";
 
 /** Outcomes of one sponsorship decision. */
 export type DecisionOutcome = "sponsored" | "refused" | "error";
-export type DecisionMode = "sponsored" | "erc20";
+/** unknown: refused before the request's mode was read (a paused paymaster refuses every request first). */
+export type DecisionMode = "sponsored" | "erc20" | "unknown";
 /** Outcomes of one webhook call. */
 export type WebhookOutcome = "verified" | "refused" | "timeout";
 /** The group commits of src/storage/batch.ts, by what they write. */
@@ -29,6 +30,9 @@ export interface Metrics {
   readonly commitSeconds: Histogram<"batch" | "outcome">;
   readonly settlementLagBlocks: Gauge<"chain_id">;
   readonly tokenChargeFailures: Counter<"chain_id" | "version">;
+  readonly alerts: Counter<"event" | "outcome">;
+  readonly ledgerRows: Gauge;
+  readonly ledgerBytes: Gauge;
 }
 
 export interface MetricsOptions {
@@ -106,6 +110,22 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: "paymaster_token_charge_failures_total",
       help: "Operations of our EntryPoint v0.7/v0.8 token paymasters whose token charge failed in postOp (PostOpRevertReason): their gas came from the paymaster's own deposit",
       labelNames: ["chain_id", "version"],
+      registers,
+    }),
+    alerts: new Counter({
+      name: "paymaster_alerts_total",
+      help: "Alert delivery attempts by event (deposit.low, limit.reached) and outcome: sent, retried (a failed attempt to be tried again), failed (given up after an hour)",
+      labelNames: ["event", "outcome"],
+      registers,
+    }),
+    ledgerRows: new Gauge({
+      name: "paymaster_sponsorship_ledger_rows",
+      help: "Rows of the sponsorship ledger, every instance's: PostgreSQL's estimate once the table is analyzed, else counted",
+      registers,
+    }),
+    ledgerBytes: new Gauge({
+      name: "paymaster_sponsorship_ledger_bytes",
+      help: "Bytes the sponsorship ledger takes in the database, its indexes included",
       registers,
     }),
   };

@@ -5,17 +5,22 @@ import type { DecisionOutcome, Metrics } from "../metrics/metrics";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { DecisionNote } from "./methodContext";
 
-/** The rules' names (src/sponsorship/rules) and the refusals before them: the only values the reason label takes. */
+/**
+ * The rules' names (src/sponsorship/rules) and the refusals before them (a paused paymaster, a chain without a verifying
+ * paymaster): the only values the reason label takes besides the error kinds.
+ */
 const RULE_REASONS = new Set([
   "fundingAndRules",
   "walletDeployment",
   "contractWhitelist",
   "maxCostPerOp",
   "timeWindow",
+  "senderLists",
   "spendingLimits",
   "deposit",
   "webhooks",
   "noVerifyingPaymaster",
+  "paused",
 ]);
 
 export interface DecisionEnd {

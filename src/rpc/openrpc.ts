@@ -40,7 +40,9 @@ const ERRORS: Record<number, string> = {
   [LIMIT_EXCEEDED]: "Limit exceeded: too many wrong apiKeys from this address; retry after Retry-After (HTTP 429)",
   [ESTIMATION_UNAVAILABLE]:
     "Resource unavailable: the chain's node or bundler cannot be reached in time (gas, a token price); a retry may succeed (HTTP 503)",
-  [SPONSORSHIP_REFUSED]: "Not sponsored: the rules refused the operation; the message carries the reason (HTTP 400)",
+  [SPONSORSHIP_REFUSED]:
+    "Not sponsored: the rules refused the operation, or a USD rule had no usable native token price (none " +
+    "configured, stale, not positive, unreadable); the message carries the reason (HTTP 400)",
 };
 
 /** The codes any method may answer with, from the envelope and the path. */

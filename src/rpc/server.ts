@@ -92,8 +92,16 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
       const ctx = await resolvePath(deps, request.params, () => noteRejectedCredential(request));
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
-      const decision: DecisionNote = {};
       const startedMs = performance.now();
+      // Before the method reads anything: a paused paymaster signs nothing, records nothing and reserves nothing. It
+      // is counted as a refusal like the rules' own, with the mode unread.
+      if (ctx.setup.paused) {
+        const error = new RpcError(SPONSORSHIP_REFUSED, pausedMessage(ctx.setup));
+        const note: DecisionNote = { mode: "unknown", refusedBy: "paused" };
+        recordDecision(deps.metrics, request.log, { note, ...ctx, startedMs, error });
+        throw error;
+      }
+      const decision: DecisionNote = {};
       const methodContext = { ...ctx, deps: deps.sponsor, log: request.log, decision, metrics: deps.metrics };
       let result: unknown;
       try {
@@ -177,7 +185,5 @@ async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: strin
       404,
     );
   }
-  // Before any method: a paused paymaster signs nothing, records nothing and reserves nothing.
-  if (setup.paused) throw new RpcError(SPONSORSHIP_REFUSED, pausedMessage(setup));
   return { setup, chain };
 }

@@ -91,6 +91,12 @@ function explain(node: Node, value: unknown, path: Path, rootLabel: string): str
         : bad("type", kindPhrase(node));
     case "array": {
       if (!Array.isArray(value)) return bad("type", kindPhrase(node));
+      if (typeof node.minItems === "number" && value.length < node.minItems) {
+        return bad("minItems", `must have at least ${node.minItems} items`);
+      }
+      if (typeof node.maxItems === "number" && value.length > node.maxItems) {
+        return bad("maxItems", `must have at most ${node.maxItems} items`);
+      }
       const items = node.items as Node | undefined;
       if (!items) return undefined;
       for (const [index, item] of value.entries()) {

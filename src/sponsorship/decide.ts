@@ -3,6 +3,7 @@ import type { Rule, RuleInput, RuleOutcome, RuleResult } from "./rule";
 import { contractWhitelist } from "./rules/contractWhitelist";
 import { fundingAndRules } from "./rules/fundingAndRules";
 import { maxCostPerOp } from "./rules/maxCostPerOp";
+import { senderLists } from "./rules/senderLists";
 import { timeWindow } from "./rules/timeWindow";
 import { walletDeployment } from "./rules/walletDeployment";
 
@@ -17,9 +18,12 @@ export type Decision =
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
 
 /**
- * The rules that read only memory, in the order of docs/sponsorship-rpc.md, 'Sponsorship rules'. Rules that cost a
- * database write (spending limits) or a call out (webhooks) come after them, so a cheap refusal stops the evaluation
- * first.
+ * The rules that read only memory, in the order of docs/sponsorship-rpc.md, 'Sponsorship rules' (a USD cost cap also
+ * reads the native token price, which a feed refreshes at most every few seconds: src/chain/nativeUsdPrice.ts). Rules
+ * that cost a database write (spending limits) or a call out (webhooks) come after them, so a cheap refusal stops the
+ * evaluation first. pm_getPaymasterStubData runs them too, before the user signs (src/sponsorship/eligibility.ts),
+ * over the operation at its cheapest: a rule here must hold nothing, and a refusal of it must hold for every
+ * completion of the operation's gas.
  */
 export const CHEAP_RULES: readonly Rule[] = [
   fundingAndRules,
@@ -27,6 +31,7 @@ export const CHEAP_RULES: readonly Rule[] = [
   contractWhitelist,
   maxCostPerOp,
   timeWindow,
+  senderLists,
 ];
 
 /**

@@ -2,12 +2,13 @@ import type { Address } from "viem";
 import type { Queryable } from "../storage/database";
 import { readStoredSetup } from "../storage/sponsorshipSetup";
 import { type ParsedAbis, sharedParsedAbis } from "./parsedAbis";
+import { prepareSenderLists } from "./rules/senderLists";
 import type { SponsorshipSetup } from "./setup";
 
 /**
  * Loads what the sponsorship rules read about the paymaster an apiKey names, with each whitelisted contract's sponsored
  * methods turned into their selectors (each ABI parsed once per process, see ParsedAbis); undefined for an unknown
- * apiKey.
+ * apiKey. Sender lists are read into sets here too (rules/senderLists.ts).
  */
 export async function loadSponsorshipSetup(
   db: Queryable,
@@ -23,6 +24,8 @@ export async function loadSponsorshipSetup(
     const functions = abis.of(contract.id, contract.abi).functions.filter((f) => whitelisted.has(f.name));
     contracts.set(contract.address, new Set(functions.map((f) => f.selector)));
   }
+  // Each sender list becomes a set here, once per load, not on a request.
+  prepareSenderLists(stored.policies);
   const { paymaster } = stored;
   return {
     version: stored.version,

@@ -2,6 +2,7 @@ import type { LimitClaim } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { SponsorshipSetup } from "./setup";
+import type { RequestPrice } from "./usdAmount";
 
 /** What every rule sees: the paymaster's setup, the operation and the client's sponsorship information. */
 export interface RuleInput {
@@ -17,6 +18,11 @@ export interface RuleInput {
   nowMs: number;
   /** When the signature would expire (unix seconds): how long a reservation can still turn into a charge. */
   validUntil: number;
+  /**
+   * The native token's dollar price for this request, read when a USD rule first asks. Absent: no price, so every
+   * USD rule refuses.
+   */
+  nativeUsdPrice?: RequestPrice;
 }
 
 export interface RuleOutcome {

@@ -10,6 +10,7 @@ import { decide } from "./decide";
 import type { PartialUserOperation } from "./partialUserOperation";
 import type { Rule, RuleOutcome } from "./rule";
 import type { SponsorshipSetup } from "./setup";
+import { priceText, RequestPrice } from "./usdAmount";
 
 /** The operation with every field the paymaster signature covers. */
 export type SignableUserOperation = Required<PartialUserOperation>;
@@ -39,6 +40,11 @@ export interface SponsorDeps {
   log: SponsorshipLog;
   /** The rules of SPONSORED mode, in evaluation order. */
   rules: readonly Rule[];
+  /**
+   * Those of `rules` that spend nothing, in the same order, for pm_getPaymasterStubData (src/sponsorship/eligibility.ts):
+   * the memory-only rules and the deposit read without a hold; never the spending limits' claim or a webhook call.
+   */
+  stubRules: readonly Rule[];
   now?: () => number;
 }
 
@@ -67,10 +73,15 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
     maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
     ...(setup.fundingAddress ? { fundingAddress: setup.fundingAddress } : {}),
     ...(chain.verifyingPaymaster ? { paymasterAddress: chain.verifyingPaymaster } : {}),
+    entryPoint: chain.entryPoint,
+    mode: "SPONSORED" as const,
   };
 
+  // Read once if a USD rule asks; the record keeps the price the rules used.
+  const price = new RequestPrice(chain.nativeUsdPrice, chain.chainId, nowMs);
+  const priceUsed = () => (price.used ? { nativeUsdPrice: priceText(price.used) } : {});
   const refusal = async (reason: string, outcomes: RuleOutcome[]): Promise<SponsorAnswer> => {
-    await deps.log.record({ ...base, sponsored: false, reason, ruleOutcomes: outcomes });
+    await deps.log.record({ ...base, ...priceUsed(), sponsored: false, reason, ruleOutcomes: outcomes });
     return { paymasterAndData: "0x", ...gas, reason, refusedBy: outcomes.at(-1)?.rule ?? "noVerifyingPaymaster" };
   };
 
@@ -81,7 +92,15 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
   const nowSeconds = Math.floor(nowMs / 1000);
   const validUntil = nowSeconds + request.expirySeconds;
   const decision = await decide(
-    { setup, userOp, smartAccount: request.smartAccount, webhookData: request.webhookData, nowMs, validUntil },
+    {
+      setup,
+      userOp,
+      smartAccount: request.smartAccount,
+      webhookData: request.webhookData,
+      nowMs,
+      validUntil,
+      nativeUsdPrice: price,
+    },
     deps.rules,
   );
   if (!decision.sponsored) return refusal(decision.reason, decision.outcomes);
@@ -96,11 +115,13 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
     const outcome = await deps.log.record(
       {
         ...base,
+        ...priceUsed(),
         sponsored: true,
         userOpHash,
         validUntil: terms.validUntil,
         validAfter: terms.validAfter,
         ruleOutcomes: decision.outcomes,
+        worstCaseWei: maxChargeWei(userOp),
         // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
         ...(chain.rpcUrl ? { maxCharge: maxChargeWei(userOp) } : {}),
       },

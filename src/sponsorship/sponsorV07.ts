@@ -13,6 +13,7 @@ import type { PartialUserOperationV07 } from "./partialUserOperationV07";
 import type { RuleOutcome } from "./rule";
 import type { SponsorshipSetup } from "./setup";
 import { CLOCK_SKEW_SECONDS, type SponsorDeps } from "./sponsor";
+import { priceText, RequestPrice } from "./usdAmount";
 
 /** A v0.7/v0.8 operation with every field our signature covers, the paymaster's two gas limits included. */
 export type SignableUserOperationV07 = PartialUserOperationV07 &
@@ -82,6 +83,8 @@ export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07):
     maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
     ...(setup.fundingAddress ? { fundingAddress: setup.fundingAddress } : {}),
     paymasterAddress: paymaster,
+    entryPoint: request.entryPoint,
+    mode: "SPONSORED" as const,
   };
   const refused = (reason: string, refusedBy?: string): SponsorAnswerV07 => ({
     paymaster,
@@ -94,13 +97,30 @@ export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07):
 
   const nowSeconds = Math.floor(nowMs / 1000);
   const validUntil = nowSeconds + request.expirySeconds;
+  // Read once if a USD rule asks; the record keeps the price the rules used.
+  const price = new RequestPrice(chain.nativeUsdPrice, chain.chainId, nowMs);
+  const priceUsed = () => (price.used ? { nativeUsdPrice: priceText(price.used) } : {});
   const decision = await decide(
-    { setup, userOp, smartAccount: request.smartAccount, webhookData: request.webhookData, nowMs, validUntil },
+    {
+      setup,
+      userOp,
+      smartAccount: request.smartAccount,
+      webhookData: request.webhookData,
+      nowMs,
+      validUntil,
+      nativeUsdPrice: price,
+    },
     deps.rules,
   );
   if (!decision.sponsored) {
     const outcomes: RuleOutcome[] = decision.outcomes;
-    await deps.log.record({ ...base, sponsored: false, reason: decision.reason, ruleOutcomes: outcomes });
+    await deps.log.record({
+      ...base,
+      ...priceUsed(),
+      sponsored: false,
+      reason: decision.reason,
+      ruleOutcomes: outcomes,
+    });
     return refused(decision.reason, outcomes.at(-1)?.rule);
   }
   // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
@@ -125,11 +145,13 @@ export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07):
     const outcome = await deps.log.record(
       {
         ...base,
+        ...priceUsed(),
         sponsored: true,
         userOpHash,
         validUntil: terms.validUntil,
         validAfter: terms.validAfter,
         ruleOutcomes: decision.outcomes,
+        worstCaseWei: maxDepositCharge(userOp),
         // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
         ...(chain.rpcUrl ? { maxCharge: maxDepositCharge(userOp) } : {}),
       },

@@ -1,5 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { type ChannelHandlers, type ChannelListener, listenOnPostgres } from "./pgListener";
+import { createPgliteCluster } from "./pgliteCluster";
 
 /** What a repository needs: parameterised SQL in the PostgreSQL dialect, the same on PGlite and PostgreSQL. */
 export interface Queryable {
@@ -12,6 +14,16 @@ export interface Database extends Queryable {
   readonly kind: "pglite" | "postgres";
   /** Runs `work` in one transaction: everything it wrote is committed together or not at all. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Listens to a channel of notifications (pg_notify), from this process and, on PostgreSQL, from every process on
+   * the same database. On PGlite a notification is delivered before the statement that committed it returns; on
+   * PostgreSQL shortly after the commit, on a connection of its own that reports its losses (`down`).
+   *
+   * A channel is shared by every schema of the database, so senders prefix the payload with their tables' schema
+   * ("schema:rest"): only this database's schema is delivered, without the prefix. Tests run many schemas on one
+   * database, and so may deployments; another schema's changes are not ours to act on.
+   */
+  listen(channel: string, handlers: ChannelHandlers): Promise<ChannelListener>;
   close(): Promise<void>;
 }
 
@@ -28,8 +40,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return options.url ? openPostgres(options.url, options.schema) : openPglite(options.dataDir);
 }
 
+/**
+ * PostgreSQL's default of 128 MB of shared buffers lives in PGlite's WebAssembly memory, touched from the start and
+ * never given back: 125 MB of the process's memory. 16 MB holds the hot pages of the sponsorship path (the paymaster
+ * rows, the latest index pages, the limits' usage rows); older pages come from the operating system's file cache.
+ * Measured with the sponsorship bench, A/B in the same rounds: see docs/performance.md, "Memory".
+ */
+const PGLITE_SHARED_BUFFERS = "16MB";
+
+/** A data folder that does not exist yet gets its cluster from a child process: see pgliteCluster.ts. */
 async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const db = dataDir ? new PGlite(dataDir) : new PGlite();
+  const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+  if (dataDir) await createPgliteCluster(dataDir, startParams);
+  const db = new PGlite({ dataDir, startParams });
   await db.waitReady;
   return pgliteDatabase(db);
 }
@@ -52,6 +75,16 @@ export function pgliteDatabase(db: PGlite): Database {
           },
         }),
       ),
+    async listen(channel, handlers) {
+      // One process owns the data: the listener cannot lose its connection, so it is up from the start to the end.
+      const own = ownSchemaOnly(PGLITE_SCHEMA, handlers);
+      const unlisten = await db.listen(channel, (payload) => own.notify(payload));
+      handlers.up();
+      return {
+        backendPid: undefined,
+        close: () => (db.closed ? Promise.resolve() : unlisten()),
+      };
+    },
     close: () => db.close(),
   };
 }
@@ -77,6 +110,20 @@ function namedStatements() {
   };
 }
 
+/** PGlite's tables are in the default schema. */
+const PGLITE_SCHEMA = "public";
+
+/** The handlers, given only notifications whose payload starts with "schema:", and that prefix taken off. */
+function ownSchemaOnly(schema: string, handlers: ChannelHandlers): ChannelHandlers {
+  const prefix = `${schema}:`;
+  return {
+    ...handlers,
+    notify: (payload) => {
+      if (payload.startsWith(prefix)) handlers.notify(payload.slice(prefix.length));
+    },
+  };
+}
+
 async function openPostgres(url: string, schema: string | undefined): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -86,7 +133,9 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
+  // The schema the tables live in (the first of the search path that exists): notifications are filtered by it.
   const client = await pool.connect();
+  const ownSchema = (await client.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema;
   client.release();
   const statement = namedStatements();
   const query = <Row>(sql: string, params?: unknown[]) =>
@@ -117,6 +166,7 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Da
         client.release();
       }
     },
+    listen: (channel, handlers) => listenOnPostgres(url, channel, ownSchemaOnly(ownSchema ?? "public", handlers)),
     close: () => pool.end(),
   };
 }

@@ -307,7 +307,129 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       ALTER TABLE paymasters ADD COLUMN active boolean NOT NULL DEFAULT true;
     `,
   },
+  {
+    id: 11,
+    sql: `
+      -- Alerts (docs/alerts.md): where a paymaster wants them and below which available deposit.
+      CREATE TABLE alert_settings (
+        paymaster_id uuid PRIMARY KEY REFERENCES paymasters (id) ON DELETE CASCADE,
+        threshold_wei numeric(78, 0) NOT NULL CHECK (threshold_wei >= 0),
+        url text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Whether the available deposit of a paymaster in one verifying paymaster (one per EntryPoint version) is below
+      -- the threshold now: deposit.low is sent when this flips to true, and armed again when it flips back.
+      CREATE TABLE deposit_alert_state (
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        paymaster_address text NOT NULL,
+        below boolean NOT NULL,
+        PRIMARY KEY (paymaster_id, paymaster_address)
+      );
+      -- One limit.reached per spending limit and cycle: the insert that wins sends it.
+      CREATE TABLE limit_alerts (
+        policy_id uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
+        cycle_start_ms bigint NOT NULL,
+        PRIMARY KEY (policy_id, cycle_start_ms)
+      );
+      -- The alerts to deliver, durable so that a restart loses none; an instance claims a row before it sends it.
+      CREATE TABLE alert_outbox (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        event text NOT NULL,
+        url text NOT NULL,
+        body text NOT NULL,
+        created_ms bigint NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_ms bigint NOT NULL,
+        claimed_until_ms bigint NOT NULL DEFAULT 0,
+        state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+        last_error text
+      );
+      CREATE INDEX alert_outbox_due ON alert_outbox (next_attempt_ms) WHERE state = 'pending';
+    `,
+  },
+  {
+    id: 12,
+    sql: `
+      -- The native token's dollar price a USD rule used for this answer (dollars per whole token, exact): the record
+      -- of what the USD amounts were computed at, and the rate settlement turns the actual cost into dollars with.
+      ALTER TABLE sponsorships ADD COLUMN native_usd_price numeric;
+    `,
+  },
+  {
+    id: 13,
+    sql: `
+      -- The sender allowlist and blocklist join the rule kinds.
+      ALTER TABLE policies DROP CONSTRAINT policies_policy_type_check;
+      ALTER TABLE policies ADD CONSTRAINT policies_policy_type_check CHECK (policy_type IN
+        ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW',
+         'SENDER_ALLOWLIST', 'SENDER_BLOCKLIST'));
+    `,
+  },
+  {
+    id: 14,
+    sql: `
+      -- The ledger (GET /sponsorships): which EntryPoint an operation was signed for, in which mode (SPONSORED or
+      -- ERC20), and the most it can cost in wei whatever the chain (max_charge is kept only where a deposit is
+      -- checked). Rows written before this step keep null here.
+      ALTER TABLE sponsorships
+        ADD COLUMN entry_point text,
+        ADD COLUMN mode text CHECK (mode IN ('SPONSORED', 'ERC20')),
+        ADD COLUMN worst_case_wei numeric(78, 0);
+      -- The ledger's pages, newest first per paymaster, and the same for one sender: each an index range scan that
+      -- stops after a page. The first replaces sponsorships_by_paymaster (same leading columns, read backwards for
+      -- the oldest-first listing).
+      CREATE INDEX sponsorships_ledger ON sponsorships (paymaster_id, created_at DESC, id DESC);
+      CREATE INDEX sponsorships_ledger_by_sender ON sponsorships (paymaster_id, sender, created_at DESC, id DESC);
+      -- Pending rows are few and recent among a paymaster's million: the ledger's "pending" page reads them here rather
+      -- than walking the whole ledger for a page it cannot fill. Rows leave it once settled or released.
+      CREATE INDEX sponsorships_ledger_open ON sponsorships (paymaster_id, created_at DESC, id DESC)
+        WHERE sponsored AND settled_at IS NULL AND released_at IS NULL;
+      DROP INDEX sponsorships_by_paymaster;
+    `,
+  },
+  {
+    id: 15,
+    sql: `
+      -- Each instance keeps the accounts and paymasters that tokens and apiKeys name in memory (the credential cache).
+      -- Every change of what it keeps, by any writer (an instance, the account command, an operator's SQL), notifies
+      -- the account's id on one channel when it commits, so that every instance listening forgets that account at
+      -- once. A revoked token is a NULL hash: no token hashes to it.
+      -- Notifications reach every session of the database, whatever its schema: the payload names the schema of the
+      -- changed table ("schema:accountId") so that instances on other schemas of one database ignore it.
+      ALTER TABLE accounts ALTER COLUMN token_hash DROP NOT NULL;
+      CREATE FUNCTION notify_credentials_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_TABLE_NAME = 'accounts' THEN
+          PERFORM pg_notify('paymaster_credentials', TG_TABLE_SCHEMA || ':' || OLD.id::text);
+        ELSE
+          PERFORM pg_notify('paymaster_credentials', TG_TABLE_SCHEMA || ':' || OLD.account_id::text);
+          IF TG_OP = 'UPDATE' AND NEW.account_id <> OLD.account_id THEN
+            PERFORM pg_notify('paymaster_credentials', TG_TABLE_SCHEMA || ':' || NEW.account_id::text);
+          END IF;
+        END IF;
+        RETURN NULL;
+      END;
+      $fn$;
+      CREATE TRIGGER accounts_credentials_changed AFTER UPDATE OR DELETE ON accounts
+        FOR EACH ROW EXECUTE FUNCTION notify_credentials_changed();
+      CREATE TRIGGER paymasters_credentials_deleted AFTER DELETE ON paymasters
+        FOR EACH ROW EXECUTE FUNCTION notify_credentials_changed();
+      -- Only the columns the management API's guard returns: the setup_version bumps of every contract write do not.
+      CREATE TRIGGER paymasters_credentials_changed AFTER UPDATE ON paymasters
+        FOR EACH ROW WHEN ((OLD.account_id, OLD.name, OLD.chain_id, OLD.type, OLD.version, OLD.api_key,
+          OLD.funding_address, OLD.active) IS DISTINCT FROM (NEW.account_id, NEW.name, NEW.chain_id, NEW.type,
+          NEW.version, NEW.api_key, NEW.funding_address, NEW.active))
+        EXECUTE FUNCTION notify_credentials_changed();
+    `,
+  },
 ];
+
+/**
+ * The channel of migration 15's notifications. The database sends "schema:accountId"; `Database.listen` delivers the
+ * account id alone, and only from its own schema.
+ */
+export const CREDENTIALS_CHANNEL = "paymaster_credentials";
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */
 const MIGRATION_LOCK = 4337_0001;

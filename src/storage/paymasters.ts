@@ -11,6 +11,8 @@ export interface Paymaster {
   version: string;
   apiKey: string;
   fundingAddress: string | null;
+  /** false while the dApp has paused the whole paymaster. */
+  active: boolean;
 }
 
 interface PaymasterRow {
@@ -22,9 +24,10 @@ interface PaymasterRow {
   version: string;
   api_key: string;
   funding_address: string | null;
+  active: boolean;
 }
 
-const COLUMNS = "id, account_id, name, chain_id, type, version, api_key, funding_address";
+const COLUMNS = "id, account_id, name, chain_id, type, version, api_key, funding_address, active";
 
 const toPaymaster = (row: PaymasterRow): Paymaster => ({
   id: row.id,
@@ -35,6 +38,7 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   version: row.version,
   apiKey: row.api_key,
   fundingAddress: row.funding_address,
+  active: row.active,
 });
 
 /** An account's paymasters have distinct names per chain (a UniqueViolation of this constraint otherwise). */

@@ -104,6 +104,31 @@ export async function updateLimit(
   return rows[0] && toPolicy(rows[0]);
 }
 
+/**
+ * Replaces what `change` names of one of the paymaster's rules, in one statement: its data and/or its name, and, when
+ * given, its cycle anchor. Undefined when the paymaster has no such rule.
+ */
+export async function updatePolicy(
+  db: Queryable,
+  paymasterId: string,
+  policyId: string,
+  change: { name?: string; policyData?: Record<string, unknown>; cycleStartMs?: number },
+): Promise<Policy | undefined> {
+  const rows = await db.query<PolicyRow>(
+    `UPDATE policies SET name = COALESCE($3, name), policy_data = COALESCE($4::jsonb, policy_data),
+       cycle_start_ms = COALESCE($5, cycle_start_ms)
+     WHERE paymaster_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [
+      paymasterId,
+      policyId,
+      change.name ?? null,
+      change.policyData === undefined ? null : JSON.stringify(change.policyData),
+      change.cycleStartMs ?? null,
+    ],
+  );
+  return rows[0] && toPolicy(rows[0]);
+}
+
 /** Pauses or resumes a rule; the cycle anchor stays where it is. Returns whether the rule exists. */
 export async function setPolicyActive(
   db: Queryable,

@@ -86,7 +86,8 @@ export interface SettleRangeOptions {
  * Per event: the sponsorship rows with its userOpHash get the actual cost, gas, success and transaction; other
  * unsettled signatures of the same sender and nonce on the chain are released; and each spending-limit reservation
  * the operation holds (its paymaster's policies, its sender and nonce, in the cycle it was signed in) is replaced by
- * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, COUNT keeps its 1. The reservation row goes
+ * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, USD by the same in dollars at the answer's
+ * price, COUNT keeps its 1. The reservation row goes
  * away, so a later signature of the same nonce (which can never run) reserves afresh and is released on expiry.
  */
 export function settleRange(db: Database, options: SettleRangeOptions): Promise<RangeOutcome> {
@@ -115,7 +116,8 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
            AS e(hash, cost, gas, success, tx, block)
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
-           e.cost AS actual_cost, ${HOLD_COLUMNS}, s.released_at IS NOT NULL AS was_released`,
+           e.cost AS actual_cost, s.native_usd_price::text AS native_usd_price, ${HOLD_COLUMNS},
+           s.released_at IS NOT NULL AS was_released`,
         [
           events.map((e) => e.userOpHash.toLowerCase()),
           events.map((e) => e.actualGasCost.toString()),
@@ -154,6 +156,8 @@ interface SettledRow extends HoldRow {
   nonce: string;
   valid_after: string | null;
   actual_cost: string;
+  /** Dollars per whole native token the answer's USD rules used; null when none did. */
+  native_usd_price: string | null;
   was_released: boolean;
 }
 
@@ -211,15 +215,23 @@ async function takeFromHolds(tx: Queryable, rows: HoldRow[]): Promise<void> {
   );
 }
 
-/** The reservations settled operations hold: per policy of their paymaster, the latest cycle begun by signing time. */
+/**
+ * The reservations settled operations hold: per policy of their paymaster, the latest cycle begun by signing time.
+ * A USD limit counts the actual cost at the price the answer was given at (its record's), rounded up to a whole USD
+ * unit (10^-18 dollar) as the reservation was; without a recorded price (the limit became USD after the signature)
+ * the reservation is kept as it is.
+ */
 const SETTLED_RESERVATIONS = `
   WITH s AS (
-    SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::numeric[], $4::bigint[], $5::numeric[])
-      AS s(paymaster_id, sender, nonce, signed_by_ms, actual)
+    SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::numeric[], $4::bigint[], $5::numeric[], $6::numeric[])
+      AS s(paymaster_id, sender, nonce, signed_by_ms, actual, price)
   )
   SELECT DISTINCT ON (r.policy_id, r.sender, r.nonce)
     r.policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce, r.scope_key,
-    (CASE WHEN p.policy_data->>'thresholdType' = 'NATIVE_ASSET' THEN s.actual ELSE 1 END)::text AS final
+    (CASE p.policy_data->>'thresholdType'
+      WHEN 'NATIVE_ASSET' THEN s.actual
+      WHEN 'USD' THEN COALESCE(CEIL(s.actual * s.price), r.amount)
+      ELSE 1 END)::text AS final
   FROM s
   JOIN policies p ON p.paymaster_id = s.paymaster_id
   JOIN limit_reservations r ON r.policy_id = p.id AND r.sender = s.sender AND r.nonce = s.nonce
@@ -244,6 +256,7 @@ async function settleReservations(
     // validAfter is the signing second less the skew; any millisecond of that second.
     rows.map((r) => String((BigInt(r.valid_after as string) + BigInt(skewSeconds) + 1n) * 1000n - 1n)),
     rows.map((r) => r.actual_cost),
+    rows.map((r) => r.native_usd_price),
   ]);
   return finishReservations(tx, targets, memory);
 }

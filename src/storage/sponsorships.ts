@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { AnalyzeOnGrowth } from "./analyzeOnGrowth";
 import type { BatchObserver } from "./batch";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
@@ -32,7 +33,20 @@ export interface SponsorshipRecord {
    * against the deposit (deposit_holds) until the operation is settled or released.
    */
   maxCharge?: bigint;
+  /**
+   * Dollars per whole native token, as a decimal text, when a USD rule read the price for this answer: the price its
+   * USD amounts were computed at, which settlement uses again for the actual cost.
+   */
+  nativeUsdPrice?: string;
+  /** The EntryPoint the operation was signed for, lowercase. */
+  entryPoint?: string;
+  /** SPONSORED: the dApp's deposit pays; ERC20: the sender pays in a token. */
+  mode?: LedgerMode;
+  /** For a sponsored operation: the most it can cost in wei (its prefund), on every chain. */
+  worstCaseWei?: bigint;
 }
+
+export type LedgerMode = "SPONSORED" | "ERC20";
 
 /**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
@@ -43,15 +57,17 @@ const RECORDS = `
   WITH inserted AS (
     INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
       verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
-      rule_outcomes, funding_address, paymaster_address, max_charge)
+      rule_outcomes, funding_address, paymaster_address, max_charge, native_usd_price, entry_point, mode, worst_case_wei)
     SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason,
       user_op_hash, cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint,
-      valid_after::bigint, outcomes::jsonb, funding_address, paymaster_address, max_charge::numeric
+      valid_after::bigint, outcomes::jsonb, funding_address, paymaster_address, max_charge::numeric,
+      native_usd_price::numeric, entry_point, mode, worst_case::numeric
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
-      $18::text[], $19::text[])
+      $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
       AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
-        valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge)
+        valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge, native_usd_price,
+        entry_point, mode, worst_case)
     RETURNING chain_id, paymaster_address, funding_address, valid_until, max_charge, sponsored
   )
   INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
@@ -65,19 +81,19 @@ const RECORDS = `
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
 /**
- * The same, with the spending-limit reservations the batch made ($20 on: usage deltas, then reservations): computed
+ * The same, with the spending-limit reservations the batch made ($24 on: usage deltas, then reservations): computed
  * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
  * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
  */
 const RECORDS_AND_LIMITS = `
   WITH limit_usage_written AS (
     INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
-    SELECT * FROM unnest($20::uuid[], $21::bigint[], $22::text[], $23::numeric[])
+    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[])
     ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
   ), limit_reservations_written AS (
     INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[], $28::text[], $29::numeric[],
-      $30::bigint[])
+    SELECT * FROM unnest($28::uuid[], $29::bigint[], $30::text[], $31::numeric[], $32::text[], $33::numeric[],
+      $34::bigint[])
     ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
     DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
   ), ${RECORDS.trim().slice("WITH ".length)}`;
@@ -105,6 +121,10 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
     rows.map((r) => r.fundingAddress?.toLowerCase() ?? null),
     rows.map((r) => r.paymasterAddress?.toLowerCase() ?? null),
     rows.map((r) => text(r.maxCharge)),
+    rows.map((r) => r.nativeUsdPrice ?? null),
+    rows.map((r) => r.entryPoint?.toLowerCase() ?? null),
+    rows.map((r) => r.mode ?? null),
+    rows.map((r) => text(r.worstCaseWei)),
   ];
 }
 
@@ -163,9 +183,14 @@ export class SponsorshipLog {
     // Embedded: the limits are kept in memory and written by the records' statement (PostgreSQL: reserved in the
     // database, in the records' transaction).
     const memory = memoryLedgerOf(db);
+    const statistics = new AnalyzeOnGrowth(db, "sponsorships");
     this.#insert = new Batcher(
       async (items) => {
-        if (memory) return memory.exclusive(() => recordWithMemory(db, items, memory));
+        if (memory) {
+          const outcomes = await memory.exclusive(() => recordWithMemory(db, items, memory));
+          statistics.wrote(items.length);
+          return outcomes;
+        }
         for (let attempt = 1; ; attempt++) {
           try {
             // Without limits to reserve, the one statement is the whole transaction.
@@ -241,10 +266,10 @@ async function recordBatch(
 
 /**
  * The record of an operation the rules passed but whose limits were full at record time: a refusal like any other
- * (no hash, no validity, nothing held), with the rules' outcomes and the limit's refusal after them.
+ * (no hash, no validity, nothing held, no worst case), with the rules' outcomes and the limit's refusal after them.
  */
 function refusedAtRecord(record: SponsorshipRecord, rule: string, reason: string): SponsorshipRecord {
-  const { userOpHash, validUntil, validAfter, maxCharge, ...rest } = record;
+  const { userOpHash, validUntil, validAfter, maxCharge, worstCaseWei, ...rest } = record;
   return {
     ...rest,
     sponsored: false,
@@ -263,12 +288,14 @@ export interface StoredSponsorship {
   valid_after: string | number | null;
   call_gas_limit: string | null;
   rule_outcomes: { rule: string; passed: boolean; reason?: string }[];
+  /** The native token price a USD rule used (dollars per whole token), or null. */
+  native_usd_price: string | null;
 }
 
 export async function listSponsorships(db: Queryable, paymasterId: string): Promise<StoredSponsorship[]> {
   return db.query<StoredSponsorship>(
     `SELECT sender, nonce::text AS nonce, sponsored, reason, user_op_hash, valid_until, valid_after,
-       call_gas_limit::text AS call_gas_limit, rule_outcomes
+       call_gas_limit::text AS call_gas_limit, rule_outcomes, native_usd_price::text AS native_usd_price
      FROM sponsorships WHERE paymaster_id = $1 ORDER BY created_at, id`,
     [paymasterId],
   );

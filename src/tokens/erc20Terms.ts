@@ -3,6 +3,7 @@
 import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
 import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
@@ -119,4 +120,18 @@ export async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: numb
     if (error instanceof PriceReadError) throw new RpcError(ESTIMATION_UNAVAILABLE, error.message, 503);
     throw error;
   }
+}
+
+/** The one rule outcome an ERC-20 mode record carries, on every EntryPoint version: the token and the terms it pays at. */
+export function erc20Outcome(token: TokenConfig, terms: TokenFeeTerms, maximum: bigint) {
+  return {
+    rule: "ERC20",
+    passed: true,
+    feeToken: token.address,
+    symbol: token.symbol,
+    priceSource: terms.priceSource,
+    exchangeRate: terms.exchangeRate.toString(),
+    priceMarkup: terms.priceMarkup,
+    maxTokenCost: maximum.toString(),
+  };
 }

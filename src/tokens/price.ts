@@ -16,6 +16,7 @@ import {
   parseAbi,
   zeroAddress,
 } from "viem";
+import { aggregatorAbi } from "../chain/aggregatorAbi";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "../chain/chainClient";
 import { describeTransportError } from "../chain/gasEstimationErrors";
 import type { SponsoringChain } from "../chain/sponsoringChains";
@@ -42,9 +43,6 @@ export class PriceReadError extends Error {
   override name = "PriceReadError";
 }
 
-const aggregatorAbi = parseAbi([
-  "function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)",
-]);
 /** The same read on the feed and on the token (ERC20 metadata). */
 const decimalsAbi = parseAbi(["function decimals() view returns (uint8)"]);
 const tokenPaymasterAbi = parseAbi(["function maxPriceAge() view returns (uint48)"]);

@@ -1,4 +1,5 @@
 import type { Hex } from "viem";
+import { maxChargeWei } from "../chain/paymasterDeposit";
 import {
   encodeTokenPaymasterAndData,
   getTokenPaymasterHash,
@@ -9,7 +10,7 @@ import { getUserOpHash } from "../chain/userOpHash";
 import type { TokenConfig } from "../config";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { SignableUserOperation, SponsorDeps } from "../sponsorship/sponsor";
-import { requireBalance, type TokenChain } from "./erc20Terms";
+import { erc20Outcome, requireBalance, type TokenChain } from "./erc20Terms";
 
 export interface TokenSignRequest {
   setup: SponsorshipSetup;
@@ -56,18 +57,10 @@ export async function signTokenPaymaster(
     validUntil: terms.validUntil,
     validAfter: terms.validAfter,
     paymasterAddress: paymaster,
-    ruleOutcomes: [
-      {
-        rule: "ERC20",
-        passed: true,
-        feeToken: token.address,
-        symbol: token.symbol,
-        priceSource: terms.priceSource,
-        exchangeRate: terms.exchangeRate.toString(),
-        priceMarkup: terms.priceMarkup,
-        maxTokenCost: maximum.toString(),
-      },
-    ],
+    entryPoint: chain.entryPoint,
+    mode: "ERC20",
+    worstCaseWei: maxChargeWei(userOp),
+    ruleOutcomes: [erc20Outcome(token, terms, maximum)],
   });
   return paymasterAndData;
 }

@@ -19,6 +19,8 @@ export interface CallOptions {
   maxResponseBytes?: number;
   lookup?: Lookup;
   nowMs?: () => number;
+  /** What a 2xx body means; absent: the webhook verdict (`arePoliciesVerified`). Alerts take any 2xx as delivered. */
+  verdict?: (body: string) => CallResult;
 }
 
 /** `ok` means the webhook answered `arePoliciesVerified: true`; anything else is a refusal with its reason. */
@@ -103,7 +105,7 @@ function send(
         lookup: pinnedLookup(addresses),
         signal,
       },
-      (response) => readVerdict(response, maxBytes, finish),
+      (response) => readVerdict(response, maxBytes, options.verdict ?? verdict, finish),
     );
     outgoing.on("error", (error) => {
       finish(signal.aborted ? refused(`timed out after ${options.timeoutMs} ms`) : refused(describeError(error)));
@@ -112,7 +114,12 @@ function send(
   });
 }
 
-function readVerdict(response: IncomingMessage, maxBytes: number, finish: (result: CallResult) => void): void {
+function readVerdict(
+  response: IncomingMessage,
+  maxBytes: number,
+  verdictOf: (body: string) => CallResult,
+  finish: (result: CallResult) => void,
+): void {
   const status = response.statusCode ?? 0;
   const tooLarge = refused(`response larger than ${maxBytes} bytes`);
   const early =
@@ -134,7 +141,7 @@ function readVerdict(response: IncomingMessage, maxBytes: number, finish: (resul
     if (size > maxBytes) finish(tooLarge);
     else chunks.push(chunk);
   });
-  response.on("end", () => finish(verdict(Buffer.concat(chunks).toString("utf8"))));
+  response.on("end", () => finish(verdictOf(Buffer.concat(chunks).toString("utf8"))));
   response.on("error", (error) => finish(refused(describeError(error))));
   response.on("close", () => finish(refused("connection closed before the response ended")));
 }

@@ -354,7 +354,7 @@ describe("EntryPoint v0.6, ERC20 mode through ERC-7677 with { token }", () => {
 });
 
 describe("EntryPoint v0.8, a sender without enough of the token", () => {
-  test("pm_getPaymasterData is -32602 saying what the sender holds and the most it can be charged", async () => {
+  test("pm_getPaymasterStubData and pm_getPaymasterData are -32602 saying what the sender holds and the most it can be charged", async () => {
     const { env } = started();
     const account = await toSimpleSmartAccount({
       client: env.publicClient,
@@ -375,17 +375,20 @@ describe("EntryPoint v0.8, a sender without enough of the token", () => {
       maxPriorityFeePerGas: "0x3b9aca00",
       signature: await account.getStubSignature(),
     };
-    const response = await fetch(endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "pm_getPaymasterData",
-        params: [operation, account.entryPoint.address, "0x7a69", { token: LOCAL_TEST_TOKEN_ADDRESS }],
-      }),
-    });
-    const reply = (await response.json()) as { error?: { code: number; message: string } };
+    const call = async (method: string) => {
+      const response = await fetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method,
+          params: [operation, account.entryPoint.address, "0x7a69", { token: LOCAL_TEST_TOKEN_ADDRESS }],
+        }),
+      });
+      return (await response.json()) as { error?: { code: number; message: string } };
+    };
+    const reply = await call("pm_getPaymasterData");
     assert.equal(reply.error?.code, -32602, JSON.stringify(reply));
     assert.match(
       reply.error.message,
@@ -395,5 +398,7 @@ describe("EntryPoint v0.8, a sender without enough of the token", () => {
         "i",
       ),
     );
+    // The stub weighs the same balance against the same gas, so the wallet learns it before its user signs.
+    assert.deepEqual(await call("pm_getPaymasterStubData"), reply);
   });
 });

@@ -55,7 +55,9 @@ export async function startTestApp(
   overrides: Partial<AppContext> = {},
   logger: FastifyServerOptions["logger"] = process.env.TEST_LOG ? { level: "error" } : false,
 ): Promise<TestApp> {
-  const db = await openTestDatabase();
+  // A database given in `overrides` is the caller's to close (tests that run two apps on one database).
+  const ownsDatabase = overrides.db === undefined;
+  const db = overrides.db ?? (await openTestDatabase());
   const ctx: AppContext = {
     db,
     chains: TEST_CHAINS,
@@ -118,7 +120,7 @@ export async function startTestApp(
     dapp,
     async close() {
       await app.close();
-      await db.close();
+      if (ownsDatabase) await db.close();
     },
   };
 }

@@ -4,7 +4,7 @@ import type { TSchema } from "typebox";
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { problemOf } from "../../src/schemas/validate";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { linkFundingWallet } from "../helpers/dappSetup";
+import { linkFundingWallet, rpc } from "../helpers/dappSetup";
 
 /**
  * The answers the service really sends match what GET /openapi.json says they are: one dApp's whole life through the
@@ -108,6 +108,47 @@ test("every answer of a dApp's life matches the document", async () => {
   });
   await answer("PATCH", "paymaster-policy/activate/{policyId}", { ...auth, path: "paymaster-policy/activate/x" }, 404);
   await answer("GET", "paymaster-policy/usage", auth);
+  const list = await answer("POST", "paymaster-policy", {
+    ...auth,
+    body: { name: "vips", policyType: "SENDER_ALLOWLIST", policyData: { addresses: [contract] } },
+  });
+  const listId = (list as { _id: string })._id;
+  await answer("PATCH", "paymaster-policy/{policyId}", {
+    ...auth,
+    path: `paymaster-policy/${listId}`,
+    body: { name: "friends", policyData: { addresses: [] } },
+  });
+  await answer(
+    "PATCH",
+    "paymaster-policy/{policyId}",
+    { ...auth, path: `paymaster-policy/${listId}`, body: { policyData: { addresses: ["0x1"] } } },
+    400,
+  );
+  await answer(
+    "PATCH",
+    "paymaster-policy/{policyId}",
+    { ...auth, path: "paymaster-policy/x", body: { name: "y" } },
+    404,
+  );
+  // A record in the ledger, sponsored or refused: every answer is one.
+  const op = {
+    sender: `0x${"12".repeat(20)}`,
+    nonce: "0x0",
+    initCode: "0x",
+    callData: "0x",
+    callGasLimit: "100000",
+    verificationGasLimit: "50000",
+    preVerificationGas: "40000",
+    maxFeePerGas: "1000000000",
+    maxPriorityFeePerGas: "1000000",
+  };
+  assert.equal((await rpc(t, d, "pm_sponsorUserOperation", [op, { mode: "SPONSORED" }])).status, 200);
+  assert.equal(((await answer("GET", "sponsorships", auth)) as unknown[]).length, 1);
+  await answer("GET", "sponsorships", { ...auth, query: { status: "mined", limit: "10" } });
+  await answer("GET", "sponsorships", { ...auth, query: { status: "done" } }, 400);
+  await answer("GET", "sponsorships/stats", { ...auth, query: { bucket: "hour" } });
+  await answer("GET", "sponsorships/stats", { ...auth, query: { from: "5", to: "1" } }, 400);
+  await answer("GET", "sponsorships/stats", {}, 401);
 
   const webhook = await answer("POST", "webhook", {
     ...auth,
@@ -121,5 +162,5 @@ test("every answer of a dApp's life matches the document", async () => {
   await answer("DELETE", "webhook", { ...auth, body: { webhookId } });
   await answer("DELETE", "webhook", { ...auth, body: { webhookId } }, 404);
   await answer("DELETE", "smart-contract", { ...auth, body: { address: contract } });
-  assert.equal(checked, 29, "every call above was checked");
+  assert.equal(checked, 39, "every call above was checked");
 });

@@ -24,6 +24,7 @@ interface PaymasterView {
   apiKey: string;
   paymasterId: string;
   fundingWalletAddress: string | null;
+  active: boolean;
 }
 
 /** Step 1: a new funding message for the dApp's paymaster. */
@@ -139,6 +140,7 @@ describe("link the funding wallet (step 3)", () => {
         apiKey: dapp.apiKey,
         paymasterId: dapp.paymasterId,
         fundingWalletAddress: signer.address.toLowerCase(),
+        active: true,
       });
       assert.notEqual(signer.address, signer.address.toLowerCase(), "the signer's address is checksummed");
       assert.equal(await fundingWalletOf(dapp), signer.address.toLowerCase());
@@ -301,9 +303,9 @@ describe("link the funding wallet (step 3)", () => {
     ["paymasterId", 7, "paymasterId must be a string"],
     ["paymasterId", "", "paymasterId must not be empty"],
     ["type", undefined, "type is required"],
-    ["type", 1, "type must be one of paymasterFundingId, active"],
-    ["type", "paymasterFunding", "type must be one of paymasterFundingId, active"],
-    ["type", "PAYMASTERFUNDINGID", "type must be one of paymasterFundingId, active"],
+    ["type", 1, "type must be one of paymasterFundingId, active, depositAlert"],
+    ["type", "paymasterFunding", "type must be one of paymasterFundingId, active, depositAlert"],
+    ["type", "PAYMASTERFUNDINGID", "type must be one of paymasterFundingId, active, depositAlert"],
     ["signature", undefined, "signature is required"],
     ["signature", 123, "signature must be a string"],
     ["signature", "", "signature must not be empty"],

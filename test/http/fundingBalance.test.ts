@@ -94,12 +94,17 @@ test("a funding wallet's deposit on every version's verifying paymaster, v0.6 al
         entryPoint: info.entryPoint,
         verifyingPaymaster: info.verifyingPaymaster,
         balance: "60000000000000000",
+        // Nothing sponsored yet: the whole deposit is available.
+        held: "0",
+        available: "60000000000000000",
       },
       ...(["0.7", "0.8"] as const).map((version) => ({
         version,
         entryPoint: info.entryPoints[version].entryPoint,
         verifyingPaymaster: info.entryPoints[version].verifyingPaymaster,
         balance: amounts[version].toString(),
+        held: "0",
+        available: amounts[version].toString(),
       })),
     ],
   });

@@ -216,3 +216,26 @@ describe("GET paymaster-policy in pages", () => {
     assert.equal(second.body.nextCursor, null);
   });
 });
+
+test("on the embedded database the growing contracts table is analyzed, so pages after a cursor walk the index", async (context) => {
+  if (t.db.kind !== "pglite") return context.skip("PostgreSQL analyzes on its own");
+  const dapp = await t.dapp();
+  // The first contract written by this process reads the table's last statistics; nothing is written before.
+  for (let n = 1; n <= 60; n++) await addContract(dapp, 1_000_000 + n);
+  let analyzed: { attname: string }[] = [];
+  for (let tries = 0; tries < 50 && analyzed.length === 0; tries++) {
+    analyzed = await t.db.query<{ attname: string }>(
+      "SELECT attname FROM pg_stats WHERE tablename = 'smart_contracts' ORDER BY attname",
+    );
+    if (analyzed.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.deepEqual(
+    analyzed.map((row) => row.attname),
+    ["created_at", "id", "paymaster_id"],
+    "the page key's columns only",
+  );
+  const [table] = await t.db.query<{ rows: number }>(
+    "SELECT reltuples::int AS rows FROM pg_class WHERE oid = 'smart_contracts'::regclass",
+  );
+  assert.ok((table?.rows ?? 0) >= 1, `reltuples ${table?.rows}`);
+});

@@ -59,9 +59,12 @@ describe("GET /openapi.json", () => {
       "PATCH /paymaster",
       "GET /paymaster-policy/usage",
       "PATCH /paymaster-policy/limit/{policyId}",
+      "PATCH /paymaster-policy/{policyId}",
       "GET /webhook-secret",
       "GET /funding-message/{paymasterId}",
       "GET /funding-balance/{paymasterId}",
+      "GET /sponsorships",
+      "GET /sponsorships/stats",
     ]) {
       const [method, path] = route.split(" ") as [string, string];
       assert.ok(documented.includes(`${method} ${MANAGEMENT_PREFIX}${path}`), `${route} is documented`);

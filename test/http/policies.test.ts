@@ -19,7 +19,7 @@ const DAY = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const AUTH_MESSAGE = "Auth token and API key is required in the headers";
 const POLICY_TYPES_MESSAGE =
-  "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW";
+  "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST";
 
 interface PolicyRecord {
   _id: string;
@@ -246,17 +246,17 @@ describe("create policy (endpoints 8, 9, 10)", () => {
     [
       "cycleDuration a bad text",
       { cycleDuration: "fortnight" },
-      'policyData.cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'policyData.cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
-    ...["week", "minute", "month", "hours", "", 1].map((unit): [string, Record<string, unknown>, string] => [
+    ...["year", "hours", "weeks", "Month", "", 1].map((unit): [string, Record<string, unknown>, string] => [
       `cycleDuration.unit ${JSON.stringify(unit)}`,
       { cycleDuration: { value: 1, unit } },
-      "policyData.cycleDuration.unit must be one of hour, day",
+      "policyData.cycleDuration.unit must be one of minute, hour, day, week, month",
     ]),
     [
       "cycleDuration.unit missing",
       { cycleDuration: { value: 1 } },
-      "policyData.cycleDuration.unit must be one of hour, day",
+      "policyData.cycleDuration.unit must be one of minute, hour, day, week, month",
     ],
     ...[0, -1, 1.5, 100_001, 1e12, "1", null].map((value): [string, Record<string, unknown>, string] => [
       `cycleDuration.value ${JSON.stringify(value)}`,
@@ -269,11 +269,15 @@ describe("create policy (endpoints 8, 9, 10)", () => {
       "policyData.cycleDuration.value must be a whole number from 1 to 100000",
     ],
     ["thresholdType missing", { thresholdType: undefined }, "policyData.thresholdType is required"],
-    ["thresholdType unknown", { thresholdType: "ETH" }, "policyData.thresholdType must be one of COUNT, NATIVE_ASSET"],
+    [
+      "thresholdType unknown",
+      { thresholdType: "ETH" },
+      "policyData.thresholdType must be one of COUNT, NATIVE_ASSET, USD",
+    ],
     [
       "thresholdType lowercase",
       { thresholdType: "count" },
-      "policyData.thresholdType must be one of COUNT, NATIVE_ASSET",
+      "policyData.thresholdType must be one of COUNT, NATIVE_ASSET, USD",
     ],
     ["threshold missing", { threshold: undefined }, "policyData.threshold is required"],
     ...[0, -1, -0.5, "10", null, true, {}].map((threshold): [string, Record<string, unknown>, string] => [
@@ -582,32 +586,37 @@ describe("update a spending limit (endpoint 12)", () => {
       { thresholdType: "COUNT" },
       "threshold must be a whole number of user operations when thresholdType is COUNT",
     ],
-    ["thresholdType unknown", { thresholdType: "GAS" }, "thresholdType must be one of COUNT, NATIVE_ASSET"],
-    ["thresholdType a number", { thresholdType: 0 }, "thresholdType must be one of COUNT, NATIVE_ASSET"],
+    ["thresholdType unknown", { thresholdType: "GAS" }, "thresholdType must be one of COUNT, NATIVE_ASSET, USD"],
+    ["thresholdType a number", { thresholdType: 0 }, "thresholdType must be one of COUNT, NATIVE_ASSET, USD"],
     [
       'cycleDuration "fortnight"',
       { cycleDuration: "fortnight" },
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
     [
-      'cycleDuration "3 week"',
-      { cycleDuration: "3 week" },
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration "3 fortnights"',
+      { cycleDuration: "3 fortnights" },
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
+    ],
+    [
+      'cycleDuration "3m" (a minute or a month?)',
+      { cycleDuration: "3m" },
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
     [
       'cycleDuration "1.5 hour"',
       { cycleDuration: "1.5 hour" },
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
     [
       'cycleDuration "-1 day"',
       { cycleDuration: "-1 day" },
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
     [
       'cycleDuration ""',
       { cycleDuration: "" },
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
     ],
     [
       'cycleDuration "0 hour"',
@@ -620,14 +629,15 @@ describe("update a spending limit (endpoint 12)", () => {
       "cycleDuration.value must be a whole number from 1 to 100000",
     ],
     [
-      "cycleDuration unit week",
-      { cycleDuration: { value: 1, unit: "week" } },
-      "cycleDuration.unit must be one of hour, day",
+      "cycleDuration unit year",
+      { cycleDuration: { value: 1, unit: "year" } },
+      "cycleDuration.unit must be one of minute, hour, day, week, month",
     ],
     [
-      "cycleDuration unit minute",
-      { cycleDuration: { value: 30, unit: "minute" } },
-      "cycleDuration.unit must be one of hour, day",
+      "thresholdType USD on a chain without a native token price",
+      { thresholdType: "USD" },
+      "thresholdType USD needs the native token's dollar price, which the chains file does not give for chain 31337 " +
+        "(nativeUsdPrice): use NATIVE_ASSET or configure the price",
     ],
     [
       "cycleDuration value 0",
@@ -764,13 +774,14 @@ describe("MAX_COST_PER_OP: a per-operation cost cap", () => {
     assert.deepEqual(await findById(d, policy._id), policy);
   });
 
-  test("USD is refused until a native price can be configured; nothing is stored", async () => {
+  test("USD on a chain without a native token price is refused; nothing is stored", async () => {
     const d = await t.dapp();
     await assertRefused(
       d,
       () => create(d, capPolicy("dollars", { threshold: 5, thresholdType: "USD" })),
       400,
-      "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET",
+      "policyData.thresholdType USD needs the native token's dollar price, which the chains file does not give for " +
+        "chain 31337 (nativeUsdPrice): use NATIVE_ASSET or configure the price",
     );
   });
 

@@ -48,10 +48,11 @@ function labelValues(text: string): [string, string][] {
 /** Each label of the service's own metrics and the only values it may take (chain_id: the configured chains). */
 const ALLOWED: Record<string, RegExp> = {
   chain_id: /^(31337|80002)$/,
-  mode: /^(sponsored|erc20)$/,
-  outcome: /^(sponsored|refused|error|ok|reverted|unavailable|verified|timeout)$/,
+  mode: /^(sponsored|erc20|unknown)$/,
+  outcome: /^(sponsored|refused|error|ok|reverted|unavailable|verified|timeout|sent|retried|failed)$/,
+  event: /^(deposit\.low|limit\.reached)$/,
   reason:
-    /^(|fundingAndRules|walletDeployment|contractWhitelist|spendingLimits|deposit|webhooks|noVerifyingPaymaster|invalidParams|refused|other|gasEstimationUnavailable|internal)$/,
+    /^(|fundingAndRules|walletDeployment|contractWhitelist|maxCostPerOp|timeWindow|senderLists|spendingLimits|deposit|webhooks|noVerifyingPaymaster|paused|invalidParams|refused|other|gasEstimationUnavailable|internal)$/,
   batch: /^(sponsorships|limit_checks)$/,
   kind: /^(reverted|unavailable)$/,
   version: /^(0\.6|0\.7|0\.8)$/,

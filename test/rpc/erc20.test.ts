@@ -16,7 +16,9 @@ import {
   zeroAddress,
 } from "viem";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import { withWorstCaseSignatures } from "../../src/chain/gasEstimationStub";
+import { maxChargeWei } from "../../src/chain/paymasterDeposit";
 import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/chain/tokenArtifacts";
 import {
   LOCAL_PRICE,
@@ -345,6 +347,18 @@ test("sponsoring with the aggregator's price: the oracle source, signed by the s
       maxTokenCost: maxTokenCost(op, TUSD_RATE, 1_100_000).toString(),
     },
   ]);
+  // The ledger shows it in ERC20 mode, with its EntryPoint and worst case.
+  const ledger = await main.t.call("GET", "sponsorships", { token: main.dapp.token, apiKey: main.dapp.apiKey });
+  const [row] = ledger.body.data as Record<string, unknown>[];
+  assert.deepEqual(
+    { mode: row?.mode, entryPoint: row?.entryPoint, worstCaseWei: row?.worstCaseWei, status: row?.status },
+    {
+      mode: "ERC20",
+      entryPoint: ENTRY_POINT_V06_ADDRESS.toLowerCase(),
+      worstCaseWei: maxChargeWei(op).toString(),
+      status: "pending",
+    },
+  );
 });
 
 test("sponsoring with a fixed rate: the rate is signed as configured, with no aggregator", async () => {
@@ -405,6 +419,27 @@ test("a sender without the tokens for the maximum charge is refused before anyth
     }),
     /Gas estimation failed: the operation fails validation: AA33 reverted: TokenPaymaster: fee token balance below the maximum charge/,
   );
+});
+
+test("ERC-7677 stub with { token }: a sender who cannot pay even the cheapest completion is refused at the stub", async () => {
+  const stubOf = (op: Record<string, unknown>) =>
+    rpc(main.t, main.dapp, "pm_getPaymasterStubData", [op, ENTRY_POINT_V06_ADDRESS, "0x7a69", { token: TUSD.address }]);
+  const dataOf = (op: Record<string, unknown>) =>
+    rpc(main.t, main.dapp, "pm_getPaymasterData", [op, ENTRY_POINT_V06_ADDRESS, "0x7a69", { token: TUSD.address }]);
+  const holdsNothing = /^Sender 0x[0-9a-f]{40} holds 0 TUSD of fee token TUSD \(0x[0-9a-f]{40}\), less than the /;
+  const unfunded = await operation(false);
+  // As viem sends it at the stub (fees, no gas yet): the fees alone already make a charge above nothing.
+  refused(await stubOf(wire(unfunded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"])), holdsNothing);
+  // With the gas sent, the stub and the final request weigh the same maximum and refuse in the same words.
+  const atStub = await stubOf(wire(unfunded));
+  refused(atStub, holdsNothing);
+  const atFinal = await dataOf(wire(unfunded));
+  assert.equal(atFinal.body.error?.message, atStub.body.error?.message);
+
+  const funded = await operation();
+  const stub = await stubOf(wire(funded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"]));
+  assert.equal(stub.status, 200, JSON.stringify(stub.body));
+  assert.equal(size(stub.body.result.paymasterAndData as Hex), TOKEN_PAYMASTER_AND_DATA_LENGTH);
 });
 
 test("a missing, empty, malformed, zero-address or unsupported fee token: HTTP 400, -32602 naming the token", async () => {

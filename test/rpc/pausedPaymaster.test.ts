@@ -85,3 +85,21 @@ test("bad pause requests: 400 naming the field, 404 for another paymaster's id; 
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [op(0), { mode: "SPONSORED" }]);
   assert.equal(size(reply.body.result.paymasterAndData), 276, "still active after the refused requests");
 });
+
+test("the paymaster list and the update's answer show the paused state as active", async () => {
+  const dapp = await t.dapp();
+  const activeOf = async () => {
+    const reply = await t.call("GET", "paymaster", { token: dapp.token });
+    assert.equal(reply.status, 200);
+    const listed = (reply.body.data as { paymasterId: string; active: boolean }[]).find(
+      (p) => p.paymasterId === dapp.paymasterId,
+    );
+    return listed?.active;
+  };
+  assert.equal(await activeOf(), true);
+  const paused = await setPaused(dapp, { paymasterId: dapp.paymasterId, type: "active", active: false });
+  assert.equal((paused.body.data as { active: boolean }).active, false);
+  assert.equal(await activeOf(), false);
+  await setPaused(dapp, { paymasterId: dapp.paymasterId, type: "active", active: true });
+  assert.equal(await activeOf(), true);
+});

@@ -142,6 +142,7 @@ describe("sponsored", () => {
         ["contractWhitelist", true],
         ["maxCostPerOp", true],
         ["timeWindow", true],
+        ["senderLists", true],
         ["spendingLimits", true],
         ["deposit", true],
         ["webhooks", true],

@@ -242,6 +242,7 @@ describe("evaluation order and the record", () => {
       { rule: "contractWhitelist", passed: true },
       { rule: "maxCostPerOp", passed: true },
       { rule: "timeWindow", passed: true },
+      { rule: "senderLists", passed: true },
       { rule: "spendingLimits", passed: true },
       // The test chains have no RPC: the deposit is not checked, and the record says so.
       { rule: "deposit", passed: true, reason: "no RPC configured: deposit not checked" },

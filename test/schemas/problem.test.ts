@@ -60,8 +60,11 @@ test("a union is explained against the shape of the value's own kind", () => {
   const cycle = (value: unknown) => problemOf(CycleDuration, value, "cycleDuration", true);
   assert.equal(cycle(3), "cycleDuration must be a JSON object");
   assert.equal(cycle(null), "cycleDuration must be a JSON object");
-  assert.equal(cycle("fortnight"), 'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"');
-  assert.equal(cycle({ value: 1 }), "cycleDuration.unit must be one of hour, day");
+  assert.equal(
+    cycle("fortnight"),
+    'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
+  );
+  assert.equal(cycle({ value: 1 }), "cycleDuration.unit must be one of minute, hour, day, week, month");
   assert.equal(cycle({ value: 0, unit: "day" }), "cycleDuration.value must be a whole number from 1 to 100000");
   assert.equal(cycle("3 Hours"), undefined);
 });
@@ -70,7 +73,7 @@ test("objects told apart by a constant are explained against the shape it names,
   const policy = (value: unknown) => problemOf(CreatePolicyBody, value, "Request body");
   assert.equal(
     policy({ name: "p", policyType: "NOPE", policyData: {} }),
-    "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW",
+    "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST",
   );
   assert.equal(policy({ policyType: "NOPE" }), "name is required", "fields before the constant come first");
   assert.equal(policy({ name: "p", policyType: "WEBHOOK", policyData: {} }), "policyData.url is required");

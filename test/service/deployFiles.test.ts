@@ -73,7 +73,7 @@ test("Dockerfile: a build stage, then a slim runtime stage of the pack, non-root
   assert.match(runtime, /^ENV .*\bNODE_ENV=production\b/m);
   assert.match(runtime, /^CMD \[.*"dist\/main\.js"\]/m, "it starts what the build writes");
   const files = (JSON.parse(read("package.json")) as { files: string[] }).files;
-  assert.deepEqual(files.sort(), ["config", "dist"]);
+  assert.deepEqual(files.sort(), ["config", "dashboard/dist", "dist"]);
 });
 
 test("the example Prometheus rules parse, and every metric they use is one the service exports", async () => {

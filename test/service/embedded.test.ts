@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { findAccountByToken } from "../../src/storage/accounts";
+import { findAccountByTokenHash, hashToken } from "../../src/storage/accounts";
 import { openStorage } from "../../src/storage/open";
 import { embeddedEnv, runScript, startService } from "../helpers/service";
 
@@ -24,6 +24,8 @@ async function api(baseUrl: string, method: string, route: string, headers: Reco
 test("embedded service: development account, account command, restart keeps the data, one owner per folder", async () => {
   const first = await startService(env);
   let devToken = "";
+  let acmeId = "";
+  let acmeToken = "";
   try {
     devToken = lastLine(first.output());
     assert.match(devToken, /^pm_[A-Za-z0-9_-]{43}$/, "a fresh start prints the development account's token");
@@ -45,10 +47,23 @@ test("embedded service: development account, account command, restart keeps the 
     // While the service holds the folder, the account command goes through it.
     const cli = await runScript("src/cli/account.ts", ["create", "--name", "acme"], env);
     assert.equal(cli.code, 0, cli.stderr);
-    const acmeToken = lastLine(cli.stdout);
+    acmeToken = lastLine(cli.stdout);
     assert.match(acmeToken, /^pm_/);
     const acmeList = await api(first.baseUrl, "GET", "paymasterParameters", { authToken: acmeToken });
     assert.deepEqual([acmeList.status, acmeList.body.data], [200, []]);
+    acmeId = /\(id ([0-9a-f-]{36})\)/.exec(cli.stdout)?.[1] ?? "";
+    assert.ok(acmeId, cli.stdout);
+
+    // Rotating through the running service: the old token is refused at once (it was in the service's cache), the
+    // new one works.
+    const rotated = await runScript("src/cli/account.ts", ["rotate-token", "--id", acmeId], env);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    acmeToken = lastLine(rotated.stdout);
+    assert.match(acmeToken, /^pm_/);
+    const old = await api(first.baseUrl, "GET", "paymasterParameters", { authToken: lastLine(cli.stdout) });
+    assert.equal(old.status, 401, "the rotated token is refused");
+    const fresh = await api(first.baseUrl, "GET", "paymasterParameters", { authToken: acmeToken });
+    assert.equal(fresh.status, 200, "the new token works");
 
     // A second service on the same folder is refused instead of corrupting it.
     const second = await runScript("src/main.ts", [], env);
@@ -63,6 +78,9 @@ test("embedded service: development account, account command, restart keeps the 
   const offline = await runScript("src/cli/account.ts", ["create", "--name", "offline"], env);
   assert.equal(offline.code, 0, offline.stderr);
   const offlineToken = lastLine(offline.stdout);
+  // And revokes a token itself.
+  const revoked = await runScript("src/cli/account.ts", ["revoke-token", "--id", acmeId], env);
+  assert.equal(revoked.code, 0, revoked.stderr);
 
   const restarted = await startService(env);
   try {
@@ -75,6 +93,8 @@ test("embedded service: development account, account command, restart keeps the 
     );
     const offlineList = await api(restarted.baseUrl, "GET", "paymasterParameters", { authToken: offlineToken });
     assert.equal(offlineList.status, 200, "the account made while the service was down works");
+    const revokedList = await api(restarted.baseUrl, "GET", "paymasterParameters", { authToken: acmeToken });
+    assert.equal(revokedList.status, 401, "the token revoked while the service was down is refused");
   } finally {
     await restarted.stop();
   }
@@ -82,10 +102,10 @@ test("embedded service: development account, account command, restart keeps the 
   // Tokens are stored hashed: the clear token appears nowhere in the database.
   const storage = await openStorage({ dataDir }, "cli");
   try {
-    assert.ok(await findAccountByToken(storage.db, devToken));
+    assert.ok(await findAccountByTokenHash(storage.db, hashToken(devToken)));
     const rows = await storage.db.query<{ token_hash: string }>("SELECT token_hash FROM accounts");
     assert.equal(rows.length, 3);
-    for (const row of rows) assert.ok(![devToken, offlineToken].includes(row.token_hash));
+    for (const row of rows) assert.ok(![devToken, offlineToken, acmeToken].includes(row.token_hash));
   } finally {
     await storage.close();
   }

@@ -113,6 +113,14 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
 
   const health = await fetch(`${base}/healthz`);
   assert.equal(health.status, 200);
+
+  // The pack carries the built dashboard, which the install serves as the development start does.
+  const dashboard = await fetch(`${base}/dashboard/`);
+  assert.equal(dashboard.status, 200);
+  assert.match(dashboard.headers.get("content-security-policy") ?? "", /script-src 'self'/);
+  const script = /src="\.\/(main-[A-Z0-9]+\.js)"/.exec(await dashboard.text())?.[1];
+  assert.ok(script, "the page names its script");
+  assert.equal((await fetch(`${base}/dashboard/${script}`)).status, 200);
   const ready = await fetch(`${base}/readyz`);
   const readiness = (await ready.json()) as { status: string; database: string; migrations: string; signer: string };
   assert.equal(ready.status, 200);

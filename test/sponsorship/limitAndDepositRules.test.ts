@@ -1,6 +1,6 @@
 // The two rules that read the database, over a real one (PGlite, or PostgreSQL with DATABASE_URL); one file, so the
 // embedded database starts once.
-// - Rule 6, the spending-limit pre-check: the exact reservations it hands to the record, and the exact refusal when
+// - Rule 7, the spending-limit pre-check: the exact reservations it hands to the record, and the exact refusal when
 //   the usage recorded so far leaves no room. Usage is made the way the service makes it: the rule's own claim,
 //   recorded by SponsorshipLog.
 // - The deposit check: the balance less what unexpired sponsorships hold (recorded ones from deposit_holds, written by

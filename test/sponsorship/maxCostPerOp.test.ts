@@ -1,5 +1,6 @@
 // The per-operation cost cap (MAX_COST_PER_OP) on operations of every EntryPoint version: the worst case it compares,
-// the edge at exactly the cap, several caps, and the refusal of a cap it cannot read.
+// the edge at exactly the cap, several caps, and the refusal of a cap it cannot read; a USD cap at a price (exact,
+// the cost rounded up) and its refusal without a usable price.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
@@ -7,6 +8,7 @@ import type { PartialUserOperation } from "../../src/sponsorship/partialUserOper
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
 import { maxCostPerOp } from "../../src/sponsorship/rules/maxCostPerOp";
+import { type PriceReading, RequestPrice } from "../../src/sponsorship/usdAmount";
 import type { Policy } from "../../src/storage/policies";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
@@ -53,8 +55,13 @@ function cap(name: string, policyData: Record<string, unknown>): Policy {
 }
 const ether = (threshold: number) => ({ threshold, thresholdType: "NATIVE_ASSET" });
 
-function input(userOp: SponsoredUserOperation, policies: Policy[]): RuleInput {
+/** 2,000 dollars per ether (a feed's 8 decimals): the 0.001-ether worst case is 2 dollars. */
+const AT_2000: PriceReading = { ok: true, price: { answer: 2_000n * 10n ** 8n, decimals: 8 } };
+const dollars = (threshold: number) => ({ threshold, thresholdType: "USD" });
+
+function input(userOp: SponsoredUserOperation, policies: Policy[], reading: PriceReading = AT_2000): RuleInput {
   return {
+    nativeUsdPrice: new RequestPrice({ read: async () => reading }, 31337, 0),
     setup: {
       paymasterId: "pm",
       accountId: "account",
@@ -98,9 +105,25 @@ for (const [version, op] of [
         expected: over("tight", "0.001", "0.0005"),
       },
       {
-        name: "a cap in USD (never stored by the API): refused, not ignored",
-        policies: [cap("dollars", { threshold: 5, thresholdType: "USD" })],
-        expected: { rule: "maxCostPerOp", passed: false, reason: 'Cost cap "dollars" has unreadable settings' },
+        name: "a USD cap exactly at the worst case (2 dollars): passes",
+        policies: [cap("usd", dollars(2))],
+        expected: passed,
+      },
+      {
+        name: "a USD cap one 10^-18 dollar below: refused with dollars, ether and the price",
+        policies: [cap("usd", dollars(1.999999999999999))],
+        expected: {
+          rule: "maxCostPerOp",
+          passed: false,
+          reason:
+            'Cost cap "usd" exceeded: this operation may cost up to 2 USD (0.001 ETH at 2000 USD), above the cap of ' +
+            "1.999999999999999 USD per operation",
+        },
+      },
+      {
+        name: "a USD cap in a unit the rule does not know: refused",
+        policies: [cap("euros", { threshold: 5, thresholdType: "EUR" })],
+        expected: { rule: "maxCostPerOp", passed: false, reason: 'Cost cap "euros" has unreadable settings' },
       },
       {
         name: "a cap without a threshold: refused",
@@ -114,20 +137,49 @@ for (const [version, op] of [
       },
     ];
     for (const { name, policies, expected } of cases) {
-      test(name, () => assert.deepEqual(maxCostPerOp.evaluate(input(op, policies)), expected));
+      test(name, async () => assert.deepEqual(await maxCostPerOp.evaluate(input(op, policies)), expected));
     }
   });
 }
 
-test("v0.6 counts the verification limit three times, v0.7 the paymaster's own limits: different worst cases", () => {
+test("v0.6 counts the verification limit three times, v0.7 the paymaster's own limits: different worst cases", async () => {
   const moreVerification = { ...V06, verificationGasLimit: 200_000n };
   // v0.6: (100k + 600k + 100k) × 2 gwei = 0.0016 ether; the same change on v0.7 adds only 100k × 2 gwei.
   assert.deepEqual(
-    maxCostPerOp.evaluate(input(moreVerification, [cap("c", ether(0.0012))])),
+    await maxCostPerOp.evaluate(input(moreVerification, [cap("c", ether(0.0012))])),
     over("c", "0.0016", "0.0012"),
   );
   assert.deepEqual(
-    maxCostPerOp.evaluate(input({ ...v07("0.7"), verificationGasLimit: 200_000n }, [cap("c", ether(0.0012))])),
+    await maxCostPerOp.evaluate(input({ ...v07("0.7"), verificationGasLimit: 200_000n }, [cap("c", ether(0.0012))])),
     passed,
   );
+});
+
+describe("a USD cap without a usable price refuses (fail-closed), on every EntryPoint version", () => {
+  for (const [version, op] of [
+    ["0.6", V06],
+    ["0.7", v07("0.7")],
+    ["0.8", v07("0.8")],
+  ] as const) {
+    test(`v${version}: a stale price is no price; the reason says why`, async () => {
+      const stale: PriceReading = { ok: false, reason: "The native token price is stale: …" };
+      assert.deepEqual(await maxCostPerOp.evaluate(input(op, [cap("usd", dollars(100))], stale)), {
+        rule: "maxCostPerOp",
+        passed: false,
+        reason: 'Cost cap "usd" (USD) cannot be checked: The native token price is stale: …',
+      });
+    });
+  }
+  test("no price source for the request at all: refused", async () => {
+    const { nativeUsdPrice: _none, ...withoutPrice } = input(V06, [cap("usd", dollars(100))]);
+    assert.deepEqual(await maxCostPerOp.evaluate(withoutPrice), {
+      rule: "maxCostPerOp",
+      passed: false,
+      reason: 'Cost cap "usd" (USD) cannot be checked: No native token price is available',
+    });
+  });
+  test("an ether cap needs no price: a missing one does not matter", async () => {
+    const refused: PriceReading = { ok: false, reason: "none" };
+    assert.deepEqual(await maxCostPerOp.evaluate(input(V06, [cap("eth", ether(0.001))], refused)), passed);
+  });
 });

@@ -333,6 +333,7 @@ describe("the cheap rules in order (decide) on a v0.8 operation that installs Si
       passed("contractWhitelist"),
       passed("maxCostPerOp"),
       passed("timeWindow"),
+      passed("senderLists"),
     ]);
   });
 

@@ -22,8 +22,10 @@ const DAY = 86_400_000;
 /** An anchor that is on no round hour: cycles follow it, not the clock. */
 const ANCHOR = Date.UTC(2026, 0, 15, 12, 34, 56, 789);
 
-describe("cycleLengthMs: every unit the limit accepts", () => {
+describe("cycleLengthMs: the units that run back to back from the anchor", () => {
   const cases: { name: string; input: CycleDuration; expected: number }[] = [
+    { name: "1 minute", input: { value: 1, unit: "minute" }, expected: 60_000 },
+    { name: "90 minutes", input: { value: 90, unit: "minute" }, expected: 90 * 60_000 },
     { name: "1 hour", input: { value: 1, unit: "hour" }, expected: HOUR },
     { name: "3 hours", input: { value: 3, unit: "hour" }, expected: 3 * HOUR },
     { name: "1 day", input: { value: 1, unit: "day" }, expected: DAY },
@@ -35,9 +37,12 @@ describe("cycleLengthMs: every unit the limit accepts", () => {
       expected: 100_000 * DAY,
     },
   ];
-  for (const { name, input, expected } of cases) test(name, () => assert.equal(cycleLengthMs(input), expected));
+  for (const { name, input, expected } of cases) {
+    test(name, () => assert.equal(cycleLengthMs(ANCHOR, input, ANCHOR + 17), expected));
+  }
 
-  test("the units are exactly hour and day", () => assert.deepEqual([...CYCLE_UNITS], ["hour", "day"]));
+  test("the units are exactly minute, hour, day, week and month", () =>
+    assert.deepEqual([...CYCLE_UNITS], ["minute", "hour", "day", "week", "month"]));
 });
 
 describe("currentCycleStartMs", () => {
@@ -163,9 +168,19 @@ describe("parseCycleDurationText", () => {
     { input: "", expected: undefined },
     { input: "hour", expected: undefined },
     { input: "3", expected: undefined },
-    { input: "3 weeks", expected: undefined },
-    { input: "3 minutes", expected: undefined },
+    { input: "3 weeks", expected: { value: 3, unit: "week" } },
+    { input: "1 week", expected: { value: 1, unit: "week" } },
+    { input: "2w", expected: { value: 2, unit: "week" } },
+    { input: "3 minutes", expected: { value: 3, unit: "minute" } },
+    { input: "30 min", expected: { value: 30, unit: "minute" } },
+    { input: "5MINS", expected: { value: 5, unit: "minute" } },
+    { input: "1 month", expected: { value: 1, unit: "month" } },
+    { input: "3 Months", expected: { value: 3, unit: "month" } },
+    { input: "6mo", expected: { value: 6, unit: "month" } },
+    // "m" alone could be a minute or a month: not accepted.
+    { input: "3m", expected: undefined },
     { input: "3 hrs", expected: undefined },
+    { input: "3 years", expected: undefined },
     { input: "3.5 hours", expected: undefined },
     { input: "-1 day", expected: undefined },
     { input: "1 day 2 hours", expected: undefined },

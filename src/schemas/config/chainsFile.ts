@@ -57,6 +57,28 @@ const TokenPriceSchema = Type.Object(
   { additionalProperties: false, description: PRICE_FORMS },
 );
 
+export const NATIVE_USD_PRICE_FORMS = '{"fixed": "<dollars>"} or {"aggregator": "0x…", "maxAgeSeconds": n}';
+
+/**
+ * The native token's dollar price, for USD spending limits and cost caps: exactly one of `fixed` and `aggregator`,
+ * and `maxAgeSeconds` with the aggregator only (src/config.ts checks, so that the message says what is wrong).
+ */
+const NativeUsdPriceSchema = Type.Object(
+  {
+    fixed: Type.Optional(
+      Type.String({
+        pattern: "^\\d{1,30}(\\.\\d{1,30})?$",
+        description: 'a positive decimal number of US dollars per whole native token, as a string ("2345.67")',
+      }),
+    ),
+    aggregator: Type.Optional(NonZeroAddress),
+    maxAgeSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 31_536_000, description: "a whole number of seconds from 1 to 31536000" }),
+    ),
+  },
+  { additionalProperties: false, description: NATIVE_USD_PRICE_FORMS },
+);
+
 const MIN_TOKEN_MARKUP = 1_000_000;
 const MAX_TOKEN_MARKUP = 2_000_000;
 
@@ -96,6 +118,7 @@ const ChainEntrySchema = Type.Object(
     tokenPaymaster: Type.Optional(ContractAddress),
     tokens: Type.Optional(Type.Array(TokenSchema, { description: "an array of fee tokens" })),
     entryPoints: Type.Optional(EntryPointsSchema),
+    nativeUsdPrice: Type.Optional(NativeUsdPriceSchema),
   },
   { additionalProperties: false, description: "an object describing one chain" },
 );
@@ -109,3 +132,4 @@ export const ChainsFileSchema = Type.Array(ChainEntrySchema, {
 export type ChainEntry = Static<typeof ChainEntrySchema>;
 export type TokenEntry = Static<typeof TokenSchema>;
 export type EntryPointContracts = Static<typeof EntryPointContractsSchema>;
+export type NativeUsdPriceEntry = Static<typeof NativeUsdPriceSchema>;

@@ -42,6 +42,7 @@ export const EnvironmentSchema = Type.Object({
   WEBHOOK_SIGNING_KEY: privateKey,
   WEBHOOK_SIGNING_KEY_FILE: text("the path of the webhook signing key file"),
   LOCAL_CHAIN: oneOf(["auto", "off"]),
+  DASHBOARD: oneOf(["on", "off"]),
   NODE_ENV: text("the kind of deployment (production or another)"),
   // A short token can be guessed; other characters cannot travel in a Bearer header.
   METRICS_TOKEN: Type.Optional(

@@ -9,3 +9,8 @@ const AdminHeaders = Type.Object({
 });
 
 export const createAccountSchema = { hide: true, body: CreateAccountBody, headers: AdminHeaders };
+
+/** Rotating or revoking an account's token names the account by its id, in the path. */
+const AccountPath = Type.Object({ id: Type.String({ description: "The account's id" }) });
+
+export const accountTokenSchema = { hide: true, params: AccountPath, headers: AdminHeaders };

@@ -3,6 +3,7 @@ import { messages } from "../../errors";
 import {
   AddressField,
   BadRequest,
+  HttpUrl,
   NotFound,
   Success,
   Text,
@@ -57,17 +58,43 @@ export const SetPaymasterActiveBody = Type.Object({
 });
 export type SetPaymasterActiveBody = Static<typeof SetPaymasterActiveBody>;
 
-/** The paymaster update: link a funding wallet, or pause and resume the whole paymaster. */
-const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody]);
+export const SetDepositAlertBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("depositAlert"),
+  thresholdWei: withProblem(
+    Type.String({
+      pattern: "^[0-9]{1,78}$",
+      description:
+        "deposit.low is sent when the deposit less what unexpired sponsorships can still cost falls below this, " +
+        "in wei as a decimal string",
+      examples: ["100000000000000000"],
+    }),
+    "must be a whole number of wei as a decimal string (digits only, at most 78)",
+  ),
+  url: Type.Union([HttpUrl, Type.Null()], {
+    description:
+      "Where the alerts are POSTed (deposit.low and limit.reached), checked like a webhook URL; null turns alerts off",
+  }),
+});
+export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
+
+/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, or set its alerts. */
+const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody, SetDepositAlertBody]);
 
 export const linkFundingWalletSchema = {
-  summary: "Link the wallet that signed the latest funding message, or pause and resume the whole paymaster",
+  summary:
+    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
   response: {
     200: Success("Paymaster updated successfully", PaymasterView),
-    400: BadRequest(messages.invalidSignature, "signature must be a 0x-prefixed hex string"),
+    400: BadRequest(
+      messages.invalidSignature,
+      "signature must be a 0x-prefixed hex string",
+      "thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)",
+      "url resolves to 10.0.0.5, a private address",
+    ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),
     429: TooManyRequests,
@@ -85,6 +112,15 @@ const DepositOfVersion = Type.Object({
       "The funding wallet's deposit in that paymaster (getBalance), wei as a decimal string; null if unknown",
   }),
   error: Type.Optional(Type.String({ description: "Why the balance is null" })),
+  held: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "What the unexpired, unsettled sponsorships against this deposit may still cost (their worst case), wei; " +
+      "null when the balance is unknown",
+  }),
+  available: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "balance less held (never below 0): what new sponsorships can use, wei; null when the balance is unknown",
+  }),
 });
 
 export const fundingBalanceSchema = {

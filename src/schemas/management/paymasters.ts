@@ -18,6 +18,7 @@ export const PaymasterView = Type.Object({
   fundingWalletAddress: Type.Union([Address, Type.Null()], {
     description: "The wallet linked by a signed funding message, or null",
   }),
+  active: Type.Boolean({ description: "false while the whole paymaster is paused: every RPC request is refused" }),
 });
 export type PaymasterView = Static<typeof PaymasterView>;
 

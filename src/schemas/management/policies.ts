@@ -1,4 +1,4 @@
-import Type, { type Static } from "typebox";
+import Type, { type Static, type TSchema } from "typebox";
 import { messages } from "../../errors";
 import { Address, Uuid } from "../primitives";
 import {
@@ -14,13 +14,25 @@ import {
   withProblem,
 } from "./common";
 import { PagedSuccess, PageQuery } from "./paging";
-import { COST_CAP_TYPES, CYCLE_UNITS, LIMIT_SCOPES, POLICY_TYPES, THRESHOLD_TYPES } from "./policyKinds";
+import {
+  COST_CAP_TYPES,
+  CYCLE_UNITS,
+  LIMIT_SCOPES,
+  MAX_SENDER_LIST_ADDRESSES,
+  POLICY_TYPES,
+  type PolicyType,
+  THRESHOLD_TYPES,
+} from "./policyKinds";
 
-/** A USD cap needs the native token's dollar price, which the chains file cannot give yet. */
-export const COST_CAP_USD_REFUSED =
-  "policyData.thresholdType USD needs a native token price, which is not yet configurable: use NATIVE_ASSET";
+/** A USD rule needs the native token's dollar price, which the chains file gives per chain. */
+export const usdNeedsPrice = (label: string, chainId: number | string) =>
+  `${label} USD needs the native token's dollar price, which the chains file does not give for chain ${chainId} ` +
+  "(nativeUsdPrice): use NATIVE_ASSET or configure the price";
 
-/** Endpoints 8 to 14 and the usage extension: a paymaster's rules (spending limits, webhooks, wallet deployment, cost caps, time windows). */
+/**
+ * Endpoints 8 to 14 and the extensions: a paymaster's rules (spending limits, webhooks, wallet deployment, cost caps,
+ * time windows, sender lists), their usage and their general update.
+ */
 
 /** Cycles longer than this are surely a mistake, and would overflow the millisecond arithmetic long before. */
 const MAX_CYCLE_VALUE = 100_000;
@@ -37,13 +49,20 @@ export const CycleDurationObject = Type.Object({
   unit: absentIsProblem(Type.Enum(CYCLE_UNITS)),
 });
 
-/** "3 hour", "3 hours", "3h", "1 day", "2d", any case: read as {value, unit}. */
+/** A regular-expression alternative that matches `word` in any case ("day" → "[dD][aA][yY]"). */
+const anyCase = (word: string) => [...word].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join("");
+const TEXT_UNITS = ["minutes", "minute", "mins", "min", "hours", "hour", "h", "days", "day", "d", "weeks", "week", "w"]
+  .concat(["months", "month", "mo"])
+  .map(anyCase)
+  .join("|");
+
+/** "3 hour", "3h", "1 day", "2d", "30 min", "1 week", "2w", "1 month", "3mo", any case: read as {value, unit}. */
 const CycleDurationText = withProblem(
   Type.String({
-    pattern: "^\\s*\\d+\\s*([hH]([oO][uU][rR][sS]?)?|[dD]([aA][yY][sS]?)?)\\s*$",
-    examples: ["3 hour", "1 day"],
+    pattern: `^\\s*\\d+\\s*(${TEXT_UNITS})\\s*$`,
+    examples: ["3 hour", "1 day", "1 month"],
   }),
-  'must be an object {value, unit} or a text like "3 hour" or "1 day"',
+  'must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
 );
 
 export const CycleDuration = withProblem(Type.Union([CycleDurationObject, CycleDurationText]), {
@@ -51,14 +70,16 @@ export const CycleDuration = withProblem(Type.Union([CycleDurationObject, CycleD
 });
 
 const ThresholdType = Type.Enum(THRESHOLD_TYPES, {
-  description: "COUNT: user operations; NATIVE_ASSET: gas spend in ether",
+  description:
+    "COUNT: user operations; NATIVE_ASSET: gas spend in ether; USD: gas spend in US dollars at the chain's native " +
+    "token price (chains file, nativeUsdPrice)",
 });
 
 const Threshold = withProblem(
   Type.Number({
     exclusiveMinimum: 0,
     maximum: MAX_THRESHOLD,
-    description: "Operations (a whole number, for COUNT) or ether (for NATIVE_ASSET)",
+    description: "Operations (a whole number, for COUNT), ether (for NATIVE_ASSET) or US dollars (for USD)",
     examples: [100],
   }),
   { type: "must be a positive number", exclusiveMinimum: "must be a positive number" },
@@ -78,7 +99,9 @@ const MaxCostPerOpData = Type.Object(
   {
     threshold: Threshold,
     thresholdType: Type.Enum(COST_CAP_TYPES, {
-      description: "NATIVE_ASSET: the cap in ether; USD is refused until a native token price can be configured",
+      description:
+        "NATIVE_ASSET: the cap in ether; USD: the cap in US dollars at the chain's native token price (chains file, " +
+        "nativeUsdPrice)",
     }),
   },
   { description: "Refuses an operation whose worst-case cost exceeds the threshold" },
@@ -104,14 +127,77 @@ const TimeWindowData = Type.Object(
 export const TIME_WINDOW_EMPTY = "policyData needs startTimeInEpoch, endTimeInEpoch or both";
 export const TIME_WINDOW_BACKWARDS = "policyData.startTimeInEpoch must be before policyData.endTimeInEpoch";
 
+/** Each entry on its own: a bad one is named by its index ("policyData.addresses[3] must be …"). */
+const SenderAddress = withProblem(
+  Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", examples: ["0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4"] }),
+  "must be a 20-byte hex address",
+);
+
+const senderListData = (description: string) =>
+  Type.Object(
+    {
+      addresses: Type.Array(SenderAddress, {
+        maxItems: MAX_SENDER_LIST_ADDRESSES,
+        description:
+          `Up to ${MAX_SENDER_LIST_ADDRESSES} senders, any case; stored in lower case, a repeated address kept ` +
+          "once, in the order first given",
+      }),
+    },
+    { description },
+  );
+const SenderAllowlistData = senderListData(
+  "Only these senders are sponsored (an empty list: none); with several allowlists, a sender must be in each",
+);
+const SenderBlocklistData = senderListData("These senders are never sponsored, whatever the other rules say");
+
 export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("PAYMASTER_SA_LIMIT"), policyData: SpendingLimitData }),
   Type.Object({ name: Name, policyType: Type.Literal("WEBHOOK"), policyData: WebhookData }),
   Type.Object({ name: Name, policyType: Type.Literal("WALLET_DEPLOYMENT"), policyData: WalletDeploymentData }),
   Type.Object({ name: Name, policyType: Type.Literal("MAX_COST_PER_OP"), policyData: MaxCostPerOpData }),
   Type.Object({ name: Name, policyType: Type.Literal("TIME_WINDOW"), policyData: TimeWindowData }),
+  Type.Object({ name: Name, policyType: Type.Literal("SENDER_ALLOWLIST"), policyData: SenderAllowlistData }),
+  Type.Object({ name: Name, policyType: Type.Literal("SENDER_BLOCKLIST"), policyData: SenderBlocklistData }),
 ]);
 export type CreatePolicyBody = Static<typeof CreatePolicyBody>;
+
+/** The settings each kind of rule takes, for an update that knows the kind only once the rule is read. */
+export const POLICY_DATA_SCHEMAS: Record<PolicyType, TSchema> = {
+  PAYMASTER_SA_LIMIT: SpendingLimitData,
+  WEBHOOK: WebhookData,
+  WALLET_DEPLOYMENT: WalletDeploymentData,
+  MAX_COST_PER_OP: MaxCostPerOpData,
+  TIME_WINDOW: TimeWindowData,
+  SENDER_ALLOWLIST: SenderAllowlistData,
+  SENDER_BLOCKLIST: SenderBlocklistData,
+};
+
+export const UpdatePolicyBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    policyData: Type.Optional(
+      withProblem(
+        Type.Object(
+          {},
+          {
+            additionalProperties: true,
+            description: "The rule's new settings, whole, in the shape its kind takes on creation",
+          },
+        ),
+        "must be a JSON object",
+      ),
+    ),
+    policyType: Type.Optional(
+      Type.Enum(POLICY_TYPES, { description: "Optional; if given, the rule's own kind: a rule's kind never changes" }),
+    ),
+  },
+  { description: "policyData, name or both; what is left out stays" },
+);
+export type UpdatePolicyBody = Static<typeof UpdatePolicyBody>;
+
+/** Messages of the update checks the schema cannot make. */
+export const UPDATE_POLICY_EMPTY = "Request body needs policyData, name or both";
+export const policyKindFixed = (kind: string) => `policyType cannot change: this rule is a ${kind}`;
 
 export const UpdateLimitBody = Type.Object(
   {
@@ -171,16 +257,19 @@ const common = { tags: ["policies"], security: tokenAndApiKey };
 
 export const createPolicySchema = {
   ...common,
-  summary: "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap or a time window",
+  summary:
+    "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window or a sender list",
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
     400: BadRequest(
       messages.policyNameExists,
-      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW",
-      COST_CAP_USD_REFUSED,
+      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST",
+      usdNeedsPrice("policyData.thresholdType", "<chainId>"),
+      "policyData.addresses[3] must be a 20-byte hex address",
+      `policyData.addresses must have at most ${MAX_SENDER_LIST_ADDRESSES} items`,
       TIME_WINDOW_BACKWARDS,
-      "policyData.cycleDuration.unit must be one of hour, day",
+      `policyData.cycleDuration.unit must be one of ${CYCLE_UNITS.join(", ")}`,
       "policyData.threshold must be a positive number",
     ),
     401: unauthorized,
@@ -209,7 +298,28 @@ export const updateLimitSchema = {
     200: Success("Paymaster Limit updated"),
     400: BadRequest(
       "threshold must be a whole number of user operations when thresholdType is COUNT",
-      'cycleDuration must be an object {value, unit} or a text like "3 hour" or "1 day"',
+      'cycleDuration must be an object {value, unit} or a text like "3 hour", "1 day", "30 min", "1 week" or "1 month"',
+      usdNeedsPrice("thresholdType", "<chainId>"),
+    ),
+    401: unauthorized,
+    404: NotFound(messages.policyNotFound),
+    429: TooManyRequests,
+  },
+};
+
+export const updatePolicySchema = {
+  ...common,
+  summary: "Replace a rule's settings and/or name (its kind stays; a spending limit's new settings restart its cycle)",
+  params: PolicyParams,
+  body: UpdatePolicyBody,
+  response: {
+    200: Success("Paymaster Policy updated", PolicyView),
+    400: BadRequest(
+      messages.policyNameExists,
+      UPDATE_POLICY_EMPTY,
+      policyKindFixed("SENDER_ALLOWLIST"),
+      "policyData.addresses[3] must be a 20-byte hex address",
+      "policyData.threshold must be a positive number",
     ),
     401: unauthorized,
     404: NotFound(messages.policyNotFound),

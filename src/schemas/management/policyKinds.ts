@@ -7,11 +7,17 @@ export const POLICY_TYPES = [
   "WALLET_DEPLOYMENT",
   "MAX_COST_PER_OP",
   "TIME_WINDOW",
+  "SENDER_ALLOWLIST",
+  "SENDER_BLOCKLIST",
 ] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
 export const LIMIT_SCOPES = ["PAYMASTER", "SMART_ACCOUNT"] as const;
-export const THRESHOLD_TYPES = ["COUNT", "NATIVE_ASSET"] as const;
-export const CYCLE_UNITS = ["hour", "day"] as const;
-/** What a per-operation cap is written in; USD is accepted by the schema and refused until a native price exists. */
+export const THRESHOLD_TYPES = ["COUNT", "NATIVE_ASSET", "USD"] as const;
+/** minute, hour and day cycles run back to back from their anchor; week and month follow the UTC calendar. */
+export const CYCLE_UNITS = ["minute", "hour", "day", "week", "month"] as const;
+/** What a per-operation cap is written in; USD needs the chain's native token price (chains file, nativeUsdPrice). */
 export const COST_CAP_TYPES = ["NATIVE_ASSET", "USD"] as const;
+
+/** The most addresses one sender list holds: checked in O(1) from a set, so its length costs memory, not time. */
+export const MAX_SENDER_LIST_ADDRESSES = 100_000;

@@ -28,7 +28,11 @@ export type PaymasterStubDataResultV07 = Static<typeof PaymasterStubDataResultV0
 export const pm_getPaymasterStubData: MethodDescriptor = {
   name: "pm_getPaymasterStubData",
   summary: "ERC-7677: a stand-in paymasterAndData for gas estimation",
-  description: "Nothing is decided or signed: pm_getPaymasterData does both.",
+  description:
+    "Runs the rules that spend nothing (pause, funding and rules, wallet deployment, whitelist, cost cap, time window, " +
+    "the deposit read without a hold) over the operation at its cheapest (gas not sent yet counts as zero), and refuses " +
+    "with -32003 and the rule's reason an operation that can never be sponsored. Nothing is signed, recorded or " +
+    "reserved and no webhook is called: pm_getPaymasterData decides over the final gas and signs.",
   params: erc7677Params,
   result: {
     name: "stub",

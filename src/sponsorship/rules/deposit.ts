@@ -1,10 +1,11 @@
 import type { Address } from "viem";
 import { type DepositBalances, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
+import type { DepositFigure } from "../../storage/alerts";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
 import { maxDepositCharge, viewOf } from "../operationView";
 import type { EntryPointVersion } from "../partialUserOperationV07";
-import { pass, type Rule, refuse } from "../rule";
+import { pass, type Rule, type RuleInput, type RuleResult, refuse } from "../rule";
 import { weiToEther } from "../spendingLimit";
 
 const RULE = "deposit";
@@ -17,6 +18,11 @@ export interface DepositRuleDeps {
   outstanding: OutstandingCharges;
   /** Sponsorships of this process between their check and their record; one per app. */
   inFlight?: InFlightCharges;
+  /**
+   * Told what the check read, after the sponsorship is recorded (or refused here): the deposit alert's cheap check
+   * (docs/alerts.md). Must not throw nor block: the sponsorship does not wait for it.
+   */
+  observe?: (figure: Omit<DepositFigure, "at">) => void;
 }
 
 /**
@@ -40,54 +46,110 @@ export function depositRule(deps: DepositRuleDeps): Rule {
   return {
     name: RULE,
     async evaluate(input) {
-      const chain = versionChain(deps.chains.get(input.setup.chainId), viewOf(input.userOp).entryPointVersion);
-      // Without a verifying paymaster nothing is signed (the sponsorship refuses before the rules run).
-      if (!chain?.verifyingPaymaster) return pass(RULE);
-      if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
-      const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
-      const needed = maxDepositCharge(input.userOp);
-      const key = `${chain.chainId}:${chain.verifyingPaymaster.toLowerCase()}:${wallet}`;
-
-      const snapshot = inFlight.beginRead();
-      let recorded: bigint;
-      let read: Awaited<ReturnType<DepositBalances["get"]>>;
-      try {
-        [read, recorded] = await Promise.all([
-          deps.balances.get(chain, wallet),
-          deps.outstanding.of({
-            chainId: chain.chainId,
-            paymasterAddress: chain.verifyingPaymaster.toLowerCase(),
-            fundingAddress: wallet,
-            notBefore: Math.floor(input.nowMs / 1000) - EXPIRY_MARGIN_SECONDS,
-          }),
-        ]);
-      } finally {
-        inFlight.endRead(snapshot);
-      }
-      if (!read.ok) {
-        return refuse(
-          RULE,
-          `Deposit not checked: reading it through the RPC of chain ${chain.chainId} (${chain.name}) failed: ` +
-            `${read.error}; no operation is sponsored past a deposit that cannot be read`,
-        );
-      }
-      const held = recorded + inFlight.heldSince(key, snapshot);
-      if (read.balance - held < needed) {
-        return refuse(
-          RULE,
-          `Deposit too small: the paymaster's deposit for ${wallet} is ${weiToEther(read.balance)} ETH, ` +
-            `${weiToEther(held)} ETH is held by unexpired sponsorships, ` +
-            `this operation needs up to ${weiToEther(needed)} ETH`,
-        );
-      }
-      const hold = inFlight.hold(key, needed);
-      return {
-        ...pass(RULE),
-        release: async () => hold.drop(),
-        afterRecord: (isRecorded) => (isRecorded ? hold.recorded() : hold.drop()),
-      };
+      return checkDeposit(deps, inFlight, input, ({ key, needed, held, observe }) => {
+        const hold = inFlight.hold(key, needed);
+        return {
+          ...pass(RULE),
+          release: async () => hold.drop(),
+          afterRecord: (isRecorded) => {
+            if (!isRecorded) return hold.drop();
+            hold.recorded();
+            observe(held + needed);
+          },
+        };
+      });
     },
   };
+}
+
+/**
+ * The same check for pm_getPaymasterStubData, which signs nothing: it reads the balance and what is outstanding (the
+ * in-flight charges of `deps.inFlight` included, when the sponsorships' rule shares it), holds nothing and tells the
+ * deposit alert nothing (a stub is no sponsorship, and it must not write).
+ */
+export function depositReadRule(deps: DepositRuleDeps): Rule {
+  const inFlight = deps.inFlight ?? new InFlightCharges();
+  const { observe: _, ...reading } = deps;
+  return {
+    name: RULE,
+    async evaluate(input) {
+      return checkDeposit(reading, inFlight, input, () => pass(RULE));
+    },
+  };
+}
+
+interface Covered {
+  key: string;
+  needed: bigint;
+  held: bigint;
+  /** Tells the deposit alert what was read, with `outstandingWei` held. */
+  observe: (outstandingWei: bigint) => void;
+}
+
+/**
+ * The check itself; when the deposit covers the operation, `covered` answers, called in the same synchronous step as
+ * the comparison: a hold it makes is then seen by every concurrent check that compares after it (an await in between
+ * would let another request compare against a sum without this one).
+ */
+async function checkDeposit(
+  deps: DepositRuleDeps,
+  inFlight: InFlightCharges,
+  input: RuleInput,
+  covered: (covered: Covered) => RuleResult,
+): Promise<RuleResult> {
+  const chain = versionChain(deps.chains.get(input.setup.chainId), viewOf(input.userOp).entryPointVersion);
+  // Without a verifying paymaster nothing is signed (the sponsorship refuses before the rules run).
+  if (!chain?.verifyingPaymaster) return pass(RULE);
+  if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
+  const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
+  const needed = maxDepositCharge(input.userOp);
+  const key = `${chain.chainId}:${chain.verifyingPaymaster.toLowerCase()}:${wallet}`;
+
+  const snapshot = inFlight.beginRead();
+  let recorded: bigint;
+  let read: Awaited<ReturnType<DepositBalances["get"]>>;
+  try {
+    [read, recorded] = await Promise.all([
+      deps.balances.get(chain, wallet),
+      deps.outstanding.of({
+        chainId: chain.chainId,
+        paymasterAddress: chain.verifyingPaymaster.toLowerCase(),
+        fundingAddress: wallet,
+        notBefore: Math.floor(input.nowMs / 1000) - EXPIRY_MARGIN_SECONDS,
+      }),
+    ]);
+  } finally {
+    inFlight.endRead(snapshot);
+  }
+  if (!read.ok) {
+    return refuse(
+      RULE,
+      `Deposit not checked: reading it through the RPC of chain ${chain.chainId} (${chain.name}) failed: ` +
+        `${read.error}; no operation is sponsored past a deposit that cannot be read`,
+    );
+  }
+  const held = recorded + inFlight.heldSince(key, snapshot);
+  const balance = read.balance;
+  const observe = (outstandingWei: bigint) =>
+    deps.observe?.({
+      paymasterId: input.setup.paymasterId,
+      chainId: chain.chainId,
+      paymasterAddress: (chain.verifyingPaymaster as Address).toLowerCase(),
+      entryPointVersion: viewOf(input.userOp).entryPointVersion,
+      depositWei: balance,
+      outstandingWei,
+      nowMs: input.nowMs,
+    });
+  if (balance - held < needed) {
+    observe(held);
+    return refuse(
+      RULE,
+      `Deposit too small: the paymaster's deposit for ${wallet} is ${weiToEther(balance)} ETH, ` +
+        `${weiToEther(held)} ETH is held by unexpired sponsorships, ` +
+        `this operation needs up to ${weiToEther(needed)} ETH`,
+    );
+  }
+  return covered({ key, needed, held, observe });
 }
 
 /**

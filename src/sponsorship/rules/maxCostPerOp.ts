@@ -1,38 +1,63 @@
 import type { Policy } from "../../storage/policies";
 import { worstCaseCost } from "../operationView";
-import { pass, type Rule, refuse } from "../rule";
+import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { etherToWei, weiToEther } from "../spendingLimit";
+import { dollarsToUsdUnits, priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
 
 const RULE = "maxCostPerOp";
 
-/** The cap in wei, or undefined when the stored data is not a positive ether amount (then the rule refuses). */
-function capWei(policy: Policy): bigint | undefined {
+/**
+ * The cap in its own unit (wei for NATIVE_ASSET, USD units for USD), or undefined when the stored data is not a
+ * positive amount of either (then the rule refuses).
+ */
+function capOf(policy: Policy): { units: bigint; usd: boolean } | undefined {
   const { threshold, thresholdType } = policy.policyData;
-  if (thresholdType !== "NATIVE_ASSET" || typeof threshold !== "number" || !(threshold > 0)) return undefined;
-  return etherToWei(threshold);
+  if (typeof threshold !== "number" || !(threshold > 0)) return undefined;
+  if (thresholdType === "NATIVE_ASSET") return { units: etherToWei(threshold), usd: false };
+  if (thresholdType === "USD") return { units: dollarsToUsdUnits(threshold), usd: true };
+  return undefined;
+}
+
+/** Why `policy`'s cap refuses an operation whose worst case is `worstCase` wei, or undefined when it fits. */
+async function capRefusal(policy: Policy, worstCase: bigint, input: RuleInput): Promise<string | undefined> {
+  const cap = capOf(policy);
+  if (cap === undefined) return `Cost cap "${policy.name}" has unreadable settings`;
+  if (!cap.usd) {
+    if (worstCase <= cap.units) return undefined;
+    return (
+      `Cost cap "${policy.name}" exceeded: this operation may cost up to ${weiToEther(worstCase)} ETH, ` +
+      `above the cap of ${weiToEther(cap.units)} ETH per operation`
+    );
+  }
+  const reading = input.nativeUsdPrice
+    ? await input.nativeUsdPrice.read()
+    : { ok: false as const, reason: "No native token price is available" };
+  if (!reading.ok) return `Cost cap "${policy.name}" (USD) cannot be checked: ${reading.reason}`;
+  // Rounded up: a cost a fraction of a unit above the cap is above it.
+  const worstCaseUsd = weiToUsdUnits(worstCase, reading.price);
+  if (worstCaseUsd <= cap.units) return undefined;
+  return (
+    `Cost cap "${policy.name}" exceeded: this operation may cost up to ${usdUnitsToDollars(worstCaseUsd)} USD ` +
+    `(${weiToEther(worstCase)} ETH at ${priceText(reading.price)} USD), above the cap of ` +
+    `${usdUnitsToDollars(cap.units)} USD per operation`
+  );
 }
 
 /**
  * Rule 4: no operation may cost more, at worst, than any active MAX_COST_PER_OP cap allows. The worst case is the most
- * the EntryPoint can charge the deposit for it, whatever its version (operationView). Fail-closed: a cap whose data
- * cannot be read refuses everything rather than sponsoring without a cap.
+ * the EntryPoint can charge the deposit for it, whatever its version (operationView); a USD cap compares it in
+ * dollars at the chain's native token price, rounded up. Fail-closed: a cap whose data cannot be read, or a USD cap
+ * without a usable price (none configured, stale, unreadable, not positive), refuses rather than sponsoring unchecked.
  */
 export const maxCostPerOp: Rule = {
   name: RULE,
-  evaluate({ setup, userOp }) {
-    const caps = setup.policies.filter((policy) => policy.policyType === "MAX_COST_PER_OP");
+  async evaluate(input) {
+    const caps = input.setup.policies.filter((policy) => policy.policyType === "MAX_COST_PER_OP");
     if (caps.length === 0) return pass(RULE);
-    const worstCase = worstCaseCost(userOp);
+    const worstCase = worstCaseCost(input.userOp);
     for (const policy of caps) {
-      const cap = capWei(policy);
-      if (cap === undefined) return refuse(RULE, `Cost cap "${policy.name}" has unreadable settings`);
-      if (worstCase > cap) {
-        return refuse(
-          RULE,
-          `Cost cap "${policy.name}" exceeded: this operation may cost up to ${weiToEther(worstCase)} ETH, ` +
-            `above the cap of ${weiToEther(cap)} ETH per operation`,
-        );
-      }
+      const refusal = await capRefusal(policy, worstCase, input);
+      if (refusal !== undefined) return refuse(RULE, refusal);
     }
     return pass(RULE);
   },

@@ -24,7 +24,7 @@ function origin(url: string): string {
 }
 
 /**
- * Rule 8: every active registered webhook and every active WEBHOOK rule must answer `arePoliciesVerified: true`. All
+ * Rule 9: every active registered webhook and every active WEBHOOK rule must answer `arePoliciesVerified: true`. All
  * are called at once, each within the timeout; every refusal is named in the reason. No webhook, no call. Requests
  * are signed with the paymaster's account's secret; `selfAddresses` are where this service listens (never called).
  */

@@ -1,0 +1,29 @@
+import { PaymasterNotFoundError } from "../errors";
+import type { SetDepositAlertBody } from "../schemas/management/funding";
+import { removeAlertSettings, saveAlertSettings } from "../storage/alerts";
+import type { Paymaster } from "../storage/paymasters";
+import { httpUrl } from "./httpUrl";
+import { type ActionContext, isUuid, type UrlCheck } from "./managementContext";
+
+/**
+ * Sets where the paymaster's alerts go and the deposit threshold (docs/alerts.md), checked like a webhook URL; a null
+ * url turns the alerts off. Setting them re-arms deposit.low: the next check alerts if the deposit is already below.
+ */
+export async function setDepositAlert(
+  ctx: ActionContext,
+  paymaster: Paymaster,
+  body: SetDepositAlertBody,
+  checkUrl: UrlCheck,
+): Promise<Paymaster> {
+  if (!isUuid(body.paymasterId) || body.paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
+  if (body.url === null) {
+    await removeAlertSettings(ctx.db, paymaster.id);
+    ctx.alertsChanged?.(paymaster.id);
+    return paymaster;
+  }
+  const url = httpUrl(body.url, "url");
+  await checkUrl(url, "url");
+  await saveAlertSettings(ctx.db, { paymasterId: paymaster.id, thresholdWei: BigInt(body.thresholdWei), url });
+  ctx.alertsChanged?.(paymaster.id);
+  return paymaster;
+}

@@ -1,0 +1,38 @@
+// The dashboard's pure helpers: which field an API message is about, and ether amounts in and out (exact, BigInt).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fieldOf } from "../../dashboard/src/api/fieldOf";
+import { formatEther, parseEther } from "../../dashboard/src/wei";
+
+const RULE_FIELDS = {
+  name: ["Policy name"],
+  threshold: ["policyData.threshold"],
+  cycleValue: ["policyData.cycleDuration.value"],
+  url: ["policyData.url"],
+};
+
+test("an API message lands on the field it names, the longest name winning; otherwise on the form", () => {
+  assert.equal(fieldOf("policyData.threshold must be greater than 0", RULE_FIELDS), "threshold");
+  assert.equal(
+    fieldOf("policyData.cycleDuration.value must be a whole number from 1 to 100000", RULE_FIELDS),
+    "cycleValue",
+  );
+  assert.equal(fieldOf("Policy name already exists", RULE_FIELDS), "name");
+  assert.equal(fieldOf("name must not be empty", RULE_FIELDS), "name");
+  assert.equal(fieldOf("policyData.url must be an http or https URL", RULE_FIELDS), "url");
+  assert.equal(fieldOf("Auth token and API key is required in the headers", RULE_FIELDS), undefined);
+  assert.equal(fieldOf("paymaster_name_exists", { name: ["paymaster_name_exists"] }), "name");
+  assert.equal(fieldOf("Smart contract address already exists", { name: [], address: [] }), "address");
+});
+
+test("ether amounts: wei shown exactly without trailing zeros, typed decimals read exactly", () => {
+  assert.equal(formatEther("1500000000000000000"), "1.5");
+  assert.equal(formatEther(1n), "0.000000000000000001");
+  assert.equal(formatEther("0"), "0");
+  assert.equal(formatEther(null), "–");
+  assert.equal(parseEther("0.05"), 50_000_000_000_000_000n);
+  assert.equal(parseEther(" 2 "), 2_000_000_000_000_000_000n);
+  assert.equal(parseEther("0.0000000000000000001"), undefined, "more than 18 decimals");
+  assert.equal(parseEther("-1"), undefined);
+  assert.equal(parseEther("1e18"), undefined);
+});

@@ -1,0 +1,413 @@
+// The web dashboard in a real browser (the system's Chromium driven by playwright-core) against the real service
+// process with its local chain: sign-in, a paymaster, a funding wallet linked by a pasted signature and by an injected
+// EIP-1193 wallet backed by a real viem account, a deposit through that wallet, a whitelisted contract, rules, a
+// sponsorship through the RPC seen in the activity table and chart, a paused rule, and sign-out; no console error on
+// any page. Each page is saved at 1280×800 and 390×844 in test-results/dashboard/.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import {
+  type Address,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  isAddressEqual,
+} from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { buildDashboard } from "../../scripts/buildDashboard";
+import { simpleAccountFactoryArtifact } from "../../src/chain/artifacts";
+import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../../src/chain/localChain";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
+import { launchChromium, screenshotBothSizes, watchConsole } from "../helpers/browser";
+import { embeddedEnv, type RunningService, startService } from "../helpers/service";
+
+let dataDir: string;
+let service: RunningService;
+let chain: LocalChainInfo;
+let authToken: string;
+let browser: Browser;
+let context: BrowserContext;
+// The page's own expressions are passed as text: this side is compiled without the DOM's types.
+let page: Page;
+let console_: ReturnType<typeof watchConsole>;
+
+/** The browser wallet's account: anvil's funded key #2, so that its depositFor can pay. */
+const walletAccount = privateKeyToAccount(ANVIL_DEFAULT_KEYS.fundingWallet);
+/** Every request the page made, to check that the token never travels in a URL. */
+const requestedUrls: string[] = [];
+
+before(async () => {
+  await buildDashboard();
+  dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-dashboard-"));
+  service = await startService(embeddedEnv(dataDir, { LOCAL_CHAIN: "auto", LOG_LEVEL: "info" }));
+  const output = await service.outputMatching(/authToken, shown only this once:\n(pm_\S+)/);
+  authToken = (/authToken, shown only this once:\n(pm_\S+)/.exec(output) as RegExpExecArray)[1] as string;
+  const info = readLocalChainInfo(dataDir);
+  assert.ok(info, "the service runs its local chain");
+  chain = info;
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: service.baseUrl });
+  await injectWallet(context);
+  page = await context.newPage();
+  page.on("request", (request) => requestedUrls.push(request.url()));
+  console_ = watchConsole(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await service?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/**
+ * window.ethereum as a browser wallet injects it (EIP-1193), answered in this process by a real viem account on the
+ * local chain: personal_sign signs the message's bytes, eth_sendTransaction signs and sends, then waits for the receipt.
+ */
+async function injectWallet(target: BrowserContext) {
+  const transport = http(chain.rpcUrl);
+  const wallet = createWalletClient({ account: walletAccount, transport });
+  const publicClient = createPublicClient({ transport });
+  await target.exposeFunction("__walletRequest", async (method: string, params: unknown[]) => {
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [walletAccount.address];
+      case "eth_chainId":
+        return `0x${chain.chainId.toString(16)}`;
+      case "personal_sign": {
+        const [message, address] = params as [Hex, Address];
+        assert.ok(isAddressEqual(address, walletAccount.address), "personal_sign names the wallet's account");
+        return walletAccount.signMessage({ message: { raw: message } });
+      }
+      case "eth_sendTransaction": {
+        const [tx] = params as [{ from: Address; to: Address; value: Hex; data: Hex }];
+        const hash = await wallet.sendTransaction({ chain: null, to: tx.to, value: BigInt(tx.value), data: tx.data });
+        const receipt = await publicClient.waitForTransactionReceipt({ hash });
+        assert.equal(receipt.status, "success", "the wallet's transaction succeeded");
+        return hash;
+      }
+      default:
+        throw new Error(`the test wallet does not handle ${method}`);
+    }
+  });
+  // As text: a function would be serialized as tsx compiled it, with helpers the page does not have.
+  await target.addInitScript({
+    content: "window.ethereum = { request: ({ method, params }) => window.__walletRequest(method, params ?? []) };",
+  });
+}
+
+const tab = (name: string) => page.getByRole("navigation", { name: "Paymaster sections" }).getByRole("link", { name });
+
+/** A sponsored operation as a wallet asks for it: a new SimpleAccount whose first operation deploys it. */
+async function sponsorThroughRpc(apiKey: string) {
+  const factory = chain.simpleAccountFactory;
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const publicClient = createPublicClient({ transport: http(chain.rpcUrl) });
+  const sender = await publicClient.readContract({
+    address: factory,
+    abi: simpleAccountFactoryAbi,
+    functionName: "getAddress",
+    args: [owner.address, 0n],
+  });
+  const create = (who: Address) =>
+    encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [who, 0n] });
+  const userOp = {
+    sender,
+    nonce: "0x0",
+    initCode: concat([factory, create(owner.address)]),
+    callData: encodeFunctionData({
+      abi: simpleAccountAbi,
+      functionName: "execute",
+      args: [factory, 0n, create(privateKeyToAccount(generatePrivateKey()).address)],
+    }),
+    paymasterAndData: "0x",
+    signature: "0x",
+  };
+  const reply = await fetch(`${service.baseUrl}/api/v1/${chain.chainId}/${apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "pm_sponsorUserOperation",
+      params: [
+        userOp,
+        {
+          mode: "SPONSORED",
+          calculateGasLimits: true,
+          sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
+        },
+      ],
+    }),
+  });
+  const body = (await reply.json()) as { result?: { paymasterAndData: Hex; reason?: string }; error?: unknown };
+  assert.ok(body.result && !body.result.reason, `sponsored: ${JSON.stringify(body)}`);
+  assert.ok(body.result.paymasterAndData.length > 2);
+  return sender;
+}
+
+test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t) => {
+  let apiKey = "";
+
+  await t.test(
+    "served at /dashboard with its security headers, and the sign-in page asks for the token",
+    async (step) => {
+      const response = await page.goto(`${service.baseUrl}/dashboard`);
+      assert.ok(response?.ok());
+      const headers = (await response?.allHeaders()) ?? {};
+      assert.match(headers["content-security-policy"] ?? "", /script-src 'self'/);
+      assert.equal(headers["x-frame-options"], "DENY");
+      assert.equal(headers["referrer-policy"], "no-referrer");
+      await page.getByLabel("Auth token").waitFor();
+      // A figure, not a check (speed targets live in bench/): how long the first page took to load on loopback.
+      const loadMs = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd");
+      step.diagnostic(`first page loaded in ${Math.round(Number(loadMs))} ms`);
+      await screenshotBothSizes(page, "sign-in");
+    },
+  );
+
+  await t.test("a wrong token gets the API's message beside the field, and nothing else", async () => {
+    console_.expect(/status of 401/);
+    await page.getByLabel("Auth token").fill("pm_not-a-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const error = page.locator("#token-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), "Auth token is required in the headers");
+    assert.equal(await page.getByLabel("Auth token").getAttribute("aria-invalid"), "true");
+    assert.equal(await page.evaluate("sessionStorage.length"), 0, "a refused token is not kept");
+  });
+
+  await t.test("signs in from the keyboard alone; the token is kept in session storage only", async () => {
+    // A fresh page: the first Tab starts from the top of the document.
+    await page.reload();
+    await page.getByLabel("Auth token").waitFor();
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate("document.activeElement.id"), "token", "the token field is the first stop");
+    await page.keyboard.type(authToken);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Paymasters" }).waitFor();
+    assert.equal(await page.evaluate("Object.values({ ...sessionStorage }).join()"), authToken);
+    assert.equal(await page.evaluate("localStorage.length"), 0);
+    assert.equal(await page.evaluate("document.cookie"), "");
+  });
+
+  await t.test("creates a paymaster on a chain from the picker, and lists it", async () => {
+    const picker = page.getByLabel("Chain");
+    const options = await picker.locator("option").allTextContents();
+    assert.ok(
+      options.some((option) => option.endsWith("(31337)")),
+      `the supported chains: ${options.join(", ")}`,
+    );
+    await picker.selectOption("31337");
+    await page.getByLabel("Name").fill("my-game");
+    await page.getByRole("button", { name: "Create paymaster" }).click();
+    await page.getByRole("heading", { name: /my-game/ }).waitFor();
+    apiKey = (await page.locator(".copyable", { hasText: "apiKey" }).locator("code").textContent()) ?? "";
+    assert.match(apiKey, /^\S{16,}$/);
+    const rpcUrl = await page.locator(".copyable", { hasText: "RPC URL" }).locator("code").textContent();
+    assert.equal(rpcUrl, `${service.baseUrl}/api/v1/31337/${apiKey}`);
+    for (const snippet of ["createPaymasterClient", "createPimlicoClient", "@biconomy/account"]) {
+      assert.ok((await page.locator("pre", { hasText: snippet }).count()) === 1, `a ${snippet} snippet`);
+    }
+    assert.ok((await page.locator("pre", { hasText: rpcUrl ?? "" }).count()) === 3, "each snippet has the RPC URL");
+    await page.getByRole("button", { name: "Copy RPC URL" }).click();
+    await page.getByText("Copied").first().waitFor();
+    assert.equal(await page.evaluate("navigator.clipboard.readText()"), rpcUrl);
+    await screenshotBothSizes(page, "paymaster-overview");
+
+    await page.getByRole("link", { name: "Paymasters" }).first().click();
+    const row = page.getByRole("row", { name: /my-game/ });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? "", new RegExp(`\\(31337\\).*${apiKey}.*not linked.*Active`));
+    await screenshotBothSizes(page, "paymasters");
+  });
+
+  await t.test("a name already taken: the API's message beside the Name field", async () => {
+    console_.expect(/status of 400/);
+    await page.getByLabel("Name").fill("my-game");
+    await page.getByRole("button", { name: "Create paymaster" }).click();
+    const error = page.locator("#paymaster-name-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), "paymaster_name_exists");
+    await page.getByRole("link", { name: "my-game" }).click();
+    await page.getByRole("heading", { name: /my-game/ }).waitFor();
+  });
+
+  await t.test("links a funding wallet with a pasted signature", async () => {
+    await tab("Funding").click();
+    await page.getByRole("button", { name: "Get the message to sign" }).click();
+    const message =
+      (await page.locator(".copyable", { hasText: "Message to sign" }).locator("code").textContent()) ?? "";
+    assert.match(message, /link this wallet as the funding wallet/);
+    const elsewhere = privateKeyToAccount(generatePrivateKey());
+    await page.getByLabel("Wallet address").fill(elsewhere.address);
+    await page.getByLabel("Signature").fill(await elsewhere.signMessage({ message }));
+    await page.getByRole("button", { name: "Link wallet" }).click();
+    await page.getByText(`Linked ${elsewhere.address.toLowerCase()}.`).waitFor();
+    await page.getByText(elsewhere.address.toLowerCase(), { exact: true }).waitFor();
+  });
+
+  await t.test("links the browser wallet through personal_sign, and deposits through it (depositFor)", async () => {
+    await page.getByRole("button", { name: "Get the message to sign" }).click();
+    await page.getByRole("button", { name: "Sign with browser wallet" }).click();
+    const linked = walletAccount.address.toLowerCase();
+    await page.getByText(`Linked ${linked}.`).waitFor();
+    await page.getByText(linked, { exact: true }).waitFor();
+
+    await page.getByLabel("EntryPoint version").selectOption("0.6");
+    await page.getByLabel("Amount (ETH)").fill("1.5");
+    await page.getByRole("button", { name: "Deposit", exact: true }).click();
+    await page.getByText(/Deposit sent: transaction 0x[0-9a-f]{64}/).waitFor();
+    const v06 = page.getByRole("row", { name: /^v0\.6/ });
+    await v06.getByText("1.5 ETH").first().waitFor();
+    assert.match((await v06.textContent()) ?? "", /1\.5 ETH\s*0 ETH\s*1\.5 ETH/, "deposit, held, available");
+    await screenshotBothSizes(page, "funding");
+  });
+
+  await t.test("whitelists a contract from a pasted ABI with chosen methods, then changes them", async () => {
+    await tab("Contracts").click();
+    // An uploaded compiler artifact fills the ABI with its "abi" field and offers its functions.
+    await page.getByLabel("Or upload an ABI file").setInputFiles({
+      name: "SimpleAccountFactory.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(
+        JSON.stringify({ contractName: "SimpleAccountFactory", abi: simpleAccountFactoryArtifact.abi }),
+      ),
+    });
+    assert.deepEqual(JSON.parse(await page.getByLabel("ABI (JSON)").inputValue()), simpleAccountFactoryArtifact.abi);
+    await page.getByRole("group", { name: "Sponsored methods" }).getByLabel("createAccount").waitFor();
+    await page.getByLabel("Contract name").fill("SimpleAccountFactory");
+    await page.getByLabel("Contract address").fill(chain.simpleAccountFactory);
+    await page.getByLabel("ABI (JSON)").fill(JSON.stringify(simpleAccountFactoryArtifact.abi));
+    const chooser = page.getByRole("group", { name: "Sponsored methods" });
+    await chooser.getByLabel("createAccount").check();
+    assert.equal(await chooser.getByLabel("getAddress").isChecked(), false);
+    await page.getByRole("button", { name: "Add contract" }).click();
+    const card = page.getByRole("article", { name: /SimpleAccountFactory/ });
+    await card.waitFor();
+    const methods = card.getByRole("group", { name: "Sponsored methods of SimpleAccountFactory" });
+    assert.equal(await methods.getByLabel("createAccount").isChecked(), true);
+    assert.equal(await methods.getByLabel("getAddress").isChecked(), false);
+    await methods.getByLabel("getAddress").check();
+    await card.getByRole("button", { name: "Save methods" }).click();
+    await card.getByText("Saved.").waitFor();
+    await methods.getByLabel("getAddress").uncheck();
+    await card.getByRole("button", { name: "Save methods" }).click();
+    await card.getByText("Saved.").waitFor();
+    await screenshotBothSizes(page, "contracts");
+  });
+
+  await t.test(
+    "adds a wallet-deployment rule and a spending limit; a bad threshold is refused beside its field",
+    async () => {
+      await tab("Rules").click();
+      await page.getByLabel("Rule name").last().fill("deployments");
+      await page.getByLabel("Kind").selectOption("WALLET_DEPLOYMENT");
+      await page.getByRole("button", { name: "Add rule" }).click();
+      await page.getByRole("article", { name: /deployments/ }).waitFor();
+
+      await page.getByLabel("Rule name").last().fill("daily cap");
+      await page.getByLabel("Kind").selectOption("PAYMASTER_SA_LIMIT");
+      await page.getByLabel("Threshold").fill("-1");
+      console_.expect(/status of 400/);
+      await page.getByRole("button", { name: "Add rule" }).click();
+      const error = page.locator("#new-rule-threshold-error");
+      await error.waitFor();
+      assert.match((await error.textContent()) ?? "", /threshold/);
+      await page.getByLabel("Threshold").fill("0.5");
+      await page.getByRole("button", { name: "Add rule" }).click();
+      const limit = page.getByRole("article", { name: /daily cap/ });
+      await limit.waitFor();
+      await limit.getByText(/This cycle: 0 of 0\.5 ETH used/).waitFor();
+
+      // The webhooks' signing key: shown only on request, and hidden again.
+      await page.getByRole("button", { name: "Show signing secret" }).click();
+      const secret = page.locator("code.secret");
+      assert.match((await secret.textContent()) ?? "", /^(0x)?[0-9a-f]{32,}$/);
+      await page.getByRole("button", { name: "Hide signing secret" }).click();
+      assert.equal(await secret.count(), 0);
+    },
+  );
+
+  let sender = "";
+  await t.test(
+    "a sponsorship through the RPC shows in the limit's usage, the activity table and the chart",
+    async () => {
+      sender = await sponsorThroughRpc(apiKey);
+      await page.reload();
+      const limit = page.getByRole("article", { name: /daily cap/ });
+      const usage = limit.locator("meter");
+      await usage.waitFor();
+      assert.ok(Number(await usage.getAttribute("value")) > 0, "the limit counts the sponsorship");
+      await screenshotBothSizes(page, "rules");
+
+      await tab("Activity").click();
+      const row = page.getByRole("row", { name: /pending/ });
+      await row.waitFor();
+      assert.match((await row.textContent()) ?? "", new RegExp(`${sender.slice(0, 8)}.*at most`, "i"));
+      const sponsoredBars = page.locator("svg[role=img] rect title", { hasText: /Sponsored \(solid\): 1$/ });
+      assert.equal(await sponsoredBars.count(), 1, "one bucket of the chart has the sponsorship");
+      await page.getByText("The figures as a table").click();
+      await screenshotBothSizes(page, "activity");
+
+      await page.getByLabel("Status").selectOption("refused");
+      await page.getByRole("button", { name: "Filter" }).click();
+      await page.getByText("No sponsorship matches.").waitFor();
+    },
+  );
+
+  await t.test("adds a sender blocklist, then edits it through the general update", async () => {
+    await tab("Rules").click();
+    const [first, second] = [generatePrivateKey(), generatePrivateKey()].map((key) => privateKeyToAccount(key).address);
+    await page.getByLabel("Rule name").last().fill("blocked");
+    await page.getByLabel("Kind").selectOption("SENDER_BLOCKLIST");
+    await page.getByLabel("Sender addresses").fill(first as string);
+    await page.getByRole("button", { name: "Add rule" }).click();
+    const rule = page.getByRole("article", { name: /blocked/ });
+    await rule.getByText("Never sponsors these 1 sender").waitFor();
+    await rule.getByRole("button", { name: "Edit blocked" }).click();
+    await rule.getByLabel("Sender addresses").fill(`${first}\n${second}`);
+    await rule.getByRole("button", { name: "Save blocked" }).click();
+    await rule.getByText("Never sponsors these 2 senders").waitFor();
+  });
+
+  await t.test("pauses the whole paymaster from its overview, and resumes it", async () => {
+    await tab("Overview").click();
+    await page.getByRole("button", { name: "Pause sponsorship" }).click();
+    await page.getByRole("button", { name: "Resume sponsorship" }).waitFor();
+    await page.getByText("Every sponsorship request is refused").waitFor();
+    await page.getByRole("button", { name: "Resume sponsorship" }).click();
+    await page.getByRole("button", { name: "Pause sponsorship" }).waitFor();
+  });
+
+  await t.test("pauses the limit, and resumes it", async () => {
+    await tab("Rules").click();
+    const limit = page.getByRole("article", { name: /daily cap/ });
+    await limit.getByRole("button", { name: "Pause daily cap" }).click();
+    await limit.getByText("Paused", { exact: true }).waitFor();
+    await limit.getByRole("button", { name: "Resume daily cap" }).click();
+    await limit.getByText("Active", { exact: true }).waitFor();
+  });
+
+  await t.test("signs out: the token is forgotten", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Auth token").waitFor();
+    assert.equal(await page.evaluate("sessionStorage.length"), 0);
+  });
+
+  await t.test("the token never travelled in a URL, and no page logged an error", () => {
+    assert.ok(requestedUrls.length > 0);
+    assert.deepEqual(
+      requestedUrls.filter((url) => url.includes(authToken)),
+      [],
+    );
+    assert.deepEqual(console_.errors, []);
+  });
+});
