@@ -189,10 +189,11 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   let tokens: LocalTokenSetup;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
+    const progress = { step: "deploying the EntryPoint stacks" };
     ({ deployed, signerRotated, tokens } = await withDeadline(
-      deployAndRotate(clients, options.signer),
+      deployAndRotate(clients, options.signer, progress),
       deadline,
-      `deploying the contracts took longer than ${timeoutMs} ms`,
+      () => `deploying the contracts took longer than ${timeoutMs} ms (still ${progress.step})`,
     ));
     // The deployment is on disk before anything can use the chain. A restart that mined nothing has it there already,
     // and skips writing the same state again (megabytes with the EntryPoints' code).
@@ -271,11 +272,14 @@ export function describeLocalChain(chain: LocalChain): string {
 
 const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=off to start without it)";
 
+/** `progress.step` names the step under way, for the message of a start that passes its deadline. */
 async function deployAndRotate(
   clients: ChainClients,
   signer: Address,
+  progress: { step: string },
 ): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
   const { stack, later } = await deployAllLocalStacks(clients);
+  progress.step = "rotating the paymasters' signer and funding the token paymasters";
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
@@ -298,6 +302,7 @@ async function deployAndRotate(
     ),
   ]);
   await sendTogether(clients, [...rotations, ...funding]);
+  progress.step = "preparing the test token";
   return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
@@ -327,10 +332,10 @@ function localClients(rpcUrl: string): ChainClients {
   };
 }
 
-function withDeadline<T>(work: Promise<T>, deadline: number, message: string): Promise<T> {
+function withDeadline<T>(work: Promise<T>, deadline: number, message: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(() => reject(new Error(message())), Math.max(0, deadline - Date.now()));
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
