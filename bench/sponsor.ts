@@ -322,6 +322,8 @@ interface Started {
   large: string;
 }
 
+const TOKEN_LINE = /authToken, shown only this once:\n(pm_\S+)/;
+
 async function startBuild(build: Build): Promise<Started> {
   const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
   const profile = values["cpu-prof"];
@@ -332,7 +334,8 @@ async function startBuild(build: Build): Promise<Started> {
     undefined,
     { args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args, cwd: build.cwd },
   );
-  const authToken = storage.authToken ?? (running.output().trim().split("\n").at(-1) as string);
+  // The first start prints the development account's token after it listens: wait for that line, not whatever came.
+  const authToken = storage.authToken ?? (TOKEN_LINE.exec(await running.outputMatching(TOKEN_LINE))?.[1] as string);
   const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
   const limited = await setUpDapp(running.baseUrl, authToken, "bench-limits");
   await addLimits(running.baseUrl, limited.headers);
