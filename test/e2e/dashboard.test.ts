@@ -281,8 +281,9 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
         JSON.stringify({ contractName: "SimpleAccountFactory", abi: simpleAccountFactoryArtifact.abi }),
       ),
     });
-    assert.deepEqual(JSON.parse(await page.getByLabel("ABI (JSON)").inputValue()), simpleAccountFactoryArtifact.abi);
+    // The file is read asynchronously: its functions show once it has been, and only then is the field filled.
     await page.getByRole("group", { name: "Sponsored methods" }).getByLabel("createAccount").waitFor();
+    assert.deepEqual(JSON.parse(await page.getByLabel("ABI (JSON)").inputValue()), simpleAccountFactoryArtifact.abi);
     await page.getByLabel("Contract name").fill("SimpleAccountFactory");
     await page.getByLabel("Contract address").fill(chain.simpleAccountFactory);
     await page.getByLabel("ABI (JSON)").fill(JSON.stringify(simpleAccountFactoryArtifact.abi));
