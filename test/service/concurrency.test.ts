@@ -74,25 +74,15 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test("1,000 concurrent requests from 200 senders on two instances: exactly 100 sponsored, none above 1 per sender", {
-  skip,
-}, async () => {
-  const db = await openDatabase({ url: databaseUrl });
-  await migrate(db);
-  const { authToken } = await createAccount(db, "concurrency");
-  const [first, second] = services as [RunningService, RunningService];
-
+/** A dApp made through the first instance, with its funding wallet linked: the answer and its management headers. */
+async function fundedDapp(authToken: string, name: string) {
+  const [first] = services as [RunningService];
   const dapp = await managementCall(
     first.baseUrl,
     "POST",
     "paymasterParameters",
     { authToken },
-    {
-      name: "busy",
-      type: "HYBRID",
-      chainId: 31337,
-      version: "1.0.0",
-    },
+    { name, type: "HYBRID", chainId: 31337, version: "1.0.0" },
   );
   const headers = { authToken, apiKey: dapp.apiKey as string };
   const { fundingMessage } = await managementCall(first.baseUrl, "GET", `funding-message/${dapp.paymasterId}`, headers);
@@ -103,6 +93,36 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
     signature: await wallet.signMessage({ message: fundingMessage as string }),
     address: wallet.address,
   });
+  return { dapp, headers };
+}
+
+/** Every sender's nonces 0 to `nonces - 1`, all sent at once, each to one instance or the other in turn. */
+function sponsorAll(apiKey: string, senders: string[], nonces: number) {
+  const [first, second] = services as [RunningService, RunningService];
+  const requests = [];
+  for (let nonce = 0; nonce < nonces; nonce++) {
+    for (const [s, sender] of senders.entries()) {
+      const service = (s + nonce) % 2 === 0 ? first : second;
+      requests.push(
+        postSponsorship(service.baseUrl, apiKey, { sender, nonce, id: requests.length }).then(async (response) => ({
+          sender,
+          status: response.status,
+          body: (await response.json()) as { result?: { paymasterAndData: string } },
+        })),
+      );
+    }
+  }
+  return Promise.all(requests);
+}
+
+test("1,000 concurrent requests from 200 senders on two instances: exactly 100 sponsored, none above 1 per sender", {
+  skip,
+}, async () => {
+  const db = await openDatabase({ url: databaseUrl });
+  await migrate(db);
+  const { authToken } = await createAccount(db, "concurrency");
+  const second = services[1] as RunningService;
+  const { headers } = await fundedDapp(authToken, "busy");
   for (const [name, type, threshold] of [
     ["global", "PAYMASTER", GLOBAL_LIMIT],
     ["per sender", "SMART_ACCOUNT", 1],
@@ -114,23 +134,11 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
     });
   }
 
-  const requests = [];
-  for (let nonce = 0; nonce < NONCES_PER_SENDER; nonce++) {
-    for (let s = 0; s < SENDERS; s++) {
-      const sender = testSender(s);
-      const service = (s + nonce) % 2 === 0 ? first : second;
-      requests.push(
-        postSponsorship(service.baseUrl, headers.apiKey, { sender, nonce, id: requests.length }).then(
-          async (response) => ({
-            sender,
-            status: response.status,
-            body: (await response.json()) as { result?: { paymasterAndData: string } },
-          }),
-        ),
-      );
-    }
-  }
-  const answers = await Promise.all(requests);
+  const answers = await sponsorAll(
+    headers.apiKey,
+    Array.from({ length: SENDERS }, (_, s) => testSender(s)),
+    NONCES_PER_SENDER,
+  );
   assert.equal(answers.length, SENDERS * NONCES_PER_SENDER);
   assert.ok(
     answers.every((a) => a.status === 200),
@@ -163,27 +171,7 @@ test("a USD limit with a month cycle and a per-sender week limit, 600 concurrent
   await migrate(db);
   const { authToken } = await createAccount(db, "concurrency-usd");
   const [first, second] = services as [RunningService, RunningService];
-  const dapp = await managementCall(
-    first.baseUrl,
-    "POST",
-    "paymasterParameters",
-    { authToken },
-    {
-      name: "dollars",
-      type: "HYBRID",
-      chainId: 31337,
-      version: "1.0.0",
-    },
-  );
-  const headers = { authToken, apiKey: dapp.apiKey as string };
-  const { fundingMessage } = await managementCall(first.baseUrl, "GET", `funding-message/${dapp.paymasterId}`, headers);
-  const wallet = privateKeyToAccount(generatePrivateKey());
-  await managementCall(first.baseUrl, "PATCH", "paymasterParameters", headers, {
-    paymasterId: dapp.paymasterId,
-    type: "paymasterFundingId",
-    signature: await wallet.signMessage({ message: fundingMessage as string }),
-    address: wallet.address,
-  });
+  const { dapp, headers } = await fundedDapp(authToken, "dollars");
   const OPERATIONS = 37;
   // Room for exactly 37 operations: 37 × 0.555552 USD.
   await managementCall(second.baseUrl, "POST", "paymaster-policy", headers, {
@@ -202,23 +190,11 @@ test("a USD limit with a month cycle and a per-sender week limit, 600 concurrent
     policyData: { type: "SMART_ACCOUNT", cycleDuration: "1 week", threshold: 2, thresholdType: "COUNT" },
   });
 
-  const requests = [];
-  for (let nonce = 0; nonce < 3; nonce++) {
-    for (let s = 0; s < 200; s++) {
-      const sender = testSender(1000 + s);
-      const service = (s + nonce) % 2 === 0 ? first : second;
-      requests.push(
-        postSponsorship(service.baseUrl, headers.apiKey, { sender, nonce, id: requests.length }).then(
-          async (response) => ({
-            sender,
-            status: response.status,
-            body: (await response.json()) as { result?: { paymasterAndData: string } },
-          }),
-        ),
-      );
-    }
-  }
-  const answers = await Promise.all(requests);
+  const answers = await sponsorAll(
+    headers.apiKey,
+    Array.from({ length: 200 }, (_, s) => testSender(1000 + s)),
+    3,
+  );
   assert.ok(
     answers.every((a) => a.status === 200 && a.body.result),
     "every request is answered with a result",
