@@ -292,7 +292,7 @@ export async function ledgerBuckets(
 }
 
 export interface LedgerSize {
-  /** Rows: counted up to COUNTED_ROWS, beyond that the planner's estimate (within about a tenth: see below). */
+  /** Rows: counted up to COUNTED_ROWS, beyond that the planner's estimate (estimatedRows). */
   rows: number;
   /** Bytes on disk, indexes included. */
   bytes: number;
@@ -302,16 +302,31 @@ export interface LedgerSize {
 const COUNTED_ROWS = 100_000;
 
 /**
- * The ledger's size for the metrics: two catalogue reads, never a count of a large table. The estimate is the one the
- * last analysis left (autovacuum on PostgreSQL, src/storage/analyzeOnGrowth.ts on PGlite, each after a tenth of growth);
- * a table never analyzed or small is counted instead.
+ * A table's rows as the planner estimates them: the rows per page the last analysis saw (reltuples / relpages) times
+ * the pages the table has now, so the estimate follows the table's growth between analyses; the last analysis's
+ * reltuples alone when it saw no page. Negative when the table was never analyzed.
+ */
+export async function estimatedRows(db: Queryable, table: string): Promise<number> {
+  const [row] = await db.query<{ estimate: string | number | null }>(
+    `SELECT (CASE WHEN relpages > 0 AND reltuples >= 0
+               THEN reltuples / relpages * (pg_relation_size(oid) / current_setting('block_size')::int)
+               ELSE reltuples END)::bigint::text AS estimate
+     FROM pg_class WHERE oid = to_regclass($1)`,
+    [table],
+  );
+  return Number(row?.estimate ?? -1);
+}
+
+/**
+ * The ledger's size for the metrics: catalogue reads, never a count of a large table. The estimate starts from the
+ * last analysis (autovacuum on PostgreSQL, src/storage/analyzeOnGrowth.ts on PGlite) and follows the table's pages
+ * since; a table never analyzed or small is counted instead.
  */
 export async function ledgerSize(db: Queryable): Promise<LedgerSize> {
-  const [stats] = await db.query<{ estimate: string | number | null; bytes: string | number }>(
-    `SELECT (SELECT reltuples FROM pg_class WHERE oid = to_regclass('sponsorships'))::bigint::text AS estimate,
-       pg_total_relation_size(to_regclass('sponsorships'))::text AS bytes`,
+  const [stats] = await db.query<{ bytes: string | number }>(
+    "SELECT pg_total_relation_size(to_regclass('sponsorships'))::text AS bytes",
   );
-  let rows = Number(stats?.estimate ?? -1);
+  let rows = await estimatedRows(db, "sponsorships");
   if (rows < COUNTED_ROWS) {
     const [counted] = await db.query<{ n: string | number }>("SELECT count(*)::text AS n FROM sponsorships");
     rows = Number(counted?.n ?? 0);
