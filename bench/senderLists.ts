@@ -11,6 +11,7 @@ import { loadSponsorshipSetup } from "../src/sponsorship/loadSetup";
 import { senderLists } from "../src/sponsorship/rules/senderLists";
 import { startTestApp, type TestApp } from "../test/helpers/app";
 import { linkFundingWallet, rpc } from "../test/helpers/dappSetup";
+import { plainUserOp } from "../test/helpers/userOps";
 
 const { values } = parseArgs({
   options: {
@@ -104,17 +105,7 @@ async function measure(t: TestApp, size: number) {
     apiKey: dapp.apiKey,
     body: { name: "deploy", policyType: "WALLET_DEPLOYMENT", policyData: {} },
   });
-  const op = (nonce: number) => ({
-    sender: OFF_LIST,
-    nonce: `0x${nonce.toString(16)}`,
-    initCode: "0x",
-    callData: "0x",
-    callGasLimit: "100000",
-    verificationGasLimit: "50000",
-    preVerificationGas: "40000",
-    maxFeePerGas: "1000000000",
-    maxPriorityFeePerGas: "1000000",
-  });
+  const op = (nonce: number) => plainUserOp(OFF_LIST, nonce);
   const sponsor = (nonce: number) =>
     rpc(t, dapp, "pm_getPaymasterData", [op(nonce), ENTRY_POINT_V06_ADDRESS, "0x7a69", {}]);
   for (let i = 0; i < 20; i++) await sponsor(i);

@@ -15,6 +15,7 @@ import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 import { testLookup } from "../helpers/dns";
 import { captureLog } from "../helpers/logCapture";
+import { plainUserOp } from "../helpers/userOps";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
 import { eventually, outboxOf, setAlerts, webhookSecretOf } from "./helpers";
 
@@ -54,17 +55,7 @@ after(async () => {
 });
 
 const SENDER = "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4";
-const op = (nonce: number) => ({
-  sender: SENDER,
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: "100000",
-  verificationGasLimit: "50000",
-  preVerificationGas: "40000",
-  maxFeePerGas: "1000000000",
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (nonce: number) => plainUserOp(SENDER, nonce);
 let nonce = 0;
 const sponsor = async (dapp: Dapp, via: TestApp = t) => {
   const reply = await rpc(via, dapp, "pm_sponsorUserOperation", [op(nonce++), { mode: "SPONSORED" }]);

@@ -7,6 +7,7 @@ import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { plainUserOp } from "../helpers/userOps";
 
 let t: TestApp;
 before(async () => {
@@ -14,17 +15,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const op = (nonce: number) => ({
-  sender: "0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4",
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: "100000",
-  verificationGasLimit: "50000",
-  preVerificationGas: "40000",
-  maxFeePerGas: "1000000000",
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (nonce: number) => plainUserOp("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
 const setPaused = (dapp: Dapp, body: Record<string, unknown>) =>
   t.call("PATCH", "paymasterParameters", { token: dapp.token, apiKey: dapp.apiKey, body });
 

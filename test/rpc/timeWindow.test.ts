@@ -6,6 +6,7 @@ import { size } from "viem";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { plainUserOp } from "../helpers/userOps";
 
 const START = Date.UTC(2027, 0, 1);
 const END = Date.UTC(2027, 1, 1);
@@ -16,17 +17,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const op = (nonce: number) => ({
-  sender: "0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4",
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: "100000",
-  verificationGasLimit: "50000",
-  preVerificationGas: "40000",
-  maxFeePerGas: "1000000000",
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (nonce: number) => plainUserOp("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
 const sponsor = async (dapp: Dapp, nonce: number) => {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [op(nonce), { mode: "SPONSORED" }]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
