@@ -1,28 +1,14 @@
 import { api, dapp, unwrap } from "./client";
+import type { paths } from "./schema";
 
-/** One answer of the paymaster's RPC endpoint, as the ledger keeps it. */
-export interface LedgerRow {
-  userOpHash: string | null;
-  sender: string;
-  nonce: string;
-  chainId: number;
-  entryPoint: string | null;
-  mode: "SPONSORED" | "ERC20";
-  status: "pending" | "mined" | "expired" | "refused";
-  reason: string | null;
-  worstCaseWei: string | null;
-  actualWei: string | null;
-  transactionHash: string | null;
-  createdAt: number;
-  settledAt: number | null;
-}
+type Sponsorships = paths["/api/v2/public/sdk/sponsorships"]["get"]["responses"][200]["content"]["application/json"];
+type Stats = paths["/api/v2/public/sdk/sponsorships/stats"]["get"]["responses"][200]["content"]["application/json"];
 
-export interface StatsBucket {
-  start: number;
-  counts: { pending: number; mined: number; expired: number; refused: number };
-  spendWei: string;
-  heldWei: string;
-}
+/** One answer of the paymaster's RPC endpoint, as the ledger keeps it (the API's own type, generated). */
+export type LedgerRow = Sponsorships["data"][number];
+
+/** Counts and spend of one bucket of the stats (the API's own type, generated). */
+export type StatsBucket = Stats["data"]["buckets"][number];
 
 export interface LedgerFilters {
   status?: string;
