@@ -2,8 +2,9 @@ import type { Hex } from "viem";
 import { canEstimateGas } from "../chain/gasEstimation";
 import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
 import { invalidParams } from "../errors";
+import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
-import { CLOCK_SKEW_SECONDS, type SignableUserOperation, type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
+import { type SignableUserOperation, type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
 import type { ActionContext } from "./context";
 import { estimationFailure, observedGasEstimate } from "./observedGasEstimation";
 

@@ -4,7 +4,7 @@ import { describeChainError, EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDep
 import { type SponsoringChain, sponsoringChains } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
 import type { Metrics } from "../metrics/metrics";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
+import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import type { Database } from "../storage/database";
 import {
   type ChainCursor,

@@ -6,11 +6,10 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import { getUserOpHash } from "../chain/userOpHash";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
-import { decide } from "./decide";
+import { decideSignRecord } from "./decideSignRecord";
 import type { PartialUserOperation } from "./partialUserOperation";
-import type { Rule, RuleOutcome } from "./rule";
+import type { Rule } from "./rule";
 import type { SponsorshipSetup } from "./setup";
-import { priceText, RequestPrice } from "./usdAmount";
 
 /** The operation with every field the paymaster signature covers. */
 export type SignableUserOperation = Required<PartialUserOperation>;
@@ -48,22 +47,18 @@ export interface SponsorDeps {
   now?: () => number;
 }
 
-/** Clocks of our host and of the chain's block producers differ a little; an operation must not be born expired. */
-export const CLOCK_SKEW_SECONDS = 60;
-
 /**
  * Decides, and signs what the rules allow. The record of the answer is durable before the answer is returned, so every
  * signature the service gives out can be accounted for; the spending-limit reservations commit with that record.
  */
 export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promise<SponsorAnswer> {
   const { setup, chain, userOp } = request;
-  const nowMs = (deps.now ?? Date.now)();
   const gas = {
     callGasLimit: userOp.callGasLimit,
     verificationGasLimit: userOp.verificationGasLimit,
     preVerificationGas: userOp.preVerificationGas,
   };
-  const base = {
+  const record = {
     paymasterId: setup.paymasterId,
     chainId: chain.chainId,
     sender: userOp.sender,
@@ -77,61 +72,32 @@ export async function sponsor(deps: SponsorDeps, request: SponsorRequest): Promi
     mode: "SPONSORED" as const,
   };
 
-  // Read once if a USD rule asks; the record keeps the price the rules used.
-  const price = new RequestPrice(chain.nativeUsdPrice, chain.chainId, nowMs);
-  const priceUsed = () => (price.used ? { nativeUsdPrice: priceText(price.used) } : {});
-  const refusal = async (reason: string, outcomes: RuleOutcome[]): Promise<SponsorAnswer> => {
-    await deps.log.record({ ...base, ...priceUsed(), sponsored: false, reason, ruleOutcomes: outcomes });
-    return { paymasterAndData: "0x", ...gas, reason, refusedBy: outcomes.at(-1)?.rule ?? "noVerifyingPaymaster" };
-  };
-
   const paymaster = chain.verifyingPaymaster;
   if (!paymaster) {
-    return refusal(`No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`, []);
+    const reason = `No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`;
+    await deps.log.record({ ...record, sponsored: false, reason, ruleOutcomes: [] });
+    return { paymasterAndData: "0x", ...gas, reason, refusedBy: "noVerifyingPaymaster" };
   }
-  const nowSeconds = Math.floor(nowMs / 1000);
-  const validUntil = nowSeconds + request.expirySeconds;
-  const decision = await decide(
-    {
-      setup,
-      userOp,
-      smartAccount: request.smartAccount,
-      webhookData: request.webhookData,
-      nowMs,
-      validUntil,
-      nativeUsdPrice: price,
+  const outcome = await decideSignRecord(
+    deps,
+    { ...request, record, worstCaseWei: maxChargeWei(userOp), nowMs: (deps.now ?? Date.now)() },
+    async (terms) => {
+      const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
+      const signature = await deps.signer.signHash(hash);
+      const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
+      return {
+        payload: paymasterAndData,
+        userOpHash: getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId),
+      };
     },
-    deps.rules,
   );
-  if (!decision.sponsored) return refusal(decision.reason, decision.outcomes);
-  // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
-  const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
-  let recorded = false;
-  try {
-    const hash = getVerifyingPaymasterHash(userOp, { ...terms, chainId: chain.chainId, paymaster });
-    const signature = await deps.signer.signHash(hash);
-    const paymasterAndData = encodeVerifyingPaymasterAndData({ ...terms, paymaster, signature });
-    const userOpHash = getUserOpHash({ ...userOp, paymasterAndData }, chain.entryPoint, chain.chainId);
-    const outcome = await deps.log.record(
-      {
-        ...base,
-        ...priceUsed(),
-        sponsored: true,
-        userOpHash,
-        validUntil: terms.validUntil,
-        validAfter: terms.validAfter,
-        ruleOutcomes: decision.outcomes,
-        worstCaseWei: maxChargeWei(userOp),
-        // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
-        ...(chain.rpcUrl ? { maxCharge: maxChargeWei(userOp) } : {}),
-      },
-      decision.claim,
-    );
-    // Its limits filled since the rules' pre-check: recorded as refused, and the signature is dropped unseen.
-    if (!outcome.ok) return { paymasterAndData: "0x", ...gas, reason: outcome.reason };
-    recorded = true;
-    return { paymasterAndData, ...gas };
-  } finally {
-    decision.afterRecord(recorded);
+  if (!outcome.sponsored) {
+    return {
+      paymasterAndData: "0x",
+      ...gas,
+      reason: outcome.reason,
+      ...(outcome.refusedBy ? { refusedBy: outcome.refusedBy } : {}),
+    };
   }
+  return { paymasterAndData: outcome.payload, ...gas };
 }

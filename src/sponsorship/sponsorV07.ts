@@ -7,13 +7,11 @@ import {
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../chain/userOperationV07";
 import type { SmartAccountInfo } from "./callData";
-import { decide } from "./decide";
+import { decideSignRecord } from "./decideSignRecord";
 import { maxDepositCharge } from "./operationView";
 import type { PartialUserOperationV07 } from "./partialUserOperationV07";
-import type { RuleOutcome } from "./rule";
 import type { SponsorshipSetup } from "./setup";
-import { CLOCK_SKEW_SECONDS, type SponsorDeps } from "./sponsor";
-import { priceText, RequestPrice } from "./usdAmount";
+import type { SponsorDeps } from "./sponsor";
 
 /** A v0.7/v0.8 operation with every field our signature covers, the paymaster's two gas limits included. */
 export type SignableUserOperationV07 = PartialUserOperationV07 &
@@ -63,7 +61,6 @@ export interface SponsorAnswerV07 extends PaymasterGasLimits {
  */
 export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07): Promise<SponsorAnswerV07> {
   const { setup, chain, userOp, paymaster } = request;
-  const nowMs = (deps.now ?? Date.now)();
   const gas = {
     callGasLimit: userOp.callGasLimit,
     verificationGasLimit: userOp.verificationGasLimit,
@@ -73,7 +70,7 @@ export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07):
     paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
   };
-  const base = {
+  const record = {
     paymasterId: setup.paymasterId,
     chainId: chain.chainId,
     sender: userOp.sender,
@@ -86,82 +83,37 @@ export async function sponsorV07(deps: SponsorDeps, request: SponsorRequestV07):
     entryPoint: request.entryPoint,
     mode: "SPONSORED" as const,
   };
-  const refused = (reason: string, refusedBy?: string): SponsorAnswerV07 => ({
-    paymaster,
-    paymasterData: "0x",
-    ...paymasterGas,
-    ...gas,
-    reason,
-    ...(refusedBy ? { refusedBy } : {}),
-  });
-
-  const nowSeconds = Math.floor(nowMs / 1000);
-  const validUntil = nowSeconds + request.expirySeconds;
-  // Read once if a USD rule asks; the record keeps the price the rules used.
-  const price = new RequestPrice(chain.nativeUsdPrice, chain.chainId, nowMs);
-  const priceUsed = () => (price.used ? { nativeUsdPrice: priceText(price.used) } : {});
-  const decision = await decide(
-    {
-      setup,
-      userOp,
-      smartAccount: request.smartAccount,
-      webhookData: request.webhookData,
-      nowMs,
-      validUntil,
-      nativeUsdPrice: price,
+  const outcome = await decideSignRecord(
+    deps,
+    { ...request, record, worstCaseWei: maxDepositCharge(userOp), nowMs: (deps.now ?? Date.now)() },
+    async (terms) => {
+      const complete: UserOperationV07 = { ...userOp, signature: "0x" };
+      const hash = getVerifyingPaymasterHashV07(packUserOperation(complete), {
+        ...terms,
+        ...paymasterGas,
+        chainId: chain.chainId,
+        paymaster,
+      });
+      const signature = await deps.signer.signHash(hash);
+      const paymasterData = encodeVerifyingPaymasterDataV07({ ...terms, signature });
+      const userOpHash = getUserOpHashV07(
+        { ...complete, paymaster, ...paymasterGas, paymasterData },
+        request.entryPoint,
+        chain.chainId,
+        userOp.entryPointVersion,
+      );
+      return { payload: paymasterData, userOpHash };
     },
-    deps.rules,
   );
-  if (!decision.sponsored) {
-    const outcomes: RuleOutcome[] = decision.outcomes;
-    await deps.log.record({
-      ...base,
-      ...priceUsed(),
-      sponsored: false,
-      reason: decision.reason,
-      ruleOutcomes: outcomes,
-    });
-    return refused(decision.reason, outcomes.at(-1)?.rule);
-  }
-  // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
-  const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
-  let recorded = false;
-  try {
-    const complete: UserOperationV07 = { ...userOp, signature: "0x" };
-    const hash = getVerifyingPaymasterHashV07(packUserOperation(complete), {
-      ...terms,
-      ...paymasterGas,
-      chainId: chain.chainId,
+  if (!outcome.sponsored) {
+    return {
       paymaster,
-    });
-    const signature = await deps.signer.signHash(hash);
-    const paymasterData = encodeVerifyingPaymasterDataV07({ ...terms, signature });
-    const userOpHash = getUserOpHashV07(
-      { ...complete, paymaster, ...paymasterGas, paymasterData },
-      request.entryPoint,
-      chain.chainId,
-      userOp.entryPointVersion,
-    );
-    const outcome = await deps.log.record(
-      {
-        ...base,
-        ...priceUsed(),
-        sponsored: true,
-        userOpHash,
-        validUntil: terms.validUntil,
-        validAfter: terms.validAfter,
-        ruleOutcomes: decision.outcomes,
-        worstCaseWei: maxDepositCharge(userOp),
-        // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
-        ...(chain.rpcUrl ? { maxCharge: maxDepositCharge(userOp) } : {}),
-      },
-      decision.claim,
-    );
-    // Its limits filled since the rules' pre-check: recorded as refused, and the signature is dropped unseen.
-    if (!outcome.ok) return refused(outcome.reason);
-    recorded = true;
-    return { paymaster, paymasterData, ...paymasterGas, ...gas };
-  } finally {
-    decision.afterRecord(recorded);
+      paymasterData: "0x",
+      ...paymasterGas,
+      ...gas,
+      reason: outcome.reason,
+      ...(outcome.refusedBy ? { refusedBy: outcome.refusedBy } : {}),
+    };
   }
+  return { paymaster, paymasterData: outcome.payload, ...paymasterGas, ...gas };
 }

@@ -7,7 +7,7 @@ import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
 import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/sponsor";
+import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";
 
 /** A chain that serves ERC20 mode: a token paymaster and at least one fee token. */

@@ -15,7 +15,7 @@ import type { PackedUserOperation } from "../../src/chain/packedUserOperation";
 import type { LaterEntryPointVersion } from "../../src/config";
 import { createMetrics } from "../../src/metrics/metrics";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
-import { CLOCK_SKEW_SECONDS } from "../../src/sponsorship/sponsor";
+import { CLOCK_SKEW_SECONDS } from "../../src/sponsorship/decideSignRecord";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { SponsorshipLog } from "../../src/storage/sponsorships";
 import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
