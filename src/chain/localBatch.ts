@@ -3,7 +3,7 @@
 // may depend on the one before it. Calls to the node are most of the local chain's start, and each transaction sent
 // the usual way (fill, send, poll the receipt) costs several in a row. Only for an account that sends nothing else
 // meanwhile: the local chain's deployer.
-import { type Address, concat, type Hex, type PublicClient } from "viem";
+import { type Address, concat, type Hex, type PublicClient, TransactionReceiptNotFoundError } from "viem";
 import { CREATE2_DEPLOYER_ADDRESS, CREATE2_SALT, type Create2Deployment } from "./deployments";
 import type { ChainClients, DeployOutcome } from "./localDeployment";
 
@@ -12,9 +12,30 @@ async function hasCode(publicClient: PublicClient, address: Address): Promise<bo
   return code !== undefined && code !== "0x";
 }
 
+/** How often a local transaction's receipt is asked for, and for how long at most. */
+const RECEIPT_POLL_MS = 20;
+const RECEIPT_WAIT_MS = 60_000;
+
+/**
+ * Waits until the local chain has mined `hash`; throws if it reverted or was not mined within a minute. It asks for
+ * the receipt itself, every few ms, rather than through viem's waitForTransactionReceipt, which asks again only when
+ * it sees a new block: the local chain mines only when a transaction arrives, so a receipt not found at the block that
+ * holds it is never asked for again. Twice in CI a start waited there until its 90 s deadline.
+ */
 export async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
+  const deadline = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    const receipt = await publicClient.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return undefined;
+      throw error;
+    });
+    if (receipt) {
+      if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: transaction ${hash} not mined within ${RECEIPT_WAIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+  }
 }
 
 export interface BatchTransaction {

@@ -19,7 +19,7 @@ import {
   entryPointDeployment,
 } from "./deployments";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
-import { deployCreate2Batch } from "./localBatch";
+import { confirm, deployCreate2Batch } from "./localBatch";
 import { type ChainClients, checkEntryPointArtifact, type DeployOutcome } from "./localDeployment";
 import { fixedPriceAggregatorArtifact, testTokenArtifact, tokenPaymasterArtifact } from "./tokenArtifacts";
 
@@ -129,11 +129,6 @@ export async function deployLocalTokenStack(clients: ChainClients): Promise<Loca
   return { entryPoint, tokenPaymaster, testToken, priceAggregator, depositAdded, priceRefreshed: refreshed };
 }
 
-async function confirm(clients: ChainClients, hash: Hex, what: string): Promise<void> {
-  const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
-}
-
 async function requireOwner(clients: ChainClients, contract: Address, owner: Address, what: string): Promise<void> {
   if (!isAddressEqual(owner, clients.walletClient.account.address)) {
     throw new Error(`only the owner ${owner} of ${contract} can ${what}, not ${clients.walletClient.account.address}`);
@@ -158,7 +153,7 @@ export async function topUpTokenPaymasterDeposit(
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(clients, hash, "funding the token paymaster's EntryPoint deposit");
+  await confirm(clients.publicClient, hash, "funding the token paymaster's EntryPoint deposit");
   return missing;
 }
 
@@ -194,7 +189,7 @@ export async function refreshLocalPrice(
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(clients, hash, "refreshing the local price");
+  await confirm(clients.publicClient, hash, "refreshing the local price");
   return { refreshed: true, transactionHash: hash };
 }
 
@@ -224,7 +219,7 @@ export async function rotateTokenPaymasterSigner(
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(clients, hash, "rotating the token paymaster's signer");
+  await confirm(clients.publicClient, hash, "rotating the token paymaster's signer");
   return { changed: true, transactionHash: hash };
 }
 
@@ -244,6 +239,6 @@ export async function mintTestTokens(
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(clients, hash, "minting test tokens");
+  await confirm(clients.publicClient, hash, "minting test tokens");
   return hash;
 }

@@ -3,6 +3,7 @@
 // verifying signer, the SDK's approve-in-the-same-batch flow is allowed, and the price is fresh. The chain's
 // configuration then lists TUSD, priced by the aggregator, unless the chains file gives 31337 tokens of its own.
 import { type Address, isAddressEqual } from "viem";
+import { confirm } from "../chain/localBatch";
 import type { ChainClients } from "../chain/localDeployment";
 import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../chain/tokenArtifacts";
 import {
@@ -69,8 +70,7 @@ const feed = { address: LOCAL_PRICE_AGGREGATOR_ADDRESS, abi: fixedPriceAggregato
 
 async function send(clients: ChainClients, request: Parameters<ChainClients["walletClient"]["writeContract"]>[0]) {
   const hash = await clients.walletClient.writeContract(request);
-  const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`${request.functionName} on ${request.address} reverted: ${hash}`);
+  await confirm(clients.publicClient, hash, `${request.functionName} on ${request.address}`);
 }
 
 async function turnAllowanceRequiredOff(clients: ChainClients): Promise<boolean> {
