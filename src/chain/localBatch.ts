@@ -1,6 +1,6 @@
-// Transactions to the local chain sent together rather than one after the other: signed here with consecutive nonces,
-// sent at once, confirmed at once. The node mines them in nonce order whatever order they arrive in, so a deployment
-// may depend on the one before it. Calls to the node are most of the local chain's start, and each transaction sent
+// Transactions to the local chain sent together rather than each the usual way: signed here with consecutive nonces,
+// sent back to back in nonce order, confirmed at once. The node mines them in nonce order, so a deployment may depend
+// on the one before it. Calls to the node are most of the local chain's start, and each transaction sent
 // the usual way (fill, send, poll the receipt) costs several in a row. Only for an account that sends nothing else
 // meanwhile: the local chain's deployer.
 import { type Address, concat, type Hex, type PublicClient, TransactionReceiptNotFoundError } from "viem";
@@ -19,8 +19,8 @@ const RECEIPT_WAIT_MS = 60_000;
 /**
  * Waits until the local chain has mined `hash`; throws if it reverted or was not mined within a minute. It asks for
  * the receipt itself, every few ms, rather than through viem's waitForTransactionReceipt, which asks again only when
- * it sees a new block: the local chain mines only when a transaction arrives, so a receipt not found at the block that
- * holds it is never asked for again. Twice in CI a start waited there until its 90 s deadline.
+ * it sees a new block: the local chain mines only when a transaction arrives, so there a receipt not found at the
+ * block that holds it would never be asked for again.
  */
 export async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
   const deadline = Date.now() + RECEIPT_WAIT_MS;
@@ -33,7 +33,11 @@ export async function confirm(publicClient: PublicClient, hash: Hex, what: strin
       if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
       return;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: transaction ${hash} not mined within ${RECEIPT_WAIT_MS} ms`);
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what}: transaction ${hash} not mined within ${RECEIPT_WAIT_MS} ms (${await poolState(publicClient, hash)})`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
   }
 }
@@ -78,9 +82,11 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
       }),
     ),
   );
-  const hashes = await Promise.all(
-    signed.map((serializedTransaction) => publicClient.sendRawTransaction({ serializedTransaction })),
-  );
+  // Sent one after the other, in nonce order. Sent at once, they reached the node in any order, and once in CI a
+  // transaction of such a batch was not mined within a minute, which a nonce gap the node never closed would explain.
+  const hashes: Hex[] = [];
+  for (const serializedTransaction of signed)
+    hashes.push(await publicClient.sendRawTransaction({ serializedTransaction }));
   // anvil mines what arrived together into one block, as much as fits its gas limit, and may leave the rest pending
   // until another transaction comes: nothing else comes here, so pending ones are mined by hand until all are in.
   const nudge = setInterval(() => void minePending(publicClient), NUDGE_INTERVAL_MS);
@@ -93,6 +99,17 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
 }
 
 const NUDGE_INTERVAL_MS = 200;
+
+/** For the message of a transaction never mined: whether the node knows it, and what its pool holds. */
+async function poolState(publicClient: PublicClient, hash: Hex): Promise<string> {
+  const request = publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
+  const [transaction, pool] = await Promise.all([
+    request({ method: "eth_getTransactionByHash", params: [hash] }).catch((error: Error) => error.message),
+    request({ method: "txpool_status", params: [] }).catch((error: Error) => error.message),
+  ]);
+  const known = transaction && typeof transaction === "object" ? "known to the node" : "unknown to the node";
+  return `${known}; pool ${JSON.stringify(pool)}`;
+}
 
 /** evm_mine when anvil's pool holds pending transactions; a node without these methods is left alone. */
 async function minePending(publicClient: PublicClient): Promise<void> {
