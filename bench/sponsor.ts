@@ -5,7 +5,8 @@
 //   a third set-up is the second at scale: --contracts N whitelisted contracts (default 10,000), --senders N (100,000)
 //   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
 //            --against DIR (another checkout, measured in the same rounds: an A/B under the same load),
-//            --dist (run each checkout's built dist/main.js as production does, after `npm run build`, not tsx)
+//            --dist (run each checkout's built dist/main.js as production does, after `npm run build`, not tsx),
+//            --set-ups whitelist,limited,large (default all three; one alone gives a profile of that set-up alone)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -38,6 +39,8 @@ const { values } = parseArgs({
     against: { type: "string" },
     /** Runs the built service (`node dist/main.js`, what `npm run start:production` and the image run), not tsx. */
     dist: { type: "boolean", default: false },
+    /** Which set-ups to measure: a CPU profile of one set-up alone says what that set-up costs more than another. */
+    "set-ups": { type: "string", default: "whitelist,limited,large" },
   },
 });
 const seconds = Number(values.seconds);
@@ -45,6 +48,12 @@ const connectionCounts = values.connections.split(",").map(Number);
 const rounds = Number(values.rounds);
 const contractCount = Number(values.contracts);
 const largeSenders = Number(values.senders);
+const SCENARIOS = ["whitelist", "limited", "large"] as const;
+const scenarios = values["set-ups"].split(",").map((name) => {
+  const scenario = SCENARIOS.find((known) => known === name);
+  if (!scenario) throw new Error(`--set-ups: unknown set-up "${name}" (known: ${SCENARIOS.join(", ")})`);
+  return scenario;
+});
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TARGET = "0x1111111111111111111111111111111111111111";
 const targetAbi = parseAbi(["function mint(uint256 amount)"]);
@@ -381,7 +390,7 @@ async function run(builds: Build[]) {
         const add = async (key: string, measured: Promise<Measured>) =>
           results.set(key, [...(results.get(key) ?? []), await measured]);
         await add(`empty Fastify handler @${connections}`, measure(empty.url, empty.pid, connections));
-        for (const scenario of ["whitelist", "limited", "large"] as const) {
+        for (const scenario of scenarios) {
           for (const s of started) {
             const prefix = builds.length > 1 ? `${s.build.label}: ` : "";
             const senders = scenario === "large" ? largeSenders : 1000;

@@ -5,6 +5,7 @@ import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
+import { type ArrayParameter, pglitePreparedOf } from "./pglitePrepared";
 import { reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
@@ -100,7 +101,7 @@ const RECORDS_AND_LIMITS = `
 
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
-function columns(rows: SponsorshipRecord[]): unknown[][] {
+function columns(rows: SponsorshipRecord[]): ArrayParameter[] {
   return [
     rows.map(() => randomUUID()),
     rows.map((r) => r.paymasterId),
@@ -128,7 +129,7 @@ function columns(rows: SponsorshipRecord[]): unknown[][] {
   ];
 }
 
-function limitColumns(limits: LimitWrites): unknown[][] {
+function limitColumns(limits: LimitWrites): ArrayParameter[] {
   return [
     limits.usage.map((u) => u.policyId),
     limits.usage.map((u) => u.cycleStartMs),
@@ -187,18 +188,21 @@ export class SponsorshipLog {
     this.#insert = new Batcher(
       async (items) => {
         if (memory) {
-          const outcomes = await memory.exclusive(() => recordWithMemory(db, items, memory));
+          // One process owns the embedded database: its records' statements are planned once (pglitePrepared.ts).
+          const prepared = pglitePreparedOf(db);
+          const write: WriteBatch = (sql, params) => prepared.run(sql, params);
+          const outcomes = await memory.exclusive(() => recordWithMemory(db, write, items, memory));
           statistics.wrote(items.length);
           return outcomes;
         }
         for (let attempt = 1; ; attempt++) {
           try {
             // Without limits to reserve, the one statement is the whole transaction.
-            if (!items.some((item) => item.claim)) return await recordBatch(db, items, []);
+            if (!items.some((item) => item.claim)) return await recordBatch(queryWith(db), items, []);
             return await db.transaction(async (tx) => {
               const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
               const { outcomes, writes } = await reserveLimits(tx, claimed);
-              return recordBatch(tx, items, outcomes, writes);
+              return recordBatch(queryWith(tx), items, outcomes, writes);
             });
           } catch (error) {
             if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
@@ -222,14 +226,28 @@ export class SponsorshipLog {
   }
 }
 
+/** Runs a batch's one statement. */
+type WriteBatch = (sql: string, params: ArrayParameter[]) => Promise<unknown>;
+
+/** A batch's statement as an ordinary parameterised query (PostgreSQL names and plans it once per connection). */
+const queryWith =
+  (db: Queryable): WriteBatch =>
+  (sql, params) =>
+    db.query(sql, params as unknown[]);
+
 /** The embedded database: reservations from memory, written by the records' statement; memory kept once written. */
-async function recordWithMemory(db: Database, items: Pending[], memory: MemoryLedger): Promise<RecordOutcome[]> {
+async function recordWithMemory(
+  db: Database,
+  write: WriteBatch,
+  items: Pending[],
+  memory: MemoryLedger,
+): Promise<RecordOutcome[]> {
   try {
     const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
-    if (claimed.length === 0) return await recordBatch(db, items, []);
+    if (claimed.length === 0) return await recordBatch(write, items, []);
     await memory.prepare(db);
     const plan = memory.plan(claimed);
-    const outcomes = await recordBatch(db, items, plan.outcomes, plan.writes);
+    const outcomes = await recordBatch(write, items, plan.outcomes, plan.writes);
     plan.commit();
     return outcomes;
   } catch (error) {
@@ -244,7 +262,7 @@ async function recordWithMemory(db: Database, items: Pending[], memory: MemoryLe
  * not is recorded as refused.
  */
 async function recordBatch(
-  db: Queryable,
+  write: WriteBatch,
   items: Pending[],
   reserved: ReserveOutcome[],
   limits: LimitWrites = NO_LIMIT_WRITES,
@@ -259,8 +277,8 @@ async function recordBatch(
     outcomes[position] = { ok: false, reason };
     rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
   }
-  if (limits.reservations.length === 0) await db.query(RECORDS, columns(rows));
-  else await db.query(RECORDS_AND_LIMITS, [...columns(rows), ...limitColumns(limits)]);
+  if (limits.reservations.length === 0) await write(RECORDS, columns(rows));
+  else await write(RECORDS_AND_LIMITS, [...columns(rows), ...limitColumns(limits)]);
   return outcomes;
 }
 
