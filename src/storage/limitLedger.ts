@@ -27,15 +27,25 @@ export type ReserveOutcome =
 /** What the pre-check answers: whether the operation fits the usage as it is now. */
 export type CheckOutcome = { ok: true } | { ok: false; index: number; used: bigint };
 
-/** Per reservation of the batch, flattened: its limit's usage now and the amount this (sender, nonce) holds. */
+/**
+ * Per reservation of the batch, flattened: its limit's usage now and the amount this (sender, nonce) holds. Each a
+ * primary-key look-up: PostgreSQL keeps a named statement's generic plan, and for a join on the keys it chose to hash
+ * the batch and scan the whole usage table, often updated and so full of dead rows (measured: 0.9 ms a batch at 1,000
+ * senders, growing with the senders). OFFSET 0 keeps each look-up a subquery of its own, planned per key on the index.
+ */
 const CURRENT = `
   SELECT q.i::int AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[])
     WITH ORDINALITY AS q(policy_id, cycle_start_ms, scope_key, sender, nonce, i)
-  LEFT JOIN limit_usage u
-    ON u.policy_id = q.policy_id AND u.cycle_start_ms = q.cycle_start_ms AND u.scope_key = q.scope_key
-  LEFT JOIN limit_reservations r
-    ON r.policy_id = q.policy_id AND r.cycle_start_ms = q.cycle_start_ms AND r.sender = q.sender AND r.nonce = q.nonce
+  LEFT JOIN LATERAL (
+    SELECT used FROM limit_usage u
+    WHERE u.policy_id = q.policy_id AND u.cycle_start_ms = q.cycle_start_ms AND u.scope_key = q.scope_key
+    OFFSET 0) u ON true
+  LEFT JOIN LATERAL (
+    SELECT amount FROM limit_reservations r
+    WHERE r.policy_id = q.policy_id AND r.cycle_start_ms = q.cycle_start_ms AND r.sender = q.sender
+      AND r.nonce = q.nonce
+    OFFSET 0) r ON true
   ORDER BY q.i`;
 
 /**

@@ -21,14 +21,19 @@ const LOCK_USAGE = `
 
 /**
  * The reservations the batch's (sender, nonce) already hold. Read after the usage rows are locked: every writer of a
- * reservation holds its usage row's lock, so what this reads stays true until the transaction ends.
+ * reservation holds its usage row's lock, so what this reads stays true until the transaction ends. A primary-key
+ * look-up per key, as the pre-check's (limitLedger.ts says why).
  */
 const HELD = `
   SELECT r.policy_id::text AS policy_id, r.cycle_start_ms::text AS cycle_start_ms, r.sender, r.nonce::text AS nonce,
     r.amount::text AS amount
-  FROM limit_reservations r
-  WHERE (r.policy_id, r.cycle_start_ms, r.sender, r.nonce) IN (
-    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[]))`;
+  FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::numeric[])) AS k(policy_id,
+    cycle_start_ms, sender, nonce)
+  JOIN LATERAL (
+    SELECT * FROM limit_reservations r
+    WHERE r.policy_id = k.policy_id AND r.cycle_start_ms = k.cycle_start_ms AND r.sender = k.sender
+      AND r.nonce = k.nonce
+    OFFSET 0) r ON true`;
 
 type UsageRow = { policy_id: string; cycle_start_ms: string; scope_key: string; used: string };
 
