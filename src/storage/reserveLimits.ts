@@ -10,14 +10,19 @@ const CREATE_USAGE = `
   ORDER BY 1, 2, 3
   ON CONFLICT DO NOTHING`;
 
-/** Locks them in the same order (the order settlement locks them in too) and reads their usage. */
+/**
+ * Locks them in the same order (the order settlement locks them in too) and reads their usage: the keys sorted, then
+ * each row looked up by primary key and locked in turn (as the pre-check's look-ups: limitLedger.ts says why). A
+ * subquery that locks is never merged into its parent, so the look-ups run, and lock, in the keys' order.
+ */
 const LOCK_USAGE = `
   SELECT u.policy_id::text AS policy_id, u.cycle_start_ms::text AS cycle_start_ms, u.scope_key, u.used::text AS used
-  FROM limit_usage u
-  WHERE (u.policy_id, u.cycle_start_ms, u.scope_key) IN (
-    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[]))
-  ORDER BY u.policy_id, u.cycle_start_ms, u.scope_key
-  FOR UPDATE`;
+  FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::bigint[], $3::text[]) ORDER BY 1, 2, 3)
+    AS k(policy_id, cycle_start_ms, scope_key)
+  JOIN LATERAL (
+    SELECT * FROM limit_usage u
+    WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
+    FOR UPDATE) u ON true`;
 
 /**
  * The reservations the batch's (sender, nonce) already hold. Read after the usage rows are locked: every writer of a
