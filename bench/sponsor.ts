@@ -6,7 +6,9 @@
 //   options: --seconds N (default 5), --connections N,N (default 50,10), --rounds N (default 3), --cpu-prof DIR,
 //            --against DIR (another checkout, measured in the same rounds: an A/B under the same load),
 //            --dist (run each checkout's built dist/main.js as production does, after `npm run build`, not tsx),
-//            --set-ups whitelist,limited,large (default all three; one alone gives a profile of that set-up alone)
+//            --set-ups whitelist,limited,large (default all three; one alone gives a profile of that set-up alone),
+//            --instances 2 (PostgreSQL only: a second service on the same database; each set-up is then measured on one
+//            instance and on both, the connections split between them, in the same rounds)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -41,6 +43,8 @@ const { values } = parseArgs({
     dist: { type: "boolean", default: false },
     /** Which set-ups to measure: a CPU profile of one set-up alone says what that set-up costs more than another. */
     "set-ups": { type: "string", default: "whitelist,limited,large" },
+    /** Service processes on the same PostgreSQL database: with 2, each figure is measured on one and on both. */
+    instances: { type: "string", default: "1" },
   },
 });
 const seconds = Number(values.seconds);
@@ -48,6 +52,9 @@ const connectionCounts = values.connections.split(",").map(Number);
 const rounds = Number(values.rounds);
 const contractCount = Number(values.contracts);
 const largeSenders = Number(values.senders);
+const instanceCount = Number(values.instances);
+if (![1, 2].includes(instanceCount)) throw new Error("--instances: 1 or 2");
+if (instanceCount > 1 && !values.postgres) throw new Error("--instances 2 needs --postgres: PGlite serves one process");
 const SCENARIOS = ["whitelist", "limited", "large"] as const;
 const scenarios = values["set-ups"].split(",").map((name) => {
   const scenario = SCENARIOS.find((known) => known === name);
@@ -102,26 +109,34 @@ interface Measured extends LoadResult {
  * read from /proc around it; each run continues the nonces, so no request repeats an earlier one.
  */
 async function measure(
-  url: string,
-  server: number,
+  urls: string[],
+  servers: number[],
   connections: number,
   postgresPids?: () => Promise<number[]>,
   senders = 1000,
 ): Promise<Measured> {
-  await load(url, (n) => rpcBody(offset + n, senders), { connections, seconds: 1 });
+  // The connections split between the instances, each its own load generator, all at once.
+  const loadAll = (body: (n: number) => string, seconds: number) =>
+    Promise.all(
+      urls.map((url, i) =>
+        load(url, (n) => body(n * urls.length + i), { connections: Math.ceil(connections / urls.length), seconds }),
+      ),
+    );
+  await loadAll((n) => rpcBody(offset + n, senders), 1);
   offset += 10_000_000;
   const body = (n: number) => rpcBody(offset + n, senders);
   const machineBefore = machineCpuMicros();
   const selfBefore = process.cpuUsage();
-  const serverBefore = processCpuMicros(server);
+  const serversCpu = () => servers.reduce((sum, pid) => sum + processCpuMicros(pid), 0);
+  const serverBefore = serversCpu();
   const postgres = postgresPids
-    ? await cpuDuring(postgresPids, () => load(url, body, { connections, seconds }))
-    : { result: await load(url, body, { connections, seconds }), micros: 0 };
-  const serverMicros = processCpuMicros(server) - serverBefore;
+    ? await cpuDuring(postgresPids, () => loadAll(body, seconds))
+    : { result: await loadAll(body, seconds), micros: 0 };
+  const serverMicros = serversCpu() - serverBefore;
   const self = process.cpuUsage(selfBefore);
   const machine = machineCpuMicros();
   offset += 10_000_000;
-  const result = postgres.result;
+  const result = combined(postgres.result);
   const answers = Math.max(result.requests, 1);
   const busy = machine.busy - machineBefore.busy;
   const others = busy - serverMicros - postgres.micros - self.user - self.system;
@@ -130,6 +145,19 @@ async function measure(
     serverCpuUs: Math.round(serverMicros / answers),
     ...(postgresPids ? { postgresCpuUs: Math.round(postgres.micros / answers) } : {}),
     othersShare: Math.max(0, others) / Math.max(machine.total - machineBefore.total, 1),
+  };
+}
+
+/** The instances' loads as one: answers and rates add up, the latencies are the worst instance's. */
+function combined(results: LoadResult[]): LoadResult {
+  const sum = (pick: (r: LoadResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+  return {
+    requestsPerSecond: sum((r) => r.requestsPerSecond),
+    requests: sum((r) => r.requests),
+    p50Ms: Math.max(...results.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...results.map((r) => r.p99Ms)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
   };
 }
 
@@ -329,6 +357,8 @@ interface Started {
   whitelist: string;
   limited: string;
   large: string;
+  /** With --instances 2: the second service on the same database, whose URLs differ from the first's by the port. */
+  second?: RunningService;
 }
 
 const TOKEN_LINE = /authToken, shown only this once:\n(pm_\S+)/;
@@ -338,11 +368,12 @@ async function startBuild(build: Build): Promise<Started> {
   const profile = values["cpu-prof"];
   const args = values.dist ? ["--enable-source-maps", "dist/main.js"] : ["--import", "tsx", "src/main.ts"];
   // Request logs as the service's default level writes them; the start line is all the bench reads.
-  const running = await startService(
-    { ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" },
-    undefined,
-    { args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args, cwd: build.cwd },
-  );
+  const start = () =>
+    startService({ ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" }, undefined, {
+      args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args,
+      cwd: build.cwd,
+    });
+  const running = await start();
   // The first start prints the development account's token after it listens: wait for that line, not whatever came.
   const authToken = storage.authToken ?? (TOKEN_LINE.exec(await running.outputMatching(TOKEN_LINE))?.[1] as string);
   const whitelist = await setUpDapp(running.baseUrl, authToken, "bench-whitelist");
@@ -358,7 +389,10 @@ async function startBuild(build: Build): Promise<Started> {
   await checkSponsored(whitelist.url);
   await checkSponsored(limited.url);
   await checkSponsored(large.url);
+  const second = instanceCount > 1 ? await start() : undefined;
+  if (second) await checkSponsored(whitelist.url.replace(running.baseUrl, second.baseUrl));
   return {
+    second,
     build,
     storage,
     running,
@@ -389,15 +423,28 @@ async function run(builds: Build[]) {
       for (const connections of connectionCounts) {
         const add = async (key: string, measured: Promise<Measured>) =>
           results.set(key, [...(results.get(key) ?? []), await measured]);
-        await add(`empty Fastify handler @${connections}`, measure(empty.url, empty.pid, connections));
+        await add(`empty Fastify handler @${connections}`, measure([empty.url], [empty.pid], connections));
         for (const scenario of scenarios) {
           for (const s of started) {
             const prefix = builds.length > 1 ? `${s.build.label}: ` : "";
             const senders = scenario === "large" ? largeSenders : 1000;
             await add(
               `${prefix}${database}, ${scenarioNames[scenario]} @${connections}`,
-              measure(s[scenario], s.pid, connections, s.storage.postgresPids, senders),
+              measure([s[scenario]], [s.pid], connections, s.storage.postgresPids, senders),
             );
+            if (s.second) {
+              const second = s.second;
+              await add(
+                `${prefix}${database}, ${scenarioNames[scenario]}, 2 instances @${connections}`,
+                measure(
+                  [s[scenario], s[scenario].replace(s.running.baseUrl, second.baseUrl)],
+                  [s.pid, second.process.pid as number],
+                  connections,
+                  s.storage.postgresPids,
+                  senders,
+                ),
+              );
+            }
           }
         }
       }
@@ -408,7 +455,7 @@ async function run(builds: Build[]) {
     }
   } finally {
     empty.stop();
-    for (const s of started) await s.running.stop();
+    for (const s of started) await Promise.all([s.running.stop(), s.second?.stop()]);
   }
   for (const s of started) {
     const db = await s.storage.open();

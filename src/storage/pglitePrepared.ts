@@ -20,7 +20,7 @@ const NO_SUCH_STATEMENT = "26000";
  * quoted, `"` and `\` escaped, null as NULL), and the single quotes of the literal are doubled, which is all a
  * string literal needs while standard_conforming_strings is on (checked once per database, before the first use).
  */
-export function arrayLiteral(values: ArrayParameter): string {
+function arrayLiteral(values: ArrayParameter): string {
   return `'${types.arraySerializer(values, undefined, TEXT_ARRAY).replaceAll("'", "''")}'`;
 }
 
