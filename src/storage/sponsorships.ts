@@ -184,13 +184,13 @@ export class SponsorshipLog {
     // Embedded: the limits are kept in memory and written by the records' statement (PostgreSQL: reserved in the
     // database, in the records' transaction).
     const memory = memoryLedgerOf(db);
+    // One process owns the embedded database: its records' statements are planned once (pglitePrepared.ts).
+    const prepared = memory ? pglitePreparedOf(db) : undefined;
+    const write: WriteBatch | undefined = prepared && ((sql, params) => prepared.run(sql, params));
     const statistics = new AnalyzeOnGrowth(db, "sponsorships");
     this.#insert = new Batcher(
       async (items) => {
-        if (memory) {
-          // One process owns the embedded database: its records' statements are planned once (pglitePrepared.ts).
-          const prepared = pglitePreparedOf(db);
-          const write: WriteBatch = (sql, params) => prepared.run(sql, params);
+        if (memory && write) {
           const outcomes = await memory.exclusive(() => recordWithMemory(db, write, items, memory));
           statistics.wrote(items.length);
           return outcomes;
