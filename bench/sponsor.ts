@@ -404,6 +404,20 @@ async function startBuild(build: Build): Promise<Started> {
 }
 
 /**
+ * What each service spends with no request at all (its timers: the alert delivery poll, the caches' checks), in µs of
+ * CPU per ms: read over 5 s that start 5 s after the last request, once the load's after-effects (the garbage
+ * collector's and the embedded database's work on what the rounds left) have settled. Read right after the set-up, the
+ * same figure was several times higher and told nothing about the service.
+ */
+async function idleCpu(pids: number[]): Promise<number[]> {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await pause(5000);
+  const from = pids.map((pid) => processCpuMicros(pid));
+  await pause(5000);
+  return pids.map((pid, i) => Math.round((processCpuMicros(pid) - (from[i] as number)) / 5000));
+}
+
+/**
  * Rounds of every scenario at every connection count, the empty handler in each round beside the service (and beside
  * the other build, with --against), so that ratios and CPU compare like with like on a machine whose load varies; then
  * counts what was recorded.
@@ -415,10 +429,6 @@ async function run(builds: Build[]) {
   const notes: string[] = [];
   try {
     for (const build of builds) started.push(await startBuild(build));
-    // What each service spends with no request at all (timers, caches): each figure per answer includes its share.
-    const idleFrom = started.map((s) => processCpuMicros(s.pid));
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const idle = started.map((s, i) => Math.round((processCpuMicros(s.pid) - (idleFrom[i] as number)) / 3000));
     for (let round = 1; round <= rounds; round++) {
       for (const connections of connectionCounts) {
         const add = async (key: string, measured: Promise<Measured>) =>
@@ -450,8 +460,11 @@ async function run(builds: Build[]) {
       }
       console.error(`round ${round} of ${rounds} done`);
     }
+    const idle = await idleCpu(started.map((s) => s.pid));
     for (const [i, s] of started.entries()) {
-      notes.push(`${s.build.label}: RSS at the end ${residentMegabytes(s.pid)} MB, CPU when idle ${idle[i]} µs per ms`);
+      notes.push(
+        `${s.build.label}: RSS at the end ${residentMegabytes(s.pid)} MB, CPU when idle after the load ${idle[i]} µs per ms`,
+      );
     }
   } finally {
     empty.stop();
