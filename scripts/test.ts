@@ -21,6 +21,7 @@ const UNIT = new Set([
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
+  "test/chain/fixedLayoutHashesV07.test.ts",
   "test/chain/localAddresses.test.ts",
   "test/chain/paymasterAndData.test.ts",
   "test/chain/paymasterAndDataV07.test.ts",

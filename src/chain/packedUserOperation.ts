@@ -1,7 +1,7 @@
 // The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
 // 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
-import { type Address, concat, type Hex, isAddress, numberToHex } from "viem";
-import { keccak256 } from "./keccak";
+import { type Address, concat, type Hex, isAddress } from "viem";
+import { addressWord, bytes32Word, bytesHashWord, uintWord } from "./abiWords";
 
 /** Field names match the ABI struct, so viem encodes it as is. */
 export interface PackedUserOperation {
@@ -25,24 +25,23 @@ export type PackedUserOperationSignedFields = Omit<PackedUserOperation, "paymast
 
 const MAX_UINT128 = 2n ** 128n - 1n;
 
-/** One 16-byte big-endian half of a packed word; refuses what does not fit rather than silently truncating it. */
-export function uint128Bytes(name: string, value: bigint): Hex {
+/** One 16-byte big-endian half of a packed word, as 32 hex digits; refuses what does not fit rather than truncating. */
+function uint128Digits(name: string, value: bigint): string {
   if (value < 0n || value > MAX_UINT128) throw new RangeError(`${name} must fit in uint128, got ${value}`);
-  return numberToHex(value, { size: 16 });
+  return value.toString(16).padStart(32, "0");
+}
+
+/** One 16-byte big-endian half of a packed word, as hex. */
+export function uint128Bytes(name: string, value: bigint): Hex {
+  return `0x${uint128Digits(name, value)}`;
 }
 
 export function packAccountGasLimits(limits: { verificationGasLimit: bigint; callGasLimit: bigint }): Hex {
-  return concat([
-    uint128Bytes("verificationGasLimit", limits.verificationGasLimit),
-    uint128Bytes("callGasLimit", limits.callGasLimit),
-  ]);
+  return `0x${uint128Digits("verificationGasLimit", limits.verificationGasLimit)}${uint128Digits("callGasLimit", limits.callGasLimit)}`;
 }
 
 export function packGasFees(fees: { maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }): Hex {
-  return concat([
-    uint128Bytes("maxPriorityFeePerGas", fees.maxPriorityFeePerGas),
-    uint128Bytes("maxFeePerGas", fees.maxFeePerGas),
-  ]);
+  return `0x${uint128Digits("maxPriorityFeePerGas", fees.maxPriorityFeePerGas)}${uint128Digits("maxFeePerGas", fees.maxFeePerGas)}`;
 }
 
 /**
@@ -67,20 +66,6 @@ export function packInitCode(
  * What both of our v0.7/v0.8 paymasters hash first, in this order: the packed operation's signed fields (byte fields by
  * their keccak-256), the two paymaster gas limits, the chain id and the paymaster; each contract's own terms follow.
  */
-export const paymasterHashPrefixParameters = [
-  { name: "sender", type: "address" },
-  { name: "nonce", type: "uint256" },
-  { name: "initCodeHash", type: "bytes32" },
-  { name: "callDataHash", type: "bytes32" },
-  { name: "accountGasLimits", type: "bytes32" },
-  { name: "preVerificationGas", type: "uint256" },
-  { name: "gasFees", type: "bytes32" },
-  { name: "paymasterVerificationGasLimit", type: "uint128" },
-  { name: "paymasterPostOpGasLimit", type: "uint128" },
-  { name: "chainId", type: "uint256" },
-  { name: "paymaster", type: "address" },
-] as const;
-
 export interface PaymasterHashContext {
   paymasterVerificationGasLimit: bigint;
   paymasterPostOpGasLimit: bigint;
@@ -88,21 +73,32 @@ export interface PaymasterHashContext {
   paymaster: Address;
 }
 
-/** The values of paymasterHashPrefixParameters; the gas limits are range-checked as the uint128 they are encoded as. */
-export function paymasterHashPrefixValues(userOp: PackedUserOperationSignedFields, context: PaymasterHashContext) {
-  uint128Bytes("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit);
-  uint128Bytes("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit);
-  return [
-    userOp.sender,
-    userOp.nonce,
-    keccak256(userOp.initCode),
-    keccak256(userOp.callData),
-    userOp.accountGasLimits,
-    userOp.preVerificationGas,
-    userOp.gasFees,
-    context.paymasterVerificationGasLimit,
-    context.paymasterPostOpGasLimit,
-    BigInt(context.chainId),
-    context.paymaster,
-  ] as const;
+/** A uint128's word is its 32 digits after 32 zeros. */
+const UINT128_WORD_PADDING = "0".repeat(32);
+
+/**
+ * abi.encode(sender, nonce, keccak(initCode), keccak(callData), accountGasLimits, preVerificationGas, gasFees,
+ * uint128 paymasterVerificationGasLimit, uint128 paymasterPostOpGasLimit, chainId, paymaster): eleven static words as
+ * hex digits without 0x, written word by word (src/chain/abiWords.ts; pinned to viem's encodeAbiParameters by
+ * test/chain/fixedLayoutHashesV07.test.ts).
+ */
+export function paymasterHashPrefixWords(
+  userOp: PackedUserOperationSignedFields,
+  context: PaymasterHashContext,
+): string {
+  return (
+    addressWord("sender", userOp.sender) +
+    uintWord("nonce", userOp.nonce) +
+    bytesHashWord("initCode", userOp.initCode) +
+    bytesHashWord("callData", userOp.callData) +
+    bytes32Word("accountGasLimits", userOp.accountGasLimits) +
+    uintWord("preVerificationGas", userOp.preVerificationGas) +
+    bytes32Word("gasFees", userOp.gasFees) +
+    UINT128_WORD_PADDING +
+    uint128Digits("paymasterVerificationGasLimit", context.paymasterVerificationGasLimit) +
+    UINT128_WORD_PADDING +
+    uint128Digits("paymasterPostOpGasLimit", context.paymasterPostOpGasLimit) +
+    uintWord("chainId", context.chainId) +
+    addressWord("paymaster", context.paymaster)
+  );
 }

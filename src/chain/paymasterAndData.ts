@@ -46,7 +46,7 @@ export interface VerifyingHashContext extends SponsorshipTerms {
   paymaster: Address;
 }
 
-function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
+export function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
   for (const [name, value] of [
     ["validUntil", validUntil],
     ["validAfter", validAfter],
@@ -75,7 +75,11 @@ export function getVerifyingPaymasterHash(userOp: UserOperationSignedFields, con
   );
 }
 
-export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): Hex {
+/**
+ * abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature) in fixed layout, as hex digits
+ * without 0x: what follows the paymaster's address in v0.6's paymasterAndData, and the whole of v0.7's paymasterData.
+ */
+export function verifyingPaymasterDataWords(data: SponsorshipTerms & { signature: Hex }): string {
   checkWindow(data);
   // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
   if (size(data.signature) !== PAYMASTER_SIGNATURE_LENGTH) {
@@ -84,13 +88,21 @@ export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): H
     );
   }
   if (!/^0x[0-9a-fA-F]*$/.test(data.signature)) throw new TypeError("paymaster signature is not hex");
-  // Lowercase throughout, the paymaster's checksummed address too, so the result is uniform hex.
-  const paymaster = addressWord("paymaster", data.paymaster).slice(24);
-  return `0x${paymaster}${addressWord("paymasterId", data.paymasterId)}${uintWord("validUntil", data.validUntil, 48)}${uintWord(
-    "validAfter",
-    data.validAfter,
-    48,
-  )}${SIGNATURE_OFFSET_AND_LENGTH}${data.signature.slice(2).toLowerCase()}${SIGNATURE_PADDING}`;
+  // Lowercase throughout, so the result is uniform hex.
+  return (
+    addressWord("paymasterId", data.paymasterId) +
+    uintWord("validUntil", data.validUntil, 48) +
+    uintWord("validAfter", data.validAfter, 48) +
+    SIGNATURE_OFFSET_AND_LENGTH +
+    data.signature.slice(2).toLowerCase() +
+    SIGNATURE_PADDING
+  );
+}
+
+export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): Hex {
+  const words = verifyingPaymasterDataWords(data);
+  // The checksummed address lowercased too: an address word's last 40 digits.
+  return `0x${addressWord("paymaster", data.paymaster).slice(24)}${words}`;
 }
 
 export function decodeVerifyingPaymasterAndData(paymasterAndData: Hex): VerifyingPaymasterData {

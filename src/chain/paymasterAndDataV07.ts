@@ -10,7 +10,6 @@ import {
   type Address,
   concat,
   decodeAbiParameters,
-  encodeAbiParameters,
   getAddress,
   type Hex,
   hexToBigInt,
@@ -18,10 +17,15 @@ import {
   size,
   slice,
 } from "viem";
-import { keccak256 } from "./keccak";
+import { addressWord, keccakOfWords, uintWord } from "./abiWords";
 import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { paymasterHashPrefixParameters, paymasterHashPrefixValues, uint128Bytes } from "./packedUserOperation";
-import { PAYMASTER_SIGNATURE_LENGTH, type SponsorshipTerms } from "./paymasterAndData";
+import { paymasterHashPrefixWords, uint128Bytes } from "./packedUserOperation";
+import {
+  checkWindow,
+  PAYMASTER_SIGNATURE_LENGTH,
+  type SponsorshipTerms,
+  verifyingPaymasterDataWords,
+} from "./paymasterAndData";
 
 /** Where paymasterData starts: after the address and the two gas limits the EntryPoint reads. */
 export const PAYMASTER_DATA_OFFSET = 52;
@@ -29,20 +33,11 @@ export const PAYMASTER_DATA_OFFSET = 52;
 export const VERIFYING_PAYMASTER_DATA_V07_LENGTH = 256;
 export const VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + VERIFYING_PAYMASTER_DATA_V07_LENGTH;
 
-const MAX_UINT48 = 2 ** 48 - 1;
-
 const dataParameters = [
   { name: "paymasterId", type: "address" },
   { name: "validUntil", type: "uint48" },
   { name: "validAfter", type: "uint48" },
   { name: "signature", type: "bytes" },
-] as const;
-
-const hashParameters = [
-  ...paymasterHashPrefixParameters,
-  { name: "paymasterId", type: "address" },
-  { name: "validUntil", type: "uint48" },
-  { name: "validAfter", type: "uint48" },
 ] as const;
 
 /** The paymaster's own gas limits, which the EntryPoint reads from paymasterAndData and the hash binds. */
@@ -62,17 +57,6 @@ export interface VerifyingHashContextV07 extends SponsorshipTerms, PaymasterGasL
   paymaster: Address;
 }
 
-function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
-  for (const [name, value] of [
-    ["validUntil", validUntil],
-    ["validAfter", validAfter],
-  ] as const) {
-    if (!Number.isInteger(value) || value < 0 || value > MAX_UINT48) {
-      throw new RangeError(`${name} must be an integer number of seconds within uint48, got ${value}`);
-    }
-  }
-}
-
 function checkSignature(signature: Hex): void {
   // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
   if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
@@ -80,27 +64,27 @@ function checkSignature(signature: Hex): void {
   }
 }
 
-/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+/**
+ * The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value:
+ * keccak(abi.encode(the common prefix, paymasterId, uint48 validUntil, uint48 validAfter)), all static words, written in
+ * fixed layout (byte for byte viem's encodeAbiParameters, as test/chain/fixedLayoutHashesV07.test.ts checks).
+ */
 export function getVerifyingPaymasterHashV07(
   userOp: PackedUserOperationSignedFields,
   context: VerifyingHashContextV07,
 ): Hex {
   checkWindow(context);
-  return keccak256(
-    encodeAbiParameters(hashParameters, [
-      ...paymasterHashPrefixValues(userOp, context),
-      context.paymasterId,
-      context.validUntil,
-      context.validAfter,
-    ]),
+  return keccakOfWords(
+    paymasterHashPrefixWords(userOp, context) +
+      addressWord("paymasterId", context.paymasterId) +
+      uintWord("validUntil", context.validUntil, 48) +
+      uintWord("validAfter", context.validAfter, 48),
   );
 }
 
 /** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
 export function encodeVerifyingPaymasterDataV07(data: SponsorshipTerms & { signature: Hex }): Hex {
-  checkWindow(data);
-  checkSignature(data.signature);
-  return encodeAbiParameters(dataParameters, [data.paymasterId, data.validUntil, data.validAfter, data.signature]);
+  return `0x${verifyingPaymasterDataWords(data)}`;
 }
 
 export function encodeVerifyingPaymasterAndDataV07(data: VerifyingPaymasterDataV07): Hex {

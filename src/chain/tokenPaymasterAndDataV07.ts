@@ -24,9 +24,9 @@ import {
   size,
   slice,
 } from "viem";
-import { keccak256 } from "./keccak";
+import { addressWord, keccakOfWords, uintWord } from "./abiWords";
 import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { paymasterHashPrefixParameters, paymasterHashPrefixValues, uint128Bytes } from "./packedUserOperation";
+import { paymasterHashPrefixWords, uint128Bytes } from "./packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
 import { checkTokenFeeTerms, PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "./tokenPaymasterAndData";
@@ -69,12 +69,6 @@ const termsParameters = [
   { name: "priceMarkup", type: "uint32" },
 ] as const;
 
-const hashParameters = [
-  ...paymasterHashPrefixParameters,
-  { name: "priceSource", type: "uint8" },
-  ...termsParameters,
-] as const;
-
 export interface TokenPaymasterDataV07 extends TokenFeeTerms, PaymasterGasLimits {
   paymaster: Address;
   /** 65 bytes r,s,v with v 27 or 28. */
@@ -93,20 +87,22 @@ function checkSignature(signature: Hex): void {
   }
 }
 
-/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+/**
+ * The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value:
+ * keccak(abi.encode(the common prefix, uint8 priceSource, the six terms)), all static words, written in fixed layout
+ * (byte for byte viem's encodeAbiParameters, as test/chain/fixedLayoutHashesV07.test.ts checks).
+ */
 export function getTokenPaymasterHashV07(userOp: PackedUserOperationSignedFields, context: TokenHashContextV07): Hex {
   checkTokenFeeTerms(context);
-  return keccak256(
-    encodeAbiParameters(hashParameters, [
-      ...paymasterHashPrefixValues(userOp, context),
-      context.priceSource,
-      context.validUntil,
-      context.validAfter,
-      context.feeToken,
-      context.oracleAggregator,
-      context.exchangeRate,
-      context.priceMarkup,
-    ]),
+  return keccakOfWords(
+    paymasterHashPrefixWords(userOp, context) +
+      uintWord("priceSource", context.priceSource, 8) +
+      uintWord("validUntil", context.validUntil, 48) +
+      uintWord("validAfter", context.validAfter, 48) +
+      addressWord("feeToken", context.feeToken) +
+      addressWord("oracleAggregator", context.oracleAggregator) +
+      uintWord("exchangeRate", context.exchangeRate) +
+      uintWord("priceMarkup", context.priceMarkup, 32),
   );
 }
 

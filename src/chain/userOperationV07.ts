@@ -2,6 +2,7 @@
 // paymaster fields apart), its packing into the PackedUserOperation the EntryPoint takes, and the EntryPoint's user
 // operation hash, which is the id the operation's events carry on chain.
 import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
+import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "./abiWords";
 import { keccak256 } from "./keccak";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
 
@@ -131,37 +132,27 @@ function domainSeparator(entryPoint: Address, chainId: number): Hex {
   return separator;
 }
 
-/** The hash of the packed fields the signatures cover (paymasterAndData included, the account's signature not). */
-function packedFieldsHash(op: UserOperationV07, version: EntryPointVersionV07, prefix: Hex[]): Hex {
-  const types = [
-    ...prefix.map(() => ({ type: "bytes32" })),
-    { type: "address" },
-    { type: "uint256" },
-    { type: "bytes32" },
-    { type: "bytes32" },
-    { type: "bytes32" },
-    { type: "uint256" },
-    { type: "bytes32" },
-    { type: "bytes32" },
-  ];
-  return keccak256(
-    encodeAbiParameters(types, [
-      ...prefix,
-      op.sender,
-      op.nonce,
-      keccak256(initCodeForHash(op, version)),
-      keccak256(op.callData),
-      packAccountGasLimits(op),
-      op.preVerificationGas,
-      packGasFees(op),
-      keccak256(paymasterAndDataOf(op)),
-    ]),
+/**
+ * The packed fields the signatures cover (paymasterAndData included, the account's signature not) as abi.encode writes
+ * them, byte fields by their keccak-256: eight static words as hex digits without 0x (src/chain/abiWords.ts).
+ */
+function packedFieldsWords(op: UserOperationV07, version: EntryPointVersionV07): string {
+  return (
+    addressWord("sender", op.sender) +
+    uintWord("nonce", op.nonce) +
+    bytesHashWord("initCode", initCodeForHash(op, version)) +
+    bytesHashWord("callData", op.callData) +
+    bytes32Word("accountGasLimits", packAccountGasLimits(op)) +
+    uintWord("preVerificationGas", op.preVerificationGas) +
+    bytes32Word("gasFees", packGasFees(op)) +
+    bytesHashWord("paymasterAndData", paymasterAndDataOf(op))
   );
 }
 
 /**
  * EntryPoint.getUserOpHash: v0.7 hashes the packed fields with the EntryPoint and chain id; v0.8 makes it an EIP-712
- * typed-data hash (domain "ERC4337", version "1"), so wallets can show what they sign.
+ * typed-data hash (domain "ERC4337", version "1"), so wallets can show what they sign. Written word by word, byte for
+ * byte viem's getUserOperationHash (test/chain/fixedLayoutHashesV07.test.ts).
  */
 export function getUserOpHashV07(
   op: UserOperationV07,
@@ -170,15 +161,11 @@ export function getUserOpHashV07(
   version: EntryPointVersionV07,
 ): Hex {
   if (version === "0.8") {
-    const structHash = packedFieldsHash(op, version, [PACKED_USER_OPERATION_TYPEHASH]);
-    return keccak256(concat(["0x1901", domainSeparator(entryPoint, chainId), structHash]));
+    const structHash = keccakOfWords(PACKED_USER_OPERATION_TYPEHASH.slice(2) + packedFieldsWords(op, version));
+    return keccakOfWords(`1901${domainSeparator(entryPoint, chainId).slice(2)}${structHash.slice(2)}`);
   }
-  return keccak256(
-    encodeAbiParameters(
-      [{ type: "bytes32" }, { type: "address" }, { type: "uint256" }],
-      [packedFieldsHash(op, version, []), entryPoint, BigInt(chainId)],
-    ),
-  );
+  const packedHash = keccakOfWords(packedFieldsWords(op, version));
+  return keccakOfWords(packedHash.slice(2) + addressWord("entryPoint", entryPoint) + uintWord("chainId", chainId));
 }
 
 /** The operation's JSON-RPC quantity form, for bundler calls and webhooks. */

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { type Address, bytesToHex, concat, encodeAbiParameters, getAddress, type Hex, keccak256 } from "viem";
+import { bytesToHex, concat, encodeAbiParameters, getAddress, type Hex, keccak256 } from "viem";
 import { getUserOperationHash } from "viem/account-abstraction";
 import {
   decodeVerifyingPaymasterAndData,
@@ -14,24 +14,7 @@ import {
 } from "../../src/chain/paymasterAndData";
 import type { UserOperation } from "../../src/chain/userOperation";
 import { getUserOpHash } from "../../src/chain/userOpHash";
-
-const randomInt = (below: number) => Math.floor(Math.random() * below);
-
-/** Random unsigned integers of every width up to `bits`, with the edges. */
-function randomUint(bits: number): bigint {
-  const pick = randomInt(10);
-  if (pick === 0) return 0n;
-  if (pick === 1) return (1n << BigInt(bits)) - 1n;
-  const width = 1 + randomInt(bits);
-  return BigInt(bytesToHex(randomBytes(Math.ceil(bits / 8)))) & ((1n << BigInt(width)) - 1n);
-}
-
-const randomAddress = (): Address => {
-  const address = bytesToHex(randomBytes(20));
-  return randomInt(2) === 0 ? address : getAddress(address);
-};
-
-const randomHexBytes = (): Hex => bytesToHex(randomBytes([0, 1, 31, 32, 33, 100, 1000][randomInt(7)] as number));
+import { randomAddress, randomHexBytes, randomUint } from "../helpers/randomAbiValues";
 
 function randomOperation(): UserOperation {
   return {
