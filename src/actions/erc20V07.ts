@@ -35,6 +35,7 @@ import {
 import { feeTerms, quoteOfMaximum } from "../tokens/quote";
 import type { ActionContext } from "./context";
 import { asGivenV07, type EntryPointV07, estimatedV07, type PaymasterFieldsV07 } from "./paymasterV07";
+import { quoteEachToken } from "./quoteEachToken";
 
 export interface TokenRequestV07 {
   /** The EntryPoint and, as its paymaster, our TokenPaymasterV07 for it. */
@@ -207,36 +208,20 @@ export async function quoteTokensV07(
 ): Promise<{ paymasterAddress: string; feeQuotes: FeeQuote[]; unsupportedTokens: string[] }> {
   const chain = tokenChain(ctx.chain);
   const { tokens, unsupported } = requestedTokens(request.selection, chain);
-  const outcomes = await Promise.all(
-    tokens.map(async (token): Promise<{ quote: FeeQuote } | { token: TokenConfig; error: unknown }> => {
-      try {
-        const terms = await termsOf(ctx, token, request.expirySeconds);
-        const tokenRequest = { ...request, feeToken: token.address };
-        const complete = hasGas(request.userOp)
-          ? request.userOp
-          : await estimatedV07(ctx, tokenRequest, stubWithTerms(tokenRequest, terms));
-        const gas = asGivenV07(complete, tokenPaymasterGasLimitsV07);
-        const { maxTokenCost: _, ...quote } = quoteOfMaximum(
-          token,
-          terms,
-          maxTokenCostV07(gas, terms.exchangeRate, terms.priceMarkup),
-        );
-        return { quote };
-      } catch (error) {
-        return { token, error };
-      }
-    }),
-  );
-  const feeQuotes = outcomes.flatMap((outcome) => ("quote" in outcome ? [outcome.quote] : []));
-  const failed = outcomes.flatMap((outcome) => ("error" in outcome ? [outcome] : []));
-  if (feeQuotes.length === 0 && failed[0]) throw failed[0].error;
-  for (const { token, error } of failed) {
-    ctx.log.warn(
-      { chainId: chain.chainId, token: token.address, reason: (error as Error).message },
-      "token not quoted",
+  const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
+    const terms = await termsOf(ctx, token, request.expirySeconds);
+    const tokenRequest = { ...request, feeToken: token.address };
+    const complete = hasGas(request.userOp)
+      ? request.userOp
+      : await estimatedV07(ctx, tokenRequest, stubWithTerms(tokenRequest, terms));
+    const gas = asGivenV07(complete, tokenPaymasterGasLimitsV07);
+    const { maxTokenCost: _, ...quote } = quoteOfMaximum(
+      token,
+      terms,
+      maxTokenCostV07(gas, terms.exchangeRate, terms.priceMarkup),
     );
-    unsupported.push(token.address);
-  }
+    return quote;
+  });
   return { paymasterAddress: request.target.paymaster, feeQuotes, unsupportedTokens: unsupported };
 }
 

@@ -1,9 +1,9 @@
 import type { Address } from "viem";
-import type { TokenConfig } from "../config";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import { priceOf, requestedTokens, signingWindow, tokenChain } from "../tokens/erc20Terms";
 import { feeQuote, feeTerms } from "../tokens/quote";
 import type { ActionContext } from "./context";
+import { quoteEachToken } from "./quoteEachToken";
 import type { Erc20Request } from "./sponsorErc20";
 import { withTokenGas } from "./tokenGas";
 
@@ -26,37 +26,20 @@ export async function quoteErc20(ctx: ActionContext, request: Erc20Request): Pro
   const { tokens, unsupported } = requestedTokens(request.tokenInfo, chain);
   const nowMs = (ctx.deps.now ?? Date.now)();
   const window = signingWindow(nowMs, request.expirySeconds);
-  // Each token on its own: its price, and (calculateGasLimits) a simulation with its stub, which the contract refuses
-  // when the sender holds none of it.
-  const outcomes = await Promise.all(
-    tokens.map(async (token): Promise<{ quote: FeeQuote } | { token: TokenConfig; error: unknown }> => {
-      try {
-        const terms = feeTerms(token, await priceOf(chain, token, nowMs), window);
-        const { userOp: gas } = await withTokenGas(
-          request.userOp,
-          request.signature,
-          request.calculateGasLimits,
-          ctx,
-          chain,
-          terms,
-          "quote",
-        );
-        const { maxTokenCost: _, ...quote } = feeQuote(token, terms, gas);
-        return { quote };
-      } catch (error) {
-        return { token, error };
-      }
-    }),
-  );
-  const feeQuotes = outcomes.flatMap((outcome) => ("quote" in outcome ? [outcome.quote] : []));
-  const failed = outcomes.flatMap((outcome) => ("error" in outcome ? [outcome] : []));
-  if (feeQuotes.length === 0 && failed[0]) throw failed[0].error;
-  for (const { token, error } of failed) {
-    ctx.log.warn(
-      { chainId: chain.chainId, token: token.address, reason: (error as Error).message },
-      "token not quoted",
+  const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
+    const terms = feeTerms(token, await priceOf(chain, token, nowMs), window);
+    // With calculateGasLimits, a simulation with this token's stub in.
+    const { userOp: gas } = await withTokenGas(
+      request.userOp,
+      request.signature,
+      request.calculateGasLimits,
+      ctx,
+      chain,
+      terms,
+      "quote",
     );
-    unsupported.push(token.address);
-  }
+    const { maxTokenCost: _, ...quote } = feeQuote(token, terms, gas);
+    return quote;
+  });
   return { paymasterAddress: chain.tokenPaymaster, feeQuotes, unsupportedTokens: unsupported };
 }
