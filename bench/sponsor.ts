@@ -8,7 +8,8 @@
 //            --dist (run each checkout's built dist/main.js as production does, after `npm run build`, not tsx),
 //            --set-ups whitelist,limited,large (default all three; one alone gives a profile of that set-up alone),
 //            --instances 2 (PostgreSQL only: a second service on the same database; each set-up is then measured on one
-//            instance and on both, the connections split between them, in the same rounds)
+//            instance and on both, the connections split between them, in the same rounds),
+//            --entry-point 0.6|0.7|0.8 (the operations' EntryPoint version, default 0.6)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -16,8 +17,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { encodeFunctionData, parseAbi } from "viem";
+import { type Address, encodeFunctionData, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/chain/entryPointV07";
 import { createAccount } from "../src/storage/accounts";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
@@ -45,6 +47,8 @@ const { values } = parseArgs({
     "set-ups": { type: "string", default: "whitelist,limited,large" },
     /** Service processes on the same PostgreSQL database: with 2, each figure is measured on one and on both. */
     instances: { type: "string", default: "1" },
+    /** The EntryPoint version of the operations sent: v0.6's form, or v0.7's (also v0.8's) with its address. */
+    "entry-point": { type: "string", default: "0.6" },
   },
 });
 const seconds = Number(values.seconds);
@@ -72,27 +76,34 @@ const callData = encodeFunctionData({
 });
 
 /** The n-th request: one of `senders` senders (1,000 unless told), each with its own growing nonce. */
-const rpcBody = (n: number, senders = 1000) =>
-  JSON.stringify({
-    jsonrpc: "2.0",
-    id: n,
-    method: "pm_sponsorUserOperation",
-    params: [
-      {
-        sender: `0x${(1 + (n % senders)).toString(16).padStart(40, "0")}`,
-        nonce: `0x${Math.floor(n / senders).toString(16)}`,
-        initCode: "0x",
-        callData,
-        callGasLimit: "0x1a930",
-        verificationGasLimit: "0xdf21",
-        preVerificationGas: "0x1267c",
-        maxFeePerGas: "0xc02244",
-        maxPriorityFeePerGas: "0xf4240",
-        signature: "0x",
-      },
-      { mode: "SPONSORED", calculateGasLimits: false, expiryDuration: 300 },
-    ],
-  });
+const ENTRY_POINTS = { "0.7": ENTRY_POINT_V07_ADDRESS, "0.8": ENTRY_POINT_V08_ADDRESS } as const;
+const entryPointVersion = values["entry-point"];
+if (entryPointVersion !== "0.6" && !Object.hasOwn(ENTRY_POINTS, entryPointVersion)) {
+  throw new Error("--entry-point: 0.6, 0.7 or 0.8");
+}
+const laterEntryPoint = ENTRY_POINTS[entryPointVersion as keyof typeof ENTRY_POINTS] as Address | undefined;
+
+/** The n-th request: a sender among `senders` and that sender's next nonce, in the chosen version's form. */
+const rpcBody = (n: number, senders = 1000) => {
+  const common = {
+    sender: `0x${(1 + (n % senders)).toString(16).padStart(40, "0")}`,
+    nonce: `0x${Math.floor(n / senders).toString(16)}`,
+    callData,
+    callGasLimit: "0x1a930",
+    verificationGasLimit: "0xdf21",
+    preVerificationGas: "0x1267c",
+    maxFeePerGas: "0xc02244",
+    maxPriorityFeePerGas: "0xf4240",
+    signature: "0x",
+  };
+  const params = laterEntryPoint
+    ? [common, laterEntryPoint, {}]
+    : [
+        { ...common, initCode: "0x" },
+        { mode: "SPONSORED", calculateGasLimits: false, expiryDuration: 300 },
+      ];
+  return JSON.stringify({ jsonrpc: "2.0", id: n, method: "pm_sponsorUserOperation", params });
+};
 
 let offset = 0;
 
@@ -272,8 +283,12 @@ async function checkSponsored(url: string) {
     body: rpcBody(-1 >>> 0),
     headers: { "content-type": "application/json" },
   });
-  const json = (await reply.json()) as { result?: { paymasterAndData: string } };
-  if (json.result?.paymasterAndData.length !== 2 + 276 * 2) throw new Error(`not sponsored: ${JSON.stringify(json)}`);
+  const json = (await reply.json()) as { result?: { paymasterAndData?: string; paymasterData?: string } };
+  // v0.6: the paymaster's address and its 256 bytes; v0.7 and v0.8: the 256 bytes of paymasterData apart.
+  const signed = laterEntryPoint
+    ? json.result?.paymasterData?.length === 2 + 256 * 2
+    : json.result?.paymasterAndData?.length === 2 + 276 * 2;
+  if (!signed) throw new Error(`not sponsored: ${JSON.stringify(json)}`);
 }
 
 interface Storage {
@@ -519,7 +534,7 @@ for (const [key, measured] of results) {
   };
 }
 console.log(
-  `${rounds} rounds of ${seconds} s per figure: median (min–max); others' CPU share: % of the machine's two cores`,
+  `EntryPoint v${entryPointVersion} operations, ${rounds} rounds of ${seconds} s per figure: median (min–max); others' CPU share: % of the machine's two cores`,
 );
 console.table(rows);
 const failed = [...results.values()].flat().reduce((sum, r) => sum + r.non2xx + r.errors, 0);
