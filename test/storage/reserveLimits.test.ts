@@ -42,6 +42,18 @@ async function usedOf(sender: string): Promise<string | undefined> {
   return row?.used;
 }
 
+/** A promise and the function that settles it: one transaction tells the test where it stands, the test tells it on. */
+function signal<T = void>(): { fire: (value: T) => void; fired: Promise<T> } {
+  let fire!: (value: T) => void;
+  const fired = new Promise<T>((resolve) => {
+    fire = resolve;
+  });
+  return { fire, fired };
+}
+
+/** A usage row locked by another transaction is refused at once (55P03) rather than waited for. */
+const LOCK_NOWAIT = "SELECT 1 FROM limit_usage WHERE policy_id = $1 AND scope_key = $2 FOR UPDATE NOWAIT";
+
 /** A reservation as the record batch writes it, and the usage it adds. */
 async function hold(tx: Queryable, r: Reservation) {
   await tx.query(
@@ -92,34 +104,21 @@ test("PostgreSQL: the usage rows stay locked until the caller's transaction ends
 }, async () => {
   const sender = newSender();
   await t.db.transaction((tx) => reserveLimits(tx, [[reservation(sender, 1n)]]));
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked!: () => void;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
+  const locked = signal();
+  const release = signal();
   const holder = t.db.transaction(async (tx) => {
     await reserveLimits(tx, [[reservation(sender, 2n)]]);
-    locked();
-    await released;
+    locked.fire();
+    await release.fired;
   });
-  await isLocked;
+  await locked.fired;
   await assert.rejects(
-    t.db.transaction((tx) =>
-      tx.query("SELECT 1 FROM limit_usage WHERE policy_id = $1 AND scope_key = $2 FOR UPDATE NOWAIT", [
-        policyId,
-        sender,
-      ]),
-    ),
+    t.db.transaction((tx) => tx.query(LOCK_NOWAIT, [policyId, sender])),
     (error: { code?: string }) => error.code === "55P03",
   );
-  release();
+  release.fire();
   await holder;
-  await t.db.transaction((tx) =>
-    tx.query("SELECT 1 FROM limit_usage WHERE policy_id = $1 AND scope_key = $2 FOR UPDATE NOWAIT", [policyId, sender]),
-  );
+  await t.db.transaction((tx) => tx.query(LOCK_NOWAIT, [policyId, sender]));
 });
 
 test("PostgreSQL: a reservation committed by the transaction the call waited for is seen as held", {
@@ -127,35 +126,32 @@ test("PostgreSQL: a reservation committed by the transaction the call waited for
 }, async () => {
   const sender = newSender();
   await t.db.transaction((tx) => reserveLimits(tx, [[reservation(sender, 1n)]]));
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked!: (pid: number) => void;
-  const holderPid = new Promise<number>((resolve) => {
-    locked = resolve;
-  });
+  const holderPid = signal<number>();
+  const release = signal();
   // Another instance's record batch: holds the sender's usage row, then writes a reservation for nonce 7 and commits.
   const other = t.db.transaction(async (tx) => {
     await reserveLimits(tx, [[reservation(sender, 7n, 3n)]]);
     const [me] = await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-    locked(Number(me?.pid));
-    await released;
+    holderPid.fire(Number(me?.pid));
+    await release.fired;
     await hold(tx, reservation(sender, 7n, 3n));
   });
-  const pid = await holderPid;
+  const pid = await holderPid.fired;
   const waiting = t.db.transaction((tx) => reserveLimits(tx, [[reservation(sender, 7n, 5n)]]));
   // Released only once the second call waits on the holder's lock: its statement began before the holder's commit.
-  for (let i = 0; ; i++) {
-    const [row] = await t.db.query<{ waiting: string }>(
-      "SELECT count(*)::text AS waiting FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))",
-      [pid],
-    );
-    if (row?.waiting !== "0") break;
-    assert.ok(i < 500, "the second call never waited on the lock");
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  try {
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const [row] = await t.db.query<{ waiting: string }>(
+        "SELECT count(*)::text AS waiting FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))",
+        [pid],
+      );
+      if (row?.waiting !== "0") break;
+      assert.ok(Date.now() < deadline, "the second call never waited on the lock");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    release.fire();
   }
-  release();
   await other;
   const { outcomes, writes } = await waiting;
   assert.deepEqual(outcomes, [{ ok: true, previous: [3n] }]);
