@@ -428,47 +428,44 @@ const MIGRATIONS: { id: number; sql: string }[] = [
     sql: `
       -- The limits' reservation on PostgreSQL reads, in one round trip, what its arithmetic needs (src/storage/
       -- reserveLimits.ts): the batch's usage rows, locked in the fixed order (created first when some are missing),
-      -- then the reservations its (sender, nonce) already hold. Each statement of a VOLATILE PL/pgSQL function takes
-      -- its own snapshot, so the held reservations are read after the locks are taken, as when they were separate
-      -- statements. Rows come back tagged 'usage' (key: the scope key, amount: used) or 'held' (key: the sender); a
-      -- usage row may come twice when some had to be created, with the same values (the lock is held).
+      -- then the reservations its (sender, nonce) already hold. Each statement of a VOLATILE function takes its own
+      -- snapshot, so the held reservations are read after the locks are taken, as when they were separate statements.
+      -- Rows come back tagged 'usage' (key: the scope key, amount: used) or 'held' (key: the sender); a usage row may
+      -- come twice when some had to be created, with the same values (the lock is held).
+      --
+      -- The keys sorted, then each usage row looked up by primary key and locked in turn: the order settlement locks
+      -- them in too, so concurrent batches never wait on each other in a cycle.
+      CREATE FUNCTION lock_limit_usage(policy_ids uuid[], cycle_starts bigint[], scope_keys text[])
+      RETURNS TABLE (policy_id text, cycle_start_ms text, scope_key text, used text)
+      LANGUAGE sql VOLATILE AS $fn$
+        SELECT u.policy_id::text, u.cycle_start_ms::text, u.scope_key, u.used::text
+        FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys) ORDER BY 1, 2, 3)
+          AS k(policy_id, cycle_start_ms, scope_key)
+        JOIN LATERAL (
+          SELECT * FROM limit_usage u
+          WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
+          FOR UPDATE) u ON true
+      $fn$;
       CREATE FUNCTION lock_limit_usage_and_read_held(
         policy_ids uuid[], cycle_starts bigint[], scope_keys text[], senders text[], nonces numeric[]
       ) RETURNS TABLE (row_kind text, row_policy text, row_cycle text, row_key text, row_nonce text, row_amount text)
       LANGUAGE plpgsql VOLATILE AS $fn$
       DECLARE
         wanted integer;
-        locked integer := 0;
+        locked integer;
       BEGIN
         SELECT count(*) INTO wanted FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys)) k;
-        FOR row_policy, row_cycle, row_key, row_amount IN
-          SELECT u.policy_id::text, u.cycle_start_ms::text, u.scope_key, u.used::text
-          FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys) ORDER BY 1, 2, 3)
-            AS k(policy_id, cycle_start_ms, scope_key)
-          JOIN LATERAL (
-            SELECT * FROM limit_usage u
-            WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
-            FOR UPDATE) u ON true
-        LOOP
-          row_kind := 'usage';
-          row_nonce := NULL;
-          locked := locked + 1;
-          RETURN NEXT;
-        END LOOP;
+        RETURN QUERY SELECT 'usage', l.policy_id, l.cycle_start_ms, l.scope_key, NULL::text, l.used
+          FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys) l;
+        GET DIAGNOSTICS locked = ROW_COUNT;
         IF locked < wanted THEN
           INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
           SELECT DISTINCT k.policy_id, k.cycle_start_ms, k.scope_key, 0::numeric
           FROM unnest(policy_ids, cycle_starts, scope_keys) AS k(policy_id, cycle_start_ms, scope_key)
           ORDER BY 1, 2, 3
           ON CONFLICT DO NOTHING;
-          RETURN QUERY
-            SELECT 'usage', u.policy_id::text, u.cycle_start_ms::text, u.scope_key, NULL::text, u.used::text
-            FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys) ORDER BY 1, 2, 3)
-              AS k(policy_id, cycle_start_ms, scope_key)
-            JOIN LATERAL (
-              SELECT * FROM limit_usage u
-              WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
-              FOR UPDATE) u ON true;
+          RETURN QUERY SELECT 'usage', l.policy_id, l.cycle_start_ms, l.scope_key, NULL::text, l.used
+            FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys) l;
         END IF;
         RETURN QUERY
           SELECT 'held', r.policy_id::text, r.cycle_start_ms::text, r.sender, r.nonce::text, r.amount::text
