@@ -75,7 +75,6 @@ const callData = encodeFunctionData({
   args: [TARGET, 0n, encodeFunctionData({ abi: targetAbi, functionName: "mint", args: [1n] })],
 });
 
-/** The n-th request: one of `senders` senders (1,000 unless told), each with its own growing nonce. */
 const ENTRY_POINTS = { "0.7": ENTRY_POINT_V07_ADDRESS, "0.8": ENTRY_POINT_V08_ADDRESS } as const;
 const entryPointVersion = values["entry-point"];
 if (entryPointVersion !== "0.6" && !Object.hasOwn(ENTRY_POINTS, entryPointVersion)) {
