@@ -171,7 +171,7 @@ export interface Config {
   webhooks: WebhookConfig;
   /**
    * `auto`: when chain 31337 is listed without an rpcUrl, the service starts anvil as its local development chain
-   * (src/chain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL or NODE_ENV=production.
+   * (src/devChain/localChain.ts). `off`: 31337 only signs. Defaults to `off` with DATABASE_URL or NODE_ENV=production.
    */
   localChain: "auto" | "off";
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */

@@ -2,10 +2,10 @@ import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
 import { DEFAULT_ALERT_TIMERS } from "./alerts/alerts";
 import { buildApp } from "./app";
-import { wantsLocalChain } from "./chain/localChainWanted";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
 import { type Config, ConfigError, loadConfig } from "./config";
+import { wantsLocalChain } from "./devChain/localChainWanted";
 import { createMetrics } from "./metrics/metrics";
 import { startSettlement } from "./settlement/watcher";
 import { countAccounts, createAccount } from "./storage/accounts";
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
 /** The local chain's code, or a message that says what to do where the development packages are not installed. */
 async function loadLocalChain() {
   try {
-    return await import("./chain/localChain");
+    return await import("./devChain/localChain");
   } catch (error) {
     if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
     throw new ConfigError(

@@ -3,11 +3,11 @@
 // and a signature that recovers to nobody, and the final answer is sponsorErc20's signature over the gas values the
 // wallet's bundler estimated, with the same checks and record as pm_sponsorUserOperation in mode ERC20.
 import type { Hex } from "viem";
-import { stubTokenPaymasterAndData } from "../chain/gasEstimationStub";
-import { maxTokenCost } from "../chain/tokenPaymasterAndData";
 import { invalidParams } from "../errors";
+import { stubTokenPaymasterAndData } from "../gasEstimation/gasEstimationStub";
 import { cheapestCompletion } from "../sponsorship/eligibility";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
+import { maxTokenCost } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { feeToken, priceOf, requireBalance, signingWindow, tokenChain } from "../tokens/erc20Terms";
 import { feeTerms } from "../tokens/quote";
 import type { ActionContext } from "./context";

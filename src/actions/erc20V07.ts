@@ -4,23 +4,27 @@
 // recorded. The allowance is not checked: the contract's validation reads the balance only, since the account's batch
 // approves the token paymaster in the same operation.
 import type { Hex } from "viem";
-import { DUMMY_SIGNATURE } from "../chain/gasEstimationStub";
-import type { PaymasterGasLimits } from "../chain/paymasterAndDataV07";
-import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
+import type { TokenConfig } from "../config";
+import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
+import type { TokenInfo } from "../schemas/rpc/mode";
+import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
+import { cheapestCompletion } from "../sponsorship/eligibility";
+import {
+  getUserOpHashV07,
+  packUserOperation,
+  type UserOperationV07,
+} from "../sponsorship/entryPoints/userOperationV07";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
+import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+import type { PaymasterGasLimits } from "../sponsorship/paymasters/paymasterAndDataV07";
+import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import {
   encodeTokenPaymasterDataV07,
   getTokenPaymasterHashV07,
   maxTokenCostV07,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../chain/tokenPaymasterAndDataV07";
-import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../chain/userOperationV07";
-import type { TokenConfig } from "../config";
-import type { TokenInfo } from "../schemas/rpc/mode";
-import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { cheapestCompletion } from "../sponsorship/eligibility";
-import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
-import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+} from "../sponsorship/paymasters/tokenPaymasterAndDataV07";
 import { worstCaseCostWeiV07 } from "../sponsorship/spendingLimit";
 import type { SignableUserOperationV07 } from "../sponsorship/sponsorV07";
 import {

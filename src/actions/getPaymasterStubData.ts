@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { stubPaymasterAndData } from "../chain/gasEstimationStub";
+import { stubPaymasterAndData } from "../gasEstimation/gasEstimationStub";
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { cheapestCompletion, checkEligibility } from "../sponsorship/eligibility";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";

@@ -1,7 +1,7 @@
-import { estimateUserOperationGas } from "../chain/gasEstimation";
-import { EstimationUnavailableError, OperationRevertedError } from "../chain/gasEstimationErrors";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
+import { estimateUserOperationGas } from "../gasEstimation/gasEstimation";
+import { EstimationUnavailableError, OperationRevertedError } from "../gasEstimation/gasEstimationErrors";
 import type { ActionContext } from "./context";
 
 /** estimateUserOperationGas, timed and counted in the gas-estimation metrics of the service. */

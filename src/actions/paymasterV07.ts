@@ -1,13 +1,16 @@
 // SPONSORED mode for EntryPoint v0.7 and v0.8 operations: ERC-7677's stub and signed paymaster fields, and
 // pm_sponsorUserOperation's answer with the account's gas as well. The rules and the record are sponsorV07's.
 import type { Address, Hex } from "viem";
-import { estimateWithBundlerV07 } from "../chain/gasEstimationBundlerV07";
-import { DUMMY_SIGNATURE } from "../chain/gasEstimationStub";
-import { encodeVerifyingPaymasterDataV07, type PaymasterGasLimits } from "../chain/paymasterAndDataV07";
-import { paymasterGasLimitsV07 } from "../chain/verifyingPaymasterGasV07";
 import { invalidParams } from "../errors";
+import { estimateWithBundlerV07 } from "../gasEstimation/gasEstimationBundlerV07";
+import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
+import {
+  encodeVerifyingPaymasterDataV07,
+  type PaymasterGasLimits,
+} from "../sponsorship/paymasters/paymasterAndDataV07";
+import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
 import { type SignableUserOperationV07, type SponsorAnswerV07, sponsorV07 } from "../sponsorship/sponsorV07";
 import type { ActionContext } from "./context";
 import { type StubAnswer, stubRefusal } from "./getPaymasterStubData";

@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
-import { canEstimateGas } from "../chain/gasEstimation";
-import { PLACEHOLDER_PAYMASTER_ID } from "../chain/gasEstimationStub";
 import { invalidParams } from "../errors";
+import { canEstimateGas } from "../gasEstimation/gasEstimation";
+import { PLACEHOLDER_PAYMASTER_ID } from "../gasEstimation/gasEstimationStub";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { type SignableUserOperation, type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
@@ -77,7 +77,7 @@ export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
 }
 
 /**
- * `calculateGasLimits` true: the three limits are estimated (src/chain/gasEstimation.ts). A limit the client sent is a
+ * `calculateGasLimits` true: the three limits are estimated (src/gasEstimation/gasEstimation.ts). A limit the client sent is a
  * lower bound: the estimate raises a limit that is too low and keeps one that is higher. Missing fees are chosen by
  * the chain.
  */

@@ -1,8 +1,8 @@
 import type { Hex } from "viem";
-import { stubTokenPaymasterAndData } from "../chain/gasEstimationStub";
-import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import { invalidParams } from "../errors";
+import { stubTokenPaymasterAndData } from "../gasEstimation/gasEstimationStub";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
+import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import type { SignableUserOperation } from "../sponsorship/sponsor";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
 import type { TokenChain } from "../tokens/erc20Terms";

@@ -3,16 +3,16 @@
 // few seconds, so that a busy service asks the node once per few seconds, not once per request; the age of the
 // answer is checked at every use against the service clock, so a kept round never makes a stale price usable.
 import type { Address, PublicClient } from "viem";
+import { aggregatorAbi } from "../abi/aggregatorAbi";
 import type { NativeUsdPriceConfig } from "../config";
+import { describeTransportError } from "../gasEstimation/gasEstimationErrors";
 import {
   type NativeUsdPrice,
   type NativeUsdPriceSource,
   type PriceReading,
   parsePriceText,
 } from "../sponsorship/usdAmount";
-import { aggregatorAbi } from "./aggregatorAbi";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
-import { describeTransportError } from "./gasEstimationErrors";
 
 /** How long a round read from the feed is reused. */
 export const ROUND_TTL_MS = 5_000;

@@ -6,7 +6,7 @@ import { createRequire } from "node:module";
 import { inspect } from "node:util";
 import { type Address, bytesToHex, concat, type Hex, hexToBigInt, hexToBytes, isHex, size, stringToBytes } from "viem";
 import { privateKeyToAddress, signMessage } from "viem/accounts";
-import { keccak256Bytes } from "./keccak";
+import { keccak256Bytes } from "../abi/keccak";
 
 export interface Signer {
   readonly address: Address;

@@ -19,16 +19,16 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../chain/entryPoint";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../chain/simpleAccount";
-import { tokenPaymasterArtifact } from "../chain/tokenArtifacts";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
 import {
   LOCAL_TEST_TOKEN,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
-} from "../chain/tokenDeployment";
-import type { UserOperation } from "../chain/userOperation";
+} from "../devChain/tokenDeployment";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
+import { tokenPaymasterArtifact } from "../sponsorship/paymasters/tokenArtifacts";
 
 const REQUEST_TIMEOUT_MS = 30_000;
 const MINTED = parseUnits("100", LOCAL_TEST_TOKEN.decimals);

@@ -20,17 +20,17 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../chain/artifacts";
-import { entryPointV07Abi } from "../chain/entryPointV07";
-import type { LocalEntryPointStack } from "../chain/localAddresses";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../chain/simpleAccount";
+import type { LocalEntryPointStack } from "../devChain/localAddresses";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
+import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
 import {
   type EntryPointVersionV07,
   getUserOpHashV07,
   packUserOperation,
   toRpcUserOperationV07,
   type UserOperationV07,
-} from "../chain/userOperationV07";
+} from "../sponsorship/entryPoints/userOperationV07";
+import { verifyingPaymasterV07Artifact } from "../sponsorship/paymasters/artifacts";
 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** What the funding wallet deposits in each later version's paymaster: those keep their own balances. */

@@ -11,9 +11,9 @@ import {
   type PublicClient,
   parseAbi,
 } from "viem";
-import { entryPointAbi } from "../chain/entryPoint";
-import { entryPointV07Abi } from "../chain/entryPointV07";
 import type { KnownEntryPointVersion, SponsoringChain } from "../chain/sponsoringChains";
+import { entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
 import type { OperationEvent } from "../storage/settlement";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });

@@ -3,6 +3,7 @@
 // so a rule written once decides v0.6, v0.7 and v0.8 operations alike.
 import type { Address, Hex } from "viem";
 import { maxChargeWei } from "../chain/paymasterDeposit";
+import { isEip7702Marker } from "./entryPoints/userOperationV07";
 import type { PartialUserOperation } from "./partialUserOperation";
 import type { EntryPointVersion, PartialUserOperationV07, SponsoredUserOperation } from "./partialUserOperationV07";
 import { worstCaseCostWei, worstCaseCostWeiV07 } from "./spendingLimit";
@@ -19,11 +20,8 @@ export interface OperationView {
   deployment: string | undefined;
 }
 
-/** v0.8's initCode marker: the sender is an EOA with EIP-7702 code, not an account a factory deploys. */
-const EIP7702_MARKER = "0x7702000000000000000000000000000000000000";
-
-/** @public for the EntryPoint v0.7/v0.8 RPC work in flight, which tells the versions apart the same way. */
-export const isV06 = (op: SponsoredUserOperation): op is PartialUserOperation => !("entryPointVersion" in op);
+/** Tells a v0.6 operation from a v0.7/v0.8 one (the later versions carry their version). */
+const isV06 = (op: SponsoredUserOperation): op is PartialUserOperation => !("entryPointVersion" in op);
 
 export function viewOf(op: SponsoredUserOperation): OperationView {
   const common = { sender: op.sender, nonce: op.nonce, callData: op.callData };
@@ -48,12 +46,6 @@ function deploymentV07(op: PartialUserOperationV07): string | undefined {
     }
   }
   return op.factory && op.factory !== "0x" ? "a factory" : undefined;
-}
-
-/** The marker as the EntryPoint reads it (20 bytes), or as wallets may shorten it (viem accepts `0x7702`). */
-function isEip7702Marker(factory: string): boolean {
-  const lower = factory.toLowerCase();
-  return lower === "0x7702" || lower === EIP7702_MARKER;
 }
 
 /**

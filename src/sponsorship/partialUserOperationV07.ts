@@ -1,5 +1,5 @@
 import type { Address, Hex } from "viem";
-import type { Eip7702Authorization } from "../chain/userOperationV07";
+import type { Eip7702Authorization } from "./entryPoints/userOperationV07";
 import type { PartialUserOperation } from "./partialUserOperation";
 
 /**

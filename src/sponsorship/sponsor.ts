@@ -1,13 +1,13 @@
 import type { Hex } from "viem";
-import { encodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "../chain/paymasterAndData";
 import { maxChargeWei } from "../chain/paymasterDeposit";
 import type { Signer } from "../chain/signer";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { getUserOpHash } from "../chain/userOpHash";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
+import { getUserOpHash } from "./entryPoints/userOpHash";
 import type { PartialUserOperation } from "./partialUserOperation";
+import { encodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "./paymasters/paymasterAndData";
 import type { Rule } from "./rule";
 import type { SponsorshipSetup } from "./setup";
 

@@ -1,15 +1,15 @@
 import type { Address, Hex } from "viem";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { SmartAccountInfo } from "./callData";
+import { decideSignRecord } from "./decideSignRecord";
+import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "./entryPoints/userOperationV07";
+import { maxDepositCharge } from "./operationView";
+import type { PartialUserOperationV07 } from "./partialUserOperationV07";
 import {
   encodeVerifyingPaymasterDataV07,
   getVerifyingPaymasterHashV07,
   type PaymasterGasLimits,
-} from "../chain/paymasterAndDataV07";
-import type { SponsoringChain } from "../chain/sponsoringChains";
-import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../chain/userOperationV07";
-import type { SmartAccountInfo } from "./callData";
-import { decideSignRecord } from "./decideSignRecord";
-import { maxDepositCharge } from "./operationView";
-import type { PartialUserOperationV07 } from "./partialUserOperationV07";
+} from "./paymasters/paymasterAndDataV07";
 import type { SponsorshipSetup } from "./setup";
 import type { SponsorDeps } from "./sponsor";
 

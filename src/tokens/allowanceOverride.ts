@@ -10,10 +10,10 @@
 // Where the allowance lives in the token's storage is found once per token by asking the node: one eth_call of
 // allowance(owner, spender) with a distinct value in every candidate slot tells which one the token reads.
 import { type Address, encodeAbiParameters, erc20Abi, type Hex, toHex } from "viem";
+import { keccak256 } from "../abi/keccak";
 import { chainClient } from "../chain/chainClient";
-import { keccak256 } from "../chain/keccak";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { StorageOverride } from "../chain/storageOverride";
+import type { StorageOverride } from "../gasEstimation/storageOverride";
 
 /**
  * How a token lays out its allowances: the mapping's base slot, and the order of the two keys.

@@ -3,11 +3,11 @@
 import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
 import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
+import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";
 
 /** A chain that serves ERC20 mode: a token paymaster and at least one fee token. */

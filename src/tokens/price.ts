@@ -16,12 +16,12 @@ import {
   parseAbi,
   zeroAddress,
 } from "viem";
-import { aggregatorAbi } from "../chain/aggregatorAbi";
+import { aggregatorAbi } from "../abi/aggregatorAbi";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "../chain/chainClient";
-import { describeTransportError } from "../chain/gasEstimationErrors";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { oracleExchangeRate, PRICE_SOURCE, type PriceSource } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
+import { describeTransportError } from "../gasEstimation/gasEstimationErrors";
+import { oracleExchangeRate, PRICE_SOURCE, type PriceSource } from "../sponsorship/paymasters/tokenPaymasterAndData";
 
 export interface TokenPrice {
   priceSource: PriceSource;

@@ -1,13 +1,13 @@
 import type { Hex } from "viem";
 import { maxChargeWei } from "../chain/paymasterDeposit";
+import type { TokenConfig } from "../config";
+import { getUserOpHash } from "../sponsorship/entryPoints/userOpHash";
 import {
   encodeTokenPaymasterAndData,
   getTokenPaymasterHash,
   maxTokenCost,
   type TokenFeeTerms,
-} from "../chain/tokenPaymasterAndData";
-import { getUserOpHash } from "../chain/userOpHash";
-import type { TokenConfig } from "../config";
+} from "../sponsorship/paymasters/tokenPaymasterAndData";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { SignableUserOperation, SponsorDeps } from "../sponsorship/sponsor";
 import { erc20Outcome, requireBalance, type TokenChain } from "./erc20Terms";

@@ -6,7 +6,7 @@ import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseGwei } from "viem";
 import { POST_OP_OVERHEAD_GAS } from "../../src/chain/paymasterDeposit";
-import type { UserOperation } from "../../src/chain/userOperation";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import { anvilKeys, reservedFor } from "../contracts/fixtures";
 import { startTestApp } from "../helpers/app";

@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Abi, AbiParameter } from "viem";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import {
   entryPointArtifact,
   loadArtifact,
   simpleAccountArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
-} from "../../src/chain/artifacts";
-import { entryPointAbi } from "../../src/chain/entryPoint";
-import { entryPointV07Abi } from "../../src/chain/entryPointV07";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
+} from "../../src/sponsorship/paymasters/artifacts";
 
 function typeOf(parameter: AbiParameter): string {
   if (!parameter.type.startsWith("tuple")) return parameter.type;

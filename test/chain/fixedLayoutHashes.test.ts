@@ -7,13 +7,13 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { bytesToHex, concat, encodeAbiParameters, getAddress, type Hex, keccak256 } from "viem";
 import { getUserOperationHash } from "viem/account-abstraction";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
 import {
   decodeVerifyingPaymasterAndData,
   encodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
-} from "../../src/chain/paymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
-import { getUserOpHash } from "../../src/chain/userOpHash";
+} from "../../src/sponsorship/paymasters/paymasterAndData";
 import { randomAddress, randomHexBytes, randomUint } from "../helpers/randomAbiValues";
 
 function randomOperation(): UserOperation {

@@ -11,11 +11,22 @@ import {
   type PackedUserOperationSignedFields,
   packAccountGasLimits,
   packGasFees,
-} from "../../src/chain/packedUserOperation";
-import { encodeVerifyingPaymasterDataV07, getVerifyingPaymasterHashV07 } from "../../src/chain/paymasterAndDataV07";
-import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, PRICE_SOURCE } from "../../src/chain/tokenPaymasterAndData";
-import { getTokenPaymasterHashV07 } from "../../src/chain/tokenPaymasterAndDataV07";
-import { type EntryPointVersionV07, getUserOpHashV07, type UserOperationV07 } from "../../src/chain/userOperationV07";
+} from "../../src/sponsorship/entryPoints/packedUserOperation";
+import {
+  type EntryPointVersionV07,
+  getUserOpHashV07,
+  type UserOperationV07,
+} from "../../src/sponsorship/entryPoints/userOperationV07";
+import {
+  encodeVerifyingPaymasterDataV07,
+  getVerifyingPaymasterHashV07,
+} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
+import {
+  MAX_PRICE_MARKUP,
+  MIN_PRICE_MARKUP,
+  PRICE_SOURCE,
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import { getTokenPaymasterHashV07 } from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
 import { randomAddress, randomHexBytes, randomInt, randomUint } from "../helpers/randomAbiValues";
 
 /** 32 random bytes as hex, in upper case one time in three (a client's packed word may come either way). */

@@ -17,29 +17,29 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
-import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/chain/artifacts";
 import { chainClient } from "../../src/chain/chainClient";
-import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
+import type { SponsoringChain } from "../../src/chain/sponsoringChains";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
   type EstimateRequest,
   estimateUserOperationGas,
   GAS_ESTIMATION_TIMEOUT_MS,
   type GasEstimate,
   PAYMASTER_SIGNED_PATH_GAS,
-} from "../../src/chain/gasEstimation";
-import { EstimationUnavailableError, OperationRevertedError } from "../../src/chain/gasEstimationErrors";
+} from "../../src/gasEstimation/gasEstimation";
+import { EstimationUnavailableError, OperationRevertedError } from "../../src/gasEstimation/gasEstimationErrors";
 import {
   SIMULATION_CALL_GAS,
   SIMULATION_VERIFICATION_GAS,
   simulateOperationGas,
   simulationAbi,
-} from "../../src/chain/gasEstimationSimulation";
-import { DUMMY_SIGNATURE, stubPaymasterAndData } from "../../src/chain/gasEstimationStub";
-import { preVerificationGasFor, preVerificationGasFormula } from "../../src/chain/preVerificationGas";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import type { SponsoringChain } from "../../src/chain/sponsoringChains";
-import type { UserOperation } from "../../src/chain/userOperation";
+} from "../../src/gasEstimation/gasEstimationSimulation";
+import { DUMMY_SIGNATURE, stubPaymasterAndData } from "../../src/gasEstimation/gasEstimationStub";
+import { preVerificationGasFor, preVerificationGasFormula } from "../../src/gasEstimation/preVerificationGas";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   anvilKeys,
   handleOps,

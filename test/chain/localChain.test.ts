@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
+import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
 import {
   ANVIL_STATE_FILE,
   LOCAL_CHAIN_FILE,
@@ -16,12 +16,12 @@ import {
   startLocalChain,
   wantsLocalChain,
   withLocalChain,
-} from "../../src/chain/localChain";
+} from "../../src/devChain/localChain";
 import {
   LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
   LOCAL_TOKEN_PAYMASTER_V07_STAKE,
-} from "../../src/chain/localTokenPaymastersV07";
-import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
+} from "../../src/devChain/localTokenPaymastersV07";
+import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 
 const depositInfoAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",

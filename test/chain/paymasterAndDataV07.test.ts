@@ -7,7 +7,7 @@ import {
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../src/chain/packedUserOperation";
+} from "../../src/sponsorship/entryPoints/packedUserOperation";
 import {
   decodeVerifyingPaymasterAndDataV07,
   encodeVerifyingPaymasterAndDataV07,
@@ -16,7 +16,7 @@ import {
   PAYMASTER_DATA_OFFSET,
   VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH,
   type VerifyingPaymasterDataV07,
-} from "../../src/chain/paymasterAndDataV07";
+} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
 
 const signature: Hex = `0x${"ab".repeat(64)}1b`;
 const data: VerifyingPaymasterDataV07 = {

@@ -9,17 +9,21 @@ import path from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, size } from "viem";
-import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { DUMMY_SIGNATURE, stubPaymasterAndData, stubTokenPaymasterAndData } from "../../src/chain/gasEstimationStub";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import {
+  DUMMY_SIGNATURE,
+  stubPaymasterAndData,
+  stubTokenPaymasterAndData,
+} from "../../src/gasEstimation/gasEstimationStub";
 import {
   PRE_VERIFICATION_MARGIN_PERCENT,
   pimlicoPreVerificationGas,
   preVerificationGasFor,
   preVerificationGasFormula,
-} from "../../src/chain/preVerificationGas";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import { TOKEN_PAYMASTER_AND_DATA_LENGTH } from "../../src/chain/tokenPaymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
+} from "../../src/gasEstimation/preVerificationGas";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { TOKEN_PAYMASTER_AND_DATA_LENGTH } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 
 type AltoPvg = (args: { userOp: UserOperation; supportsEip7623: boolean; config: Record<string, unknown> }) => bigint;
 

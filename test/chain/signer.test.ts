@@ -4,8 +4,8 @@ import { test } from "node:test";
 import { format, inspect } from "node:util";
 import { bytesToHex, type Hex, hexToBigInt, recoverMessageAddress } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
-import { getVerifyingPaymasterHash } from "../../src/chain/paymasterAndData";
 import { createSigner, isNativeSignerAvailable, type SignerImplementation } from "../../src/chain/signer";
+import { getVerifyingPaymasterHash } from "../../src/sponsorship/paymasters/paymasterAndData";
 import { vectorContext, vectorHash, vectorSignature, vectorSignerKey, vectorUserOp } from "./vector";
 
 const implementations: SignerImplementation[] = ["native", "viem"];

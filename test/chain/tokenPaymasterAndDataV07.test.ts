@@ -8,8 +8,8 @@ import {
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../src/chain/packedUserOperation";
-import { encodeTokenPaymasterAndData, PRICE_SOURCE } from "../../src/chain/tokenPaymasterAndData";
+} from "../../src/sponsorship/entryPoints/packedUserOperation";
+import { encodeTokenPaymasterAndData, PRICE_SOURCE } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   encodeTokenPaymasterAndDataV07,
@@ -22,7 +22,7 @@ import {
   type TokenHashContextV07,
   type TokenPaymasterDataV07,
   tokenChargeV07,
-} from "../../src/chain/tokenPaymasterAndDataV07";
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
 
 const signature: Hex = `0x${"ab".repeat(64)}1b`;
 const data: TokenPaymasterDataV07 = {

@@ -4,13 +4,17 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, concat, type Hex, parseGwei } from "viem";
 import { getUserOperationHash, type UserOperation } from "viem/account-abstraction";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS, entryPointV07Abi } from "../../src/chain/entryPointV07";
+import {
+  ENTRY_POINT_V07_ADDRESS,
+  ENTRY_POINT_V08_ADDRESS,
+  entryPointV07Abi,
+} from "../../src/sponsorship/entryPoints/entryPointV07";
 import {
   type EntryPointVersionV07,
   getUserOpHashV07,
   packUserOperation,
   type UserOperationV07,
-} from "../../src/chain/userOperationV07";
+} from "../../src/sponsorship/entryPoints/userOperationV07";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { deployEntryPointStack } from "../helpers/entryPointsV07";
 

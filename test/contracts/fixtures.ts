@@ -21,13 +21,16 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
-import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
-import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
-import { encodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "../../src/chain/paymasterAndData";
 import { createSigner, type Signer } from "../../src/chain/signer";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import type { UserOperation } from "../../src/chain/userOperation";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "../../src/devChain/localDeployment";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import {
+  encodeVerifyingPaymasterAndData,
+  getVerifyingPaymasterHash,
+} from "../../src/sponsorship/paymasters/paymasterAndData";
 import { type Anvil, type AnvilOptions, startAnvil } from "../helpers/anvil";
 
 /** anvil's default funded accounts (mnemonic "test test ... junk"), by the role each plays here. */

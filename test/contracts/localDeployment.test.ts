@@ -4,26 +4,26 @@ import { test } from "node:test";
 import { getAddress, parseAbi, size } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import {
-  entryPointArtifact,
-  verifyingPaymasterArtifact,
-  verifyingPaymasterV07Artifact,
-} from "../../src/chain/artifacts";
-import {
   ANVIL_FIRST_ACCOUNT,
   entryPointDeployment,
   LOCAL_VERIFYING_PAYMASTER_ADDRESS,
   simpleAccountFactoryDeployment,
-} from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
+} from "../../src/devChain/deployments";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/devChain/localAddresses";
 import {
   deployLaterEntryPointStacks,
   deployLocalStack,
   rotateVerifyingSigner,
   rotateVerifyingSigners,
-} from "../../src/chain/localDeployment";
-import { simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import { tokenPaymasterV07Artifact } from "../../src/chain/tokenArtifacts";
+} from "../../src/devChain/localDeployment";
+import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import {
+  entryPointArtifact,
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+} from "../../src/sponsorship/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
 test("the npm EntryPoint bytecode yields the canonical v0.6 address through the CREATE2 deployer", () => {

@@ -2,13 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isAddressEqual, parseEther, size } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ANVIL_FIRST_ACCOUNT } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import {
-  fixedPriceAggregatorArtifact,
-  testTokenArtifact,
-  tokenPaymasterArtifact,
-} from "../../src/chain/tokenArtifacts";
+import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import {
   deployLocalTokenStack,
   LOCAL_PRICE,
@@ -20,7 +14,13 @@ import {
   mintTestTokens,
   refreshLocalPrice,
   rotateTokenPaymasterSigner,
-} from "../../src/chain/tokenDeployment";
+} from "../../src/devChain/tokenDeployment";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import {
+  fixedPriceAggregatorArtifact,
+  testTokenArtifact,
+  tokenPaymasterArtifact,
+} from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
 test("deploys the ERC20-mode stack at its deterministic addresses, funded and priced, then skips it", async (t) => {

@@ -26,16 +26,10 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
-import { deployLocalStack } from "../../src/chain/localDeployment";
 import { createSigner, type Signer } from "../../src/chain/signer";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import {
-  fixedPriceAggregatorArtifact,
-  testTokenArtifact,
-  tokenPaymasterArtifact,
-} from "../../src/chain/tokenArtifacts";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { deployLocalStack } from "../../src/devChain/localDeployment";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
   deployLocalTokenStack,
   LOCAL_PRICE,
@@ -45,7 +39,14 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
   rotateTokenPaymasterSigner,
-} from "../../src/chain/tokenDeployment";
+} from "../../src/devChain/tokenDeployment";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import {
+  fixedPriceAggregatorArtifact,
+  testTokenArtifact,
+  tokenPaymasterArtifact,
+} from "../../src/sponsorship/paymasters/tokenArtifacts";
 import {
   encodeTokenPaymasterAndData,
   getTokenPaymasterHash,
@@ -56,8 +57,7 @@ import {
   TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS,
   type TokenFeeTerms,
   tokenAmountForWei,
-} from "../../src/chain/tokenPaymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   anvilKeys,
   failedOpOf,

@@ -14,11 +14,11 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, sign } from "viem/accounts";
-import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
-import { getVerifyingPaymasterHash } from "../../src/chain/paymasterAndData";
 import { createSigner } from "../../src/chain/signer";
-import type { UserOperation } from "../../src/chain/userOperation";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
+import { getVerifyingPaymasterHash } from "../../src/sponsorship/paymasters/paymasterAndData";
 import {
   anvilKeys,
   failedOpOf,

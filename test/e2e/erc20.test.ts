@@ -6,30 +6,30 @@
 //
 // The approve rides in the operation itself, which validation runs before: the contract's allowanceRequired (on by
 // default) refuses that, as the first test shows through the service's estimate; the local chain turns it off
-// (src/tokens/localTokens.ts says what the owner accepts by that), and so do the tests after it.
+// (src/devChain/localTokens.ts says what the owner accepts by that), and so do the tests after it.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, maxUint256, parseEventLogs, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
-import { toRpcUserOperation } from "../../src/chain/gasEstimationBundler";
-import { deployLocalStack } from "../../src/chain/localDeployment";
 import { createSigner } from "../../src/chain/signer";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import { tokenPaymasterArtifact } from "../../src/chain/tokenArtifacts";
+import type { ChainConfig } from "../../src/config";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { deployLocalStack } from "../../src/devChain/localDeployment";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
   deployLocalTokenStack,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
   rotateTokenPaymasterSigner,
-} from "../../src/chain/tokenDeployment";
-import { decodeTokenPaymasterAndData, maxTokenCost } from "../../src/chain/tokenPaymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
-import { getUserOpHash } from "../../src/chain/userOpHash";
-import type { ChainConfig } from "../../src/config";
-import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
+} from "../../src/devChain/tokenDeployment";
+import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
+import { tokenPaymasterArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
+import { decodeTokenPaymasterAndData, maxTokenCost } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

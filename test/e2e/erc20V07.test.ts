@@ -31,17 +31,17 @@ import {
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { entryPointV07Abi } from "../../src/chain/entryPointV07";
-import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/chain/tokenArtifacts";
+import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
 import {
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
-} from "../../src/chain/tokenDeployment";
-import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+} from "../../src/devChain/tokenDeployment";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Alto, startAlto } from "../helpers/alto";

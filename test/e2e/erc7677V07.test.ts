@@ -28,14 +28,14 @@ import {
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { entryPointV07Abi } from "../../src/chain/entryPointV07";
+import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/chain/verifyingPaymasterGasV07";
-import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
+} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";

@@ -20,16 +20,16 @@ import {
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { MANAGEMENT_PREFIX } from "../../src/app";
-import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/chain/artifacts";
-import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/chain/deployments";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/chain/entryPoint";
-import { deployLocalStack, rotateVerifyingSigner } from "../../src/chain/localDeployment";
-import { decodeVerifyingPaymasterAndData } from "../../src/chain/paymasterAndData";
 import { createSigner } from "../../src/chain/signer";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/chain/simpleAccount";
-import type { UserOperation } from "../../src/chain/userOperation";
-import { getUserOpHash } from "../../src/chain/userOpHash";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { deployLocalStack, rotateVerifyingSigner } from "../../src/devChain/localDeployment";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ADMIN_SECRET_HEADER } from "../../src/http/admin";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
+import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
+import { decodeVerifyingPaymasterAndData } from "../../src/sponsorship/paymasters/paymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import {
   anvilKeys,

@@ -10,7 +10,7 @@ import { toSimpleSmartAccount } from "permissionless/accounts";
 import { BaseError, http, parseEther, parseGwei, RpcRequestError } from "viem";
 import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";

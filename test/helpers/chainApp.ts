@@ -3,10 +3,10 @@
 import type { Address, Hex } from "viem";
 import { parseEther, toHex } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
-import type { UserOperation } from "../../src/chain/userOperation";
 import type { ChainConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import type { Dapp, TestApp } from "./app";
 import { startTestApp } from "./app";

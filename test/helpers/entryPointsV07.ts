@@ -4,14 +4,14 @@
 //   const stack = await deployEntryPointStack(env, "0.8");
 //   stack.entryPoint.address === ENTRY_POINT_V08_ADDRESS
 import { type Account, type Chain, concat, type Hex, type PublicClient, type Transport, type WalletClient } from "viem";
-import { CREATE2_DEPLOYER_ADDRESS } from "../../src/chain/deployments";
+import { CREATE2_DEPLOYER_ADDRESS } from "../../src/devChain/deployments";
 import {
   type EntryPointStack,
   type EntryPointVersion,
   entryPointStack,
   type SaltedDeployment,
   simple7702AccountDeployment,
-} from "../../src/chain/entryPointV07Deployments";
+} from "../../src/devChain/entryPointV07Deployments";
 
 export interface DeployTarget {
   publicClient: PublicClient;

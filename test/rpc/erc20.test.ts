@@ -1,4 +1,4 @@
-// ERC20 mode in front of anvil with the token stack deployed (the local chain's own preparation, src/tokens/localTokens.ts):
+// ERC20 mode in front of anvil with the token stack deployed (the local chain's own preparation, src/devChain/localTokens.ts):
 // fee quotes and their selection (preferredToken, tokenList, all), the signed 278-byte paymasterAndData with gas as
 // given or estimated, the two price sources (a fixed rate; an aggregator read through the chain's RPC), and every
 // refusal: a missing, zero or unsupported fee token, and a zero, unfinished, stale or unreadable price.
@@ -16,27 +16,27 @@ import {
   zeroAddress,
 } from "viem";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { withWorstCaseSignatures } from "../../src/chain/gasEstimationStub";
 import { maxChargeWei } from "../../src/chain/paymasterDeposit";
-import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/chain/tokenArtifacts";
+import type { ChainConfig, TokenConfig } from "../../src/config";
+import { LOCAL_TOKENS, prepareLocalTokenStack } from "../../src/devChain/localTokens";
 import {
   LOCAL_PRICE,
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
-} from "../../src/chain/tokenDeployment";
+} from "../../src/devChain/tokenDeployment";
+import { withWorstCaseSignatures } from "../../src/gasEstimation/gasEstimationStub";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import {
   decodeTokenPaymasterAndData,
   getTokenPaymasterHash,
   maxTokenCost,
   PRICE_SOURCE,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
-} from "../../src/chain/tokenPaymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
-import type { ChainConfig, TokenConfig } from "../../src/config";
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { LOCAL_TOKENS, prepareLocalTokenStack } from "../../src/tokens/localTokens";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { rpc } from "../helpers/dappSetup";

@@ -19,16 +19,23 @@ import {
   size,
 } from "viem";
 import { generatePrivateKey } from "viem/accounts";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/chain/entryPointV07";
-import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
-import { uint128Bytes } from "../../src/chain/packedUserOperation";
 import { createSigner } from "../../src/chain/signer";
+import type { TokenConfig } from "../../src/config";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/devChain/localAddresses";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";
+import {
+  getUserOpHashV07,
+  packUserOperation,
+  type UserOperationV07,
+} from "../../src/sponsorship/entryPoints/userOperationV07";
+import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
 import {
   decodeTokenPaymasterAndData,
   getTokenPaymasterHash,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
-} from "../../src/chain/tokenPaymasterAndData";
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   getTokenPaymasterHashV07,
@@ -36,10 +43,7 @@ import {
   TOKEN_PAYMASTER_DATA_V07_LENGTH,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../../src/chain/tokenPaymasterAndDataV07";
-import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../../src/chain/userOperationV07";
-import { getUserOpHash } from "../../src/chain/userOpHash";
-import type { TokenConfig } from "../../src/config";
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { rpc } from "../helpers/dappSetup";

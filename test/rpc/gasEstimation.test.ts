@@ -5,10 +5,13 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { encodeFunctionData, type Hex, parseEther, recoverMessageAddress, toHex, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterArtifact } from "../../src/chain/artifacts";
-import { decodeVerifyingPaymasterAndData, getVerifyingPaymasterHash } from "../../src/chain/paymasterAndData";
-import type { UserOperation } from "../../src/chain/userOperation";
 import type { ChainConfig } from "../../src/config";
+import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
+import {
+  decodeVerifyingPaymasterAndData,
+  getVerifyingPaymasterHash,
+} from "../../src/sponsorship/paymasters/paymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

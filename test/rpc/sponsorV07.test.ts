@@ -6,17 +6,24 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, concat, encodeFunctionData, type Hex, parseAbi, recoverMessageAddress, size } from "viem";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/chain/entryPointV07";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
-import { uint128Bytes } from "../../src/chain/packedUserOperation";
-import { decodeVerifyingPaymasterAndDataV07, getVerifyingPaymasterHashV07 } from "../../src/chain/paymasterAndDataV07";
-import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../../src/chain/userOperationV07";
+import type { ChainConfig } from "../../src/config";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/devChain/localAddresses";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";
+import {
+  getUserOpHashV07,
+  packUserOperation,
+  type UserOperationV07,
+} from "../../src/sponsorship/entryPoints/userOperationV07";
+import {
+  decodeVerifyingPaymasterAndDataV07,
+  getVerifyingPaymasterHashV07,
+} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/chain/verifyingPaymasterGasV07";
-import type { ChainConfig } from "../../src/config";
+} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";

@@ -4,12 +4,12 @@
 // and cycles that turn at the minute, at Monday 00:00 UTC and on the 1st of the month.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/chain/entryPointV07";
+import type { ChainConfig } from "../../src/config";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/chain/verifyingPaymasterGasV07";
-import type { ChainConfig } from "../../src/config";
+} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/spendingLimit";
 import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmount";
 import { listSponsorships } from "../../src/storage/sponsorships";

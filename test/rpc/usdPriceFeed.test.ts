@@ -5,12 +5,12 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { type Address, encodeFunctionData, getContractAddress, parseAbi, parseEventLogs } from "viem";
-import { entryPointAbi } from "../../src/chain/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/chain/entryPointV07";
 import { ROUND_TTL_MS } from "../../src/chain/nativeUsdPrice";
-import { fixedPriceAggregatorArtifact } from "../../src/chain/tokenArtifacts";
 import type { ChainConfig } from "../../src/config";
 import { startSettlement } from "../../src/settlement/watcher";
+import { entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { fixedPriceAggregatorArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
 import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmount";
 import { listSponsorships } from "../../src/storage/sponsorships";

@@ -18,16 +18,16 @@ import {
   parseEventLogs,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/chain/artifacts";
-import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/deployments";
-import { entryPointV07Abi } from "../../src/chain/entryPointV07";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/devChain/deployments";
 import {
   ANVIL_DEFAULT_KEYS,
   ANVIL_STATE_FILE,
   LOCAL_CHAIN_FILE,
   type LocalChainInfo,
   readLocalChainInfo,
-} from "../../src/chain/localChain";
+} from "../../src/devChain/localChain";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { embeddedEnv, type RunningService, runScript, startService } from "../helpers/service";
 
 const folders: string[] = [];

@@ -8,17 +8,17 @@ import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, type Hex, isAddressEqual, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { Anvil } from "../../src/chain/anvil";
-import { entryPointV07Abi } from "../../src/chain/entryPointV07";
-import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
-import type { PackedUserOperation } from "../../src/chain/packedUserOperation";
 import type { LaterEntryPointVersion } from "../../src/config";
+import type { Anvil } from "../../src/devChain/anvil";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/devChain/localAddresses";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
 import { createMetrics } from "../../src/metrics/metrics";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { CLOCK_SKEW_SECONDS } from "../../src/sponsorship/decideSignRecord";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import type { PackedUserOperation } from "../../src/sponsorship/entryPoints/packedUserOperation";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { SponsorshipLog } from "../../src/storage/sponsorships";
-import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
 import { anvilKeys } from "../contracts/fixtures";
 import {
   checkSponsored,

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
 import { maxChargeWei } from "../../src/chain/paymasterDeposit";
-import type { Eip7702Authorization } from "../../src/chain/userOperationV07";
+import type { Eip7702Authorization } from "../../src/sponsorship/entryPoints/userOperationV07";
 import { maxDepositCharge, operationJson, viewOf, worstCaseCost } from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";

@@ -6,14 +6,14 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/chain/entryPoint";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
-import { toViemStateOverride } from "../../src/chain/storageOverride";
 import {
   deployLocalTokenStack,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
-} from "../../src/chain/tokenDeployment";
+} from "../../src/devChain/tokenDeployment";
+import { toViemStateOverride } from "../../src/gasEstimation/storageOverride";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import {
   allowanceLayout,
   allowanceOverride,

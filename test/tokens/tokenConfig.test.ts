@@ -5,11 +5,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { withLocalChain } from "../../src/chain/localChain";
 import { sponsoringChains } from "../../src/chain/sponsoringChains";
-import { LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/tokenDeployment";
 import { ConfigError, DEFAULT_TOKEN_MARKUP, readChains } from "../../src/config";
-import { LOCAL_TOKENS } from "../../src/tokens/localTokens";
+import { withLocalChain } from "../../src/devChain/localChain";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import { LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/devChain/tokenDeployment";
 import { premiumPercentage } from "../../src/tokens/quote";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-tokens-"));

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Address } from "viem";
-import { simple7702AccountDeployment } from "../../../src/chain/entryPointV07Deployments";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/chain/simpleAccount";
+import { simple7702AccountDeployment } from "../../../src/devChain/entryPointV07Deployments";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, startLocalChain } from "../fixtures";
 

@@ -3,16 +3,20 @@
 // then paymasterAndData (signed by the service), then the account's own signature (which covers it).
 import { type Address, concat, encodeFunctionData, getAddress, type Hex, parseGwei } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../../src/chain/artifacts";
-import { entryPointV07Abi } from "../../../src/chain/entryPointV07";
-import type { EntryPointVersion } from "../../../src/chain/entryPointV07Deployments";
-import { type PackedUserOperation, packAccountGasLimits, packGasFees } from "../../../src/chain/packedUserOperation";
+import { createSigner, type Signer } from "../../../src/chain/signer";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
+import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import {
+  type PackedUserOperation,
+  packAccountGasLimits,
+  packGasFees,
+} from "../../../src/sponsorship/entryPoints/packedUserOperation";
+import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../../src/chain/paymasterAndDataV07";
-import { createSigner, type Signer } from "../../../src/chain/signer";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/chain/simpleAccount";
+} from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";

@@ -1,4 +1,4 @@
-// The local chain as the service starts it (src/chain/localChain.ts), with its EntryPoint v0.7 and v0.8 stacks, and the
+// The local chain as the service starts it (src/devChain/localChain.ts), with its EntryPoint v0.7 and v0.8 stacks, and the
 // steps of a sponsored operation from a permissionless account: the dApp's deposit, the operation with
 // paymasterAndData signed by the service's key, the account's signature last, and the checks on what the EntryPoint
 // and our paymaster did with it. How the operation reaches the EntryPoint (handleOps, a bundler) is the test's.
@@ -29,22 +29,22 @@ import {
 } from "viem";
 import type { SmartAccount, UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../../src/chain/artifacts";
-import { entryPointV07Abi } from "../../../src/chain/entryPointV07";
-import { type LocalChain, startLocalChain } from "../../../src/chain/localChain";
+import { createSigner, type Signer } from "../../../src/chain/signer";
+import type { LaterEntryPointVersion } from "../../../src/config";
+import { type LocalChain, startLocalChain } from "../../../src/devChain/localChain";
+import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../../src/chain/packedUserOperation";
+} from "../../../src/sponsorship/entryPoints/packedUserOperation";
+import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
   PAYMASTER_DATA_OFFSET,
-} from "../../../src/chain/paymasterAndDataV07";
-import { createSigner, type Signer } from "../../../src/chain/signer";
-import type { LaterEntryPointVersion } from "../../../src/config";
+} from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
 import { anvilKeys, type Wallet } from "../fixtures";
 
 export interface LocalStacks {

@@ -15,24 +15,28 @@ import {
   parseGwei,
 } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { entryPointV07Abi } from "../../../src/chain/entryPointV07";
-import type { EntryPointVersion } from "../../../src/chain/entryPointV07Deployments";
-import { type PackedUserOperation, packAccountGasLimits, packGasFees } from "../../../src/chain/packedUserOperation";
 import { createSigner, type Signer } from "../../../src/chain/signer";
-import { simpleAccountFactoryAbi } from "../../../src/chain/simpleAccount";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
+import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import {
+  type PackedUserOperation,
+  packAccountGasLimits,
+  packGasFees,
+} from "../../../src/sponsorship/entryPoints/packedUserOperation";
 import {
   fixedPriceAggregatorArtifact,
   testTokenArtifact,
   tokenPaymasterV07Artifact,
-} from "../../../src/chain/tokenArtifacts";
-import { PRICE_SOURCE, type TokenFeeTerms } from "../../../src/chain/tokenPaymasterAndData";
+} from "../../../src/sponsorship/paymasters/tokenArtifacts";
+import { PRICE_SOURCE, type TokenFeeTerms } from "../../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   encodeTokenPaymasterAndDataV07,
   type GasLimitsV07,
   getTokenPaymasterHashV07,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../../../src/chain/tokenPaymasterAndDataV07";
+} from "../../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";

@@ -18,17 +18,25 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS, entryPointV07Abi } from "../../../src/chain/entryPointV07";
-import type { EntryPointVersion } from "../../../src/chain/entryPointV07Deployments";
+import { createSigner } from "../../../src/chain/signer";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import {
+  ENTRY_POINT_V07_ADDRESS,
+  ENTRY_POINT_V08_ADDRESS,
+  entryPointV07Abi,
+} from "../../../src/sponsorship/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../../src/chain/packedUserOperation";
-import { createSigner } from "../../../src/chain/signer";
-import { testTokenArtifact, tokenPaymasterV07Artifact } from "../../../src/chain/tokenArtifacts";
-import { PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "../../../src/chain/tokenPaymasterAndData";
+} from "../../../src/sponsorship/entryPoints/packedUserOperation";
+import { testTokenArtifact, tokenPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/tokenArtifacts";
+import {
+  PRICE_SOURCE,
+  type TokenFeeTerms,
+  tokenAmountForWei,
+} from "../../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   encodeTokenPaymasterAndDataV07,
@@ -40,7 +48,7 @@ import {
   TOKEN_PAYMASTER_V07_POST_OP_OVERHEAD_GAS,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
   tokenChargeV07,
-} from "../../../src/chain/tokenPaymasterAndDataV07";
+} from "../../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
 import { anvilKeys, revertOf } from "../fixtures";
 import {
   approveCall,

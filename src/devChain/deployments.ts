@@ -2,15 +2,15 @@
 // knows its addresses without a deployment record, and the same bytecode and arguments give the same address anywhere.
 import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
 import type { LaterEntryPointVersion } from "../config";
+import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 import {
   entryPointArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
-} from "./artifacts";
-import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
-import { tokenPaymasterV07Artifact } from "./tokenArtifacts";
+} from "../sponsorship/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
 
 /** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
 export const CREATE2_DEPLOYER_ADDRESS: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";

@@ -1,10 +1,10 @@
 // The chain's ERC-4337 bundler, when one is configured: its eth_estimateUserOperationGas runs the same EntryPoint
 // simulation the bundler will later apply to the operation, with its own margins, so the estimate suits that bundler.
 import { type Address, BaseError, type Client, createClient, type Hex, http, RpcRequestError, toHex } from "viem";
+import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
 import { describeTransportError, EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import type { Fees } from "./gasEstimationFees";
 import { type StorageOverride, toRpcStateOverride } from "./storageOverride";
-import type { UserOperation } from "./userOperation";
 
 /** One bundler call may take this long; its estimate simulates several times, so it gets more than a node call. */
 const BUNDLER_TIMEOUT_MS = 8_000;

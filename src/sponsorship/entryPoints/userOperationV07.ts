@@ -2,8 +2,8 @@
 // paymaster fields apart), its packing into the PackedUserOperation the EntryPoint takes, and the EntryPoint's user
 // operation hash, which is the id the operation's events carry on chain.
 import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
-import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "./abiWords";
-import { keccak256 } from "./keccak";
+import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { keccak256 } from "../../abi/keccak";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
 
 /** An EIP-7702 authorization as it travels with a v0.8 operation (`eip7702Auth`): the EOA delegates to `address`. */
@@ -48,12 +48,12 @@ export function isEip7702Marker(factory: string | undefined): boolean {
 }
 
 /** initCode as the bundler puts it on chain: factory ++ factoryData, or empty without a factory. */
-export function initCodeOf(op: Pick<UserOperationV07, "factory" | "factoryData">): Hex {
+function initCodeOf(op: Pick<UserOperationV07, "factory" | "factoryData">): Hex {
   return op.factory === undefined ? "0x" : concat([op.factory, op.factoryData ?? "0x"]);
 }
 
 /** paymasterAndData as the bundler puts it on chain; empty without a paymaster. */
-export function paymasterAndDataOf(
+function paymasterAndDataOf(
   op: Pick<
     UserOperationV07,
     "paymaster" | "paymasterVerificationGasLimit" | "paymasterPostOpGasLimit" | "paymasterData"
@@ -134,7 +134,7 @@ function domainSeparator(entryPoint: Address, chainId: number): Hex {
 
 /**
  * The packed fields the signatures cover (paymasterAndData included, the account's signature not) as abi.encode writes
- * them, byte fields by their keccak-256: eight static words as hex digits without 0x (src/chain/abiWords.ts).
+ * them, byte fields by their keccak-256: eight static words as hex digits without 0x (src/abi/abiWords.ts).
  */
 function packedFieldsWords(op: UserOperationV07, version: EntryPointVersionV07): string {
   return (

@@ -11,10 +11,10 @@ import simpleAccountFactoryJson from "@account-abstraction/contracts/artifacts/S
   type: "json",
 };
 import { type Abi, type Hex, isHex } from "viem";
-import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
-import verifyingPaymasterJson from "../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
-import { verifyingPaymasterV07Abi } from "../../contracts/artifacts/VerifyingPaymasterV07.abi";
-import verifyingPaymasterV07Json from "../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
+import { verifyingPaymasterAbi } from "../../../contracts/artifacts/VerifyingPaymaster.abi";
+import verifyingPaymasterJson from "../../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
+import { verifyingPaymasterV07Abi } from "../../../contracts/artifacts/VerifyingPaymasterV07.abi";
+import verifyingPaymasterV07Json from "../../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;

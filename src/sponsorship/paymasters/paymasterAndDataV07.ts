@@ -17,9 +17,9 @@ import {
   size,
   slice,
 } from "viem";
-import { addressWord, keccakOfWords, uintWord } from "./abiWords";
-import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { paymasterHashPrefixWords, uint128Bytes } from "./packedUserOperation";
+import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
+import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
 import {
   checkWindow,
   PAYMASTER_SIGNATURE_LENGTH,
@@ -30,7 +30,7 @@ import {
 /** Where paymasterData starts: after the address and the two gas limits the EntryPoint reads. */
 export const PAYMASTER_DATA_OFFSET = 52;
 /** Four head words + the signature's length word + 65 bytes padded to three words. */
-export const VERIFYING_PAYMASTER_DATA_V07_LENGTH = 256;
+const VERIFYING_PAYMASTER_DATA_V07_LENGTH = 256;
 export const VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + VERIFYING_PAYMASTER_DATA_V07_LENGTH;
 
 const dataParameters = [

@@ -1,5 +1,5 @@
+import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import type { ChainConfig } from "../config";
-import { LOCAL_CHAIN_ID } from "./sponsoringChains";
 
 /**
  * Whether the service runs its own development chain: LOCAL_CHAIN=auto and 31337 listed without an rpcUrl. Kept apart

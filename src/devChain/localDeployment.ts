@@ -13,7 +13,8 @@ import {
   type WalletClient,
 } from "viem";
 import type { LaterEntryPointVersion } from "../config";
-import { verifyingPaymasterArtifact } from "./artifacts";
+import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { verifyingPaymasterArtifact } from "../sponsorship/paymasters/artifacts";
 import {
   entryPointDeployment,
   localTokenPaymasterV07Deployments,
@@ -21,7 +22,6 @@ import {
   localVerifyingPaymasterV07Deployments,
   simpleAccountFactoryDeployment,
 } from "./deployments";
-import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
 import { type BatchTransaction, confirm, deployCreate2Batch, sendTogether } from "./localBatch";
 

@@ -1,11 +1,12 @@
-// ERC20 mode on the embedded local chain: the token stack of src/chain/tokenDeployment.ts (TokenPaymaster, the TUSD
+// ERC20 mode on the embedded local chain: the token stack of src/devChain/tokenDeployment.ts (TokenPaymaster, the TUSD
 // test token, an ETH/TUSD aggregator at 3,000), made usable by the service: its key becomes the token paymaster's
 // verifying signer, the SDK's approve-in-the-same-batch flow is allowed, and the price is fresh. The chain's
 // configuration then lists TUSD, priced by the aggregator, unless the chains file gives 31337 tokens of its own.
 import { type Address, isAddressEqual } from "viem";
-import { confirm } from "../chain/localBatch";
-import type { ChainClients } from "../chain/localDeployment";
-import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../chain/tokenArtifacts";
+import { DEFAULT_TOKEN_MARKUP, type TokenConfig } from "../config";
+import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../sponsorship/paymasters/tokenArtifacts";
+import { confirm } from "./localBatch";
+import type { ChainClients } from "./localDeployment";
 import {
   deployLocalTokenStack,
   LOCAL_PRICE,
@@ -14,8 +15,7 @@ import {
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   rotateTokenPaymasterSigner,
-} from "../chain/tokenDeployment";
-import { DEFAULT_TOKEN_MARKUP, type TokenConfig } from "../config";
+} from "./tokenDeployment";
 
 /** The local chain's fee token: TUSD at the local aggregator's price, 10 % markup, worth a dollar. */
 export const LOCAL_TOKENS: readonly TokenConfig[] = [

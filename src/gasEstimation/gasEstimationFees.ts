@@ -1,10 +1,10 @@
 // Fees for an operation whose client sent none: the paymaster signature covers them, so the service picks them and
 // returns them with the gas limits.
 import { BaseError, hexToBigInt, type PublicClient, RpcRequestError } from "viem";
-import { chainClient } from "./chainClient";
+import { chainClient } from "../chain/chainClient";
+import type { SponsoringChain } from "../chain/sponsoringChains";
 import { bundlerFees } from "./gasEstimationBundler";
 import { describeTransportError, EstimationUnavailableError } from "./gasEstimationErrors";
-import type { SponsoringChain } from "./sponsoringChains";
 
 export interface Fees {
   maxFeePerGas: bigint;

@@ -8,8 +8,8 @@
 //
 // Our figure is checked against Alto's own function in test/chain/preVerificationGas.test.ts.
 import { encodeAbiParameters, type Hex, hexToBytes, maxUint128, maxUint256, parseAbiParameters, size } from "viem";
+import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
 import { withWorstCaseSignatures } from "./gasEstimationStub";
-import type { UserOperation } from "./userOperation";
 
 /**
  * The reference bundler's constants: a whole transaction's 21,000 per operation (as if it travelled alone), 18,300 per

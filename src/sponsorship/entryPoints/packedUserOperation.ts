@@ -1,7 +1,7 @@
 // The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
 // 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
 import { type Address, concat, type Hex, isAddress } from "viem";
-import { addressWord, bytes32Word, bytesHashWord, uintWord } from "./abiWords";
+import { addressWord, bytes32Word, bytesHashWord, uintWord } from "../../abi/abiWords";
 
 /** Field names match the ABI struct, so viem encodes it as is. */
 export interface PackedUserOperation {
@@ -79,7 +79,7 @@ const UINT128_WORD_PADDING = "0".repeat(32);
 /**
  * abi.encode(sender, nonce, keccak(initCode), keccak(callData), accountGasLimits, preVerificationGas, gasFees,
  * uint128 paymasterVerificationGasLimit, uint128 paymasterPostOpGasLimit, chainId, paymaster): eleven static words as
- * hex digits without 0x, written word by word (src/chain/abiWords.ts; pinned to viem's encodeAbiParameters by
+ * hex digits without 0x, written word by word (src/abi/abiWords.ts; pinned to viem's encodeAbiParameters by
  * test/chain/fixedLayoutHashesV07.test.ts).
  */
 export function paymasterHashPrefixWords(

@@ -11,6 +11,12 @@ import {
   isAddressEqual,
   parseEther,
 } from "viem";
+import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import {
+  fixedPriceAggregatorArtifact,
+  testTokenArtifact,
+  tokenPaymasterArtifact,
+} from "../sponsorship/paymasters/tokenArtifacts";
 import {
   ANVIL_FIRST_ACCOUNT,
   CREATE2_DEPLOYER_ADDRESS,
@@ -18,10 +24,8 @@ import {
   type Create2Deployment,
   entryPointDeployment,
 } from "./deployments";
-import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { confirm, deployCreate2Batch } from "./localBatch";
 import { type ChainClients, checkEntryPointArtifact, type DeployOutcome } from "./localDeployment";
-import { fixedPriceAggregatorArtifact, testTokenArtifact, tokenPaymasterArtifact } from "./tokenArtifacts";
 
 function create2(name: string, initCode: Hex): Create2Deployment {
   return {

@@ -21,9 +21,9 @@ import {
   size,
   slice,
 } from "viem";
-import { keccak256 } from "./keccak";
+import { keccak256 } from "../../abi/keccak";
+import { signedFieldParameters, signedFieldValues, type UserOperationSignedFields } from "../entryPoints/userOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
-import { signedFieldParameters, signedFieldValues, type UserOperationSignedFields } from "./userOperation";
 
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 278;
 const PRICE_SOURCE_OFFSET = 20;

@@ -1,5 +1,5 @@
 import type { Address, Hex } from "viem";
-import { addressWord, bytesHashWord, keccakOfWords, uintWord } from "./abiWords";
+import { addressWord, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { signedFieldWords, type UserOperation } from "./userOperation";
 
 /**

@@ -9,7 +9,7 @@
 //   [53:245]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,
 //                        uint256 exchangeRate, uint32 priceMarkup)
 //   [245:310] signature, 65 raw bytes r,s,v
-// Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/chain/tokenPaymasterAndData.ts).
+// Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/sponsorship/paymasters/tokenPaymasterAndData.ts).
 import {
   type Address,
   concat,
@@ -24,9 +24,9 @@ import {
   size,
   slice,
 } from "viem";
-import { addressWord, keccakOfWords, uintWord } from "./abiWords";
-import type { PackedUserOperationSignedFields } from "./packedUserOperation";
-import { paymasterHashPrefixWords, uint128Bytes } from "./packedUserOperation";
+import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
+import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
 import { checkTokenFeeTerms, PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "./tokenPaymasterAndData";

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import type { LaterEntryPointVersion } from "../config";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 
 // Where the project deploys its paymasters on the local development chain (31337). deployments.ts and
 // tokenDeployment.ts compute them from the contracts' bytecode, which needs the development packages; the service only

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
-import { addressWord, bytesHashWord, uintWord } from "./abiWords";
-import { keccak256 } from "./keccak";
+import { addressWord, bytesHashWord, uintWord } from "../../abi/abiWords";
+import { keccak256 } from "../../abi/keccak";
 
 /** An ERC-4337 user operation as EntryPoint v0.6 takes it; the field names match the ABI struct, so viem encodes it as is. */
 export interface UserOperation {

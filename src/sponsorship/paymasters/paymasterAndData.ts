@@ -5,8 +5,8 @@
 //   [0:20]   paymaster address
 //   [20:276] abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)
 import { type Address, decodeAbiParameters, getAddress, type Hex, size, slice } from "viem";
-import { addressWord, keccakOfWords, uintWord } from "./abiWords";
-import { signedFieldWords, type UserOperationSignedFields } from "./userOperation";
+import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { signedFieldWords, type UserOperationSignedFields } from "../entryPoints/userOperation";
 
 /** 20 address bytes + four head words + the signature's length word + 65 bytes padded to three words. */
 export const VERIFYING_PAYMASTER_AND_DATA_LENGTH = 276;

@@ -5,17 +5,17 @@
 // result covers what the stub cannot exercise: our paymaster's work on a valid signature, its postOp, and the calldata
 // of our bytes in preVerificationGas.
 import type { Address, Hex } from "viem";
-import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
+import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "../chain/chainClient";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { UserOperation, UserOperationSignedFields } from "../sponsorship/entryPoints/userOperation";
+import type { SponsorshipTerms } from "../sponsorship/paymasters/paymasterAndData";
 import { estimateWithBundler } from "./gasEstimationBundler";
 import { EstimationUnavailableError } from "./gasEstimationErrors";
 import { type Fees, suggestFees } from "./gasEstimationFees";
 import { simulateOperationGas } from "./gasEstimationSimulation";
 import { stubAccountSignature, stubPaymasterAndData } from "./gasEstimationStub";
-import type { SponsorshipTerms } from "./paymasterAndData";
 import { preVerificationGasFor } from "./preVerificationGas";
-import type { SponsoringChain } from "./sponsoringChains";
 import type { StorageOverride } from "./storageOverride";
-import type { UserOperation, UserOperationSignedFields } from "./userOperation";
 
 /** The whole estimate, every upstream call included, answers within this time (each call has its own bound too). */
 export const GAS_ESTIMATION_TIMEOUT_MS = 10_000;

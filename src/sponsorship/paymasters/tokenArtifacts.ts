@@ -3,14 +3,14 @@
 // fixed-price aggregator only the embedded local chain deploys. Kept apart from artifacts.ts so that the sponsored
 // mode's module stays as it is.
 import { type Abi, isHex } from "viem";
-import { fixedPriceAggregatorAbi } from "../../contracts/artifacts/FixedPriceAggregator.abi";
-import fixedPriceAggregatorJson from "../../contracts/artifacts/FixedPriceAggregator.json" with { type: "json" };
-import { testTokenAbi } from "../../contracts/artifacts/TestToken.abi";
-import testTokenJson from "../../contracts/artifacts/TestToken.json" with { type: "json" };
-import { tokenPaymasterAbi } from "../../contracts/artifacts/TokenPaymaster.abi";
-import tokenPaymasterJson from "../../contracts/artifacts/TokenPaymaster.json" with { type: "json" };
-import { tokenPaymasterV07Abi } from "../../contracts/artifacts/TokenPaymasterV07.abi";
-import tokenPaymasterV07Json from "../../contracts/artifacts/TokenPaymasterV07.json" with { type: "json" };
+import { fixedPriceAggregatorAbi } from "../../../contracts/artifacts/FixedPriceAggregator.abi";
+import fixedPriceAggregatorJson from "../../../contracts/artifacts/FixedPriceAggregator.json" with { type: "json" };
+import { testTokenAbi } from "../../../contracts/artifacts/TestToken.abi";
+import testTokenJson from "../../../contracts/artifacts/TestToken.json" with { type: "json" };
+import { tokenPaymasterAbi } from "../../../contracts/artifacts/TokenPaymaster.abi";
+import tokenPaymasterJson from "../../../contracts/artifacts/TokenPaymaster.json" with { type: "json" };
+import { tokenPaymasterV07Abi } from "../../../contracts/artifacts/TokenPaymasterV07.abi";
+import tokenPaymasterV07Json from "../../../contracts/artifacts/TokenPaymasterV07.json" with { type: "json" };
 import type { Artifact } from "./artifacts";
 
 /**

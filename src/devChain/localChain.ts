@@ -25,11 +25,11 @@ import {
   type PublicClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
-import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "../tokens/localTokens";
+import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
-import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "./localAddresses";
 import { sendTogether } from "./localBatch";
 import {
@@ -41,7 +41,7 @@ import {
   signerRotations,
 } from "./localDeployment";
 import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
-import { LOCAL_CHAIN_ID } from "./sponsoringChains";
+import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "./localTokens";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
 export { wantsLocalChain } from "./localChainWanted";
@@ -88,7 +88,7 @@ export interface LocalChain {
   deployed: string[];
   /** True when this start made the service's key the verifying signer of a paymaster (any EntryPoint version). */
   signerRotated: boolean;
-  /** The same for ERC20 mode's token paymaster, test token and price feed (src/tokens/localTokens.ts). */
+  /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
   /** How long anvil took to answer, and the deployment after it. */
   timings: { anvilMs: number; deployMs: number };

@@ -25,16 +25,16 @@ import {
   toHex,
   zeroAddress,
 } from "viem";
-import { CHAIN_RPC_TIMEOUT_MS } from "./chainClient";
+import { keccak256 } from "../abi/keccak";
+import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
+import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
 import {
   describeRevertData,
   describeTransportError,
   EstimationUnavailableError,
   OperationRevertedError,
 } from "./gasEstimationErrors";
-import { keccak256 } from "./keccak";
 import { type StorageOverride, toViemStateOverride } from "./storageOverride";
-import type { UserOperation } from "./userOperation";
 
 /** Gas the simulated operation may use; both far above any real need and, together, within nodes' eth_call caps. */
 export const SIMULATION_CALL_GAS = 10_000_000n;

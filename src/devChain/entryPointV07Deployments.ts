@@ -4,9 +4,9 @@
 // address: v0.8's SenderCreator records the EntryPoint that created it, and the v0.8 factory serves only that
 // SenderCreator, so code copied in with anvil_setCode would not work.
 import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
-import { type Artifact, loadArtifact } from "./artifacts";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
+import { type Artifact, loadArtifact } from "../sponsorship/paymasters/artifacts";
 import { CREATE2_DEPLOYER_ADDRESS } from "./deployments";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV07";
 
 export interface SaltedDeployment {
   name: string;
