@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The paymaster service for production: built from source, run from what `npm pack` carries (the `files` of
 # package.json), with production dependencies only. test/service/production.test.ts takes the same path without a
-# container engine: pack, install with --omit=dev in an empty folder, `node dist/main.js`.
+# container engine: pack, install with --omit=dev --omit=optional in an empty folder, `node dist/main.js`.
 
 # --- build: every dependency, then the pack ---------------------------------------------------------------------------
 FROM node:20-bookworm-slim AS build
@@ -23,7 +23,9 @@ ENV NODE_ENV=production \
     DATA_DIR=/var/lib/paymaster
 WORKDIR /app
 COPY --from=build /app ./
-RUN npm install --omit=dev --no-audit --no-fund \
+# --omit=optional too: typescript and zod are development packages that viem and abitype name as optional peers, which
+# --omit=dev alone keeps (docs/operations.md, 'Build and install').
+RUN npm install --omit=dev --omit=optional --no-audit --no-fund \
     && npm cache clean --force \
     && mkdir -p /var/lib/paymaster \
     && chown node:node /var/lib/paymaster

@@ -56,9 +56,13 @@ const COMMON_ERRORS = [
 ];
 
 /** The RPC path as an OpenRPC server URL template: `/api/v1/{chainId}/{apiKey}`. */
-const SERVER_URL = RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}");
+const SERVER_PATH = RPC_PATH.replace(":chainId", "{chainId}").replace(":apiKey", "{apiKey}");
 
-export function openRpcDocument(): Record<string, unknown> {
+/**
+ * `origin` is where clients reach the service (`https://paymaster.example`): OpenRPC's server URL must be an absolute
+ * URI, so the document names the origin it was fetched from.
+ */
+export function openRpcDocument(origin: string): Record<string, unknown> {
   return {
     openrpc: "1.3.2",
     info: {
@@ -73,8 +77,8 @@ export function openRpcDocument(): Record<string, unknown> {
     servers: [
       {
         name: "sponsorship",
-        url: SERVER_URL,
-        summary: "relative to the service's base URL",
+        url: `${origin}${SERVER_PATH}`,
+        summary: "the RPC endpoint of one paymaster: its chain and its apiKey",
         variables: {
           chainId: { default: "31337", description: "the paymaster's chain, decimal" },
           apiKey: { default: "apiKey", description: "the paymaster's apiKey, from the management API" },

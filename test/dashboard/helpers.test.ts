@@ -1,7 +1,9 @@
-// The dashboard's pure helpers: which field an API message is about, and ether amounts in and out (exact, BigInt).
+// The dashboard's pure helpers: which field an API message is about, ether amounts in and out (exact, BigInt), and
+// what the sign-in page says about a refused token.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fieldOf } from "../../dashboard/src/api/fieldOf";
+import { signInRefusal, TOKEN_MISSING, TOKEN_NOT_ACCEPTED } from "../../dashboard/src/api/signInRefusal";
 import { formatEther, parseEther } from "../../dashboard/src/wei";
 
 const RULE_FIELDS = {
@@ -35,4 +37,21 @@ test("ether amounts: wei shown exactly without trailing zeros, typed decimals re
   assert.equal(parseEther("0.0000000000000000001"), undefined, "more than 18 decimals");
   assert.equal(parseEther("-1"), undefined);
   assert.equal(parseEther("1e18"), undefined);
+});
+
+test("sign-in: a 401 says the typed token was not accepted, not that it is missing; other refusals keep their words", () => {
+  const missing = "Auth token is required in the headers";
+  assert.equal(signInRefusal(401, missing), TOKEN_NOT_ACCEPTED);
+  assert.match(TOKEN_NOT_ACCEPTED, /not accepted/);
+  assert.doesNotMatch(TOKEN_NOT_ACCEPTED, /required/);
+  const throttled = "Too many requests with wrong credentials from this address: try again in 30 s";
+  assert.equal(signInRefusal(429, throttled), throttled);
+  assert.equal(
+    signInRefusal(0, "The service did not answer: Failed to fetch"),
+    "The service did not answer: Failed to fetch",
+  );
+  // Both land beside the token field.
+  const fields = { token: ["auth token", "authToken"] };
+  assert.equal(fieldOf(TOKEN_NOT_ACCEPTED, fields), "token");
+  assert.equal(fieldOf(TOKEN_MISSING, fields), "token");
 });

@@ -103,6 +103,27 @@ async function injectWallet(target: BrowserContext) {
   });
 }
 
+/**
+ * The y-axis labels of the charts in page order, with their rendered extent and the part of their chart a person
+ * sees (the svg, inside its figure, which scrolls sideways on a phone): a label cut at the chart's edge sticks out.
+ */
+async function yAxisLabels(): Promise<
+  { text: string; left: number; right: number; visibleLeft: number; visibleRight: number }[]
+> {
+  return page.evaluate(`[...document.querySelectorAll("figure.chart svg[role=img] > text[text-anchor=end]")].map((label) => {
+    const box = label.getBoundingClientRect();
+    const svg = label.closest("svg").getBoundingClientRect();
+    const figure = label.closest("figure").getBoundingClientRect();
+    return {
+      text: label.textContent,
+      left: box.left,
+      right: box.right,
+      visibleLeft: Math.max(svg.left, figure.left),
+      visibleRight: Math.min(svg.right, figure.right),
+    };
+  })`);
+}
+
 const tab = (name: string) => page.getByRole("navigation", { name: "Paymaster sections" }).getByRole("link", { name });
 
 /** A sponsored operation as a wallet asks for it: a new SimpleAccount whose first operation deploys it. */
@@ -173,13 +194,26 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
     },
   );
 
-  await t.test("a wrong token gets the API's message beside the field, and nothing else", async () => {
-    console_.expect(/status of 401/);
-    await page.getByLabel("Auth token").fill("pm_not-a-token");
+  await t.test("an empty token is asked for beside the field, without a request", async () => {
+    const before = requestedUrls.length;
     await page.getByRole("button", { name: "Sign in" }).click();
     const error = page.locator("#token-error");
     await error.waitFor();
-    assert.equal(await error.textContent(), "Auth token is required in the headers");
+    assert.equal(await error.textContent(), "Enter the auth token (pm_…).");
+    assert.equal(requestedUrls.length, before);
+  });
+
+  await t.test("a wrong token is said not to be accepted beside the field, and nothing else", async () => {
+    console_.expect(/status of 401/);
+    await page.getByLabel("Auth token").fill("pm_not-a-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    // Not the API's words for a missing header ("Auth token is required in the headers"): a token was typed.
+    const error = page.locator("#token-error", { hasText: "not accepted" });
+    await error.waitFor();
+    assert.equal(
+      await error.textContent(),
+      "This auth token was not accepted: check that it was copied whole, or make a new one with npm run account.",
+    );
     assert.equal(await page.getByLabel("Auth token").getAttribute("aria-invalid"), "true");
     assert.equal(await page.evaluate("sessionStorage.length"), 0, "a refused token is not kept");
   });
@@ -356,6 +390,25 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
       const sponsoredBars = page.locator("svg[role=img] rect title", { hasText: /Sponsored \(solid\): 1$/ });
       assert.equal(await sponsoredBars.count(), 1, "one bucket of the chart has the sponsorship");
       await page.getByText("The figures as a table").click();
+      // The pending sponsorship holds a small amount (about 0.0006 ETH): the spend chart's top label is that, in full.
+      const held = await page.locator(".charts details tbody tr td:nth-child(5)").allTextContents();
+      const heldMax = Math.max(...held.map(Number));
+      assert.ok(heldMax > 0 && heldMax < 0.01, `held by the pending sponsorship: ${held.join(", ")}`);
+      for (const size of [
+        { width: 390, height: 844 },
+        { width: 1280, height: 800 },
+      ]) {
+        await page.setViewportSize(size);
+        const labels = await yAxisLabels();
+        assert.equal(labels.length, 4, "two labels on each chart's y-axis");
+        for (const label of labels) {
+          assert.ok(label.left >= label.visibleLeft, `${label.text} starts inside the chart at ${size.width}px`);
+          assert.ok(label.right <= label.visibleRight, `${label.text} ends inside the chart at ${size.width}px`);
+        }
+        const spendTop = labels[2]?.text ?? "";
+        assert.match(spendTop, /^\d+(\.\d*[1-9])?$/, "a plain decimal without trailing zeros");
+        assert.ok(Math.abs(Number(spendTop) - heldMax) / heldMax < 1e-3, `${spendTop} is the chart's top, ${heldMax}`);
+      }
       await screenshotBothSizes(page, "activity");
 
       await page.getByLabel("Status").selectOption("refused");

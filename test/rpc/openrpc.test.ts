@@ -1,10 +1,12 @@
-// The OpenRPC document: valid against the OpenRPC meta-schema (checked by ajv, not by the code that wrote it), naming
-// exactly the methods the endpoint dispatches, served without credentials, and whose param schemas, read by another
-// validator, accept and refuse what the methods' own compiled checks do.
+// The OpenRPC document: valid against the OpenRPC meta-schema (checked by the OpenRPC project's own validator and by
+// ajv, not by the code that wrote it), naming exactly the methods the endpoint dispatches, served without credentials
+// with the absolute server URL its client used, and whose param schemas, read by another validator, accept and refuse
+// what the methods' own compiled checks do.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { after, before, describe, test } from "node:test";
 import jsonSchemaMetaSchema from "@json-schema-tools/meta-schema";
+import { validateOpenRPCDocument } from "@open-rpc/schema-utils-js";
 import { Ajv } from "ajv";
 import { RpcError } from "../../src/errors";
 import { OPENRPC_PATH } from "../../src/rpc/docsRoute";
@@ -20,7 +22,12 @@ interface Method {
   params: { name: string; required: boolean; schema: object }[];
   errors: { code: number; message: string }[];
 }
-const document = openRpcDocument() as { servers: { url: string }[]; methods: Method[] };
+interface Server {
+  url: string;
+  variables: Record<string, { default: string }>;
+}
+/** What GET /openrpc.json answers to inject's requests, whose Host header is `localhost:80`. */
+const document = openRpcDocument("http://localhost") as { servers: Server[]; methods: Method[] };
 // The package's types leave its one value out.
 const { openrpcDocument: openRpcMetaSchema } = createRequire(import.meta.url)("@open-rpc/meta-schema") as {
   openrpcDocument: object;
@@ -28,8 +35,12 @@ const { openrpcDocument: openRpcMetaSchema } = createRequire(import.meta.url)("@
 const ajv = new Ajv({
   strict: false,
   allErrors: true,
-  // The formats the meta-schemas use: a pattern must be a regular expression JavaScript compiles; URIs are not checked.
-  formats: { regex: (text: string) => compiles(text), uri: true, "uri-reference": true },
+  // The formats the meta-schemas use: a pattern must be a regular expression JavaScript compiles, a URI absolute.
+  formats: {
+    regex: (text: string) => compiles(text),
+    uri: (text: string) => URL.canParse(text),
+    "uri-reference": true,
+  },
 });
 function compiles(pattern: string): boolean {
   try {
@@ -56,6 +67,17 @@ test("the document is valid OpenRPC", () => {
   assert.ok(isOpenRpc(document), JSON.stringify(isOpenRpc.errors?.slice(0, 3)));
 });
 
+test("the OpenRPC project's validator finds the document valid", () => {
+  assert.equal(validateOpenRPCDocument(document as never), true);
+});
+
+test("either check can fail: a server URL without scheme and host is refused", () => {
+  const relative = structuredClone(document);
+  (relative.servers[0] as Server).url = "/api/v1/{chainId}/{apiKey}";
+  assert.notEqual(validateOpenRPCDocument(relative as never), true);
+  assert.equal(isOpenRpc(relative), false);
+});
+
 test("the meta-schema check can fail: a method without a name, or a schema of the wrong type, is refused", () => {
   const noName = structuredClone(document) as unknown as { methods: Record<string, unknown>[] };
   delete noName.methods[0]?.name;
@@ -69,11 +91,12 @@ test("the documented methods are exactly the ones the endpoint dispatches", () =
   assert.deepEqual(document.methods.map((method) => method.name).sort(), [...RPC_METHOD_NAMES].sort());
 });
 
-test("the server is the RPC path with its two variables", () => {
+test("the server is the RPC path at the given origin, with its two variables", () => {
   assert.deepEqual(
     document.servers.map((server) => server.url),
-    ["/api/v1/{chainId}/{apiKey}"],
+    ["http://localhost/api/v1/{chainId}/{apiKey}"],
   );
+  assert.deepEqual(Object.keys(document.servers[0]?.variables ?? {}).sort(), ["apiKey", "chainId"]);
 });
 
 test("every method lists the envelope's and the path's error codes, each with a meaning", () => {
@@ -183,15 +206,56 @@ describe("the published param schemas decide as the methods' checks do", () => {
 
 describe(`GET ${OPENRPC_PATH}`, () => {
   let t: TestApp;
+  /** The same service behind a proxy at 127.0.0.1 (inject's peer address) that TRUST_PROXY believes. */
+  let proxied: TestApp;
   before(async () => {
     t = await startTestApp();
+    proxied = await startTestApp({ db: t.db, trustProxy: ["127.0.0.1"] });
   });
-  after(() => t.close());
+  after(async () => {
+    await proxied.close();
+    await t.close();
+  });
 
-  test("is served without credentials, as JSON, the document itself", async () => {
-    const reply = await t.app.inject({ method: "GET", url: OPENRPC_PATH });
+  const get = (app: TestApp, headers: Record<string, string> = {}) =>
+    app.app.inject({ method: "GET", url: OPENRPC_PATH, headers });
+  const serverUrl = async (app: TestApp, headers: Record<string, string>) =>
+    ((await get(app, headers)).json() as { servers: Server[] }).servers[0]?.url;
+
+  test("is served without credentials, as JSON, the document itself, valid for the OpenRPC project's validator", async () => {
+    const reply = await get(t);
     assert.equal(reply.statusCode, 200);
     assert.match(String(reply.headers["content-type"]), /^application\/json/);
     assert.deepEqual(reply.json(), document);
+    assert.equal(validateOpenRPCDocument(reply.json()), true);
+  });
+
+  test("names the origin of the Host header", async () => {
+    assert.equal(
+      await serverUrl(t, { host: "paymaster.example:8443" }),
+      "http://paymaster.example:8443/api/v1/{chainId}/{apiKey}",
+    );
+    assert.equal(await serverUrl(t, { host: "[::1]:3000" }), "http://[::1]:3000/api/v1/{chainId}/{apiKey}");
+  });
+
+  test("believes X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy only", async () => {
+    const forwarded = { host: "10.0.0.5:3000", "x-forwarded-proto": "https", "x-forwarded-host": "pm.example" };
+    assert.equal(await serverUrl(proxied, forwarded), "https://pm.example/api/v1/{chainId}/{apiKey}");
+    assert.equal(await serverUrl(t, forwarded), "http://10.0.0.5:3000/api/v1/{chainId}/{apiKey}");
+  });
+
+  test("refuses a host that is not an origin, naming the header, rather than publish it", async () => {
+    const refusals = [
+      [t, { host: "pm.example/evil" }],
+      [t, { host: "user@pm.example" }],
+      [t, { host: "pm.example:99999" }],
+      [proxied, { "x-forwarded-proto": "javascript" }],
+      [proxied, { "x-forwarded-host": "pm.example?x=1" }],
+    ] as const;
+    for (const [app, headers] of refusals) {
+      const reply = await get(app, headers);
+      assert.equal(reply.statusCode, 400, JSON.stringify(headers));
+      assert.match(reply.json().message, /Host header/);
+    }
   });
 });

@@ -66,7 +66,7 @@ test("Dockerfile: a build stage, then a slim runtime stage of the pack, non-root
   assert.match(runtime, /^\S+-slim\b/, "the runtime stage is a slim image");
   assert.match(runtime, /^COPY --from=build /m, "it copies the build stage's output");
   assert.match(stages[0] as string, /npm pack/, "the build stage packs the same `files` the test installs");
-  assert.match(runtime, /npm install --omit=dev/, "production dependencies only");
+  assert.match(runtime, /npm install --omit=dev --omit=optional /, "production dependencies only");
   const user = /^USER (\S+)/m.exec(runtime)?.[1];
   assert.ok(user && user !== "root" && user !== "0", "a USER other than root");
   assert.match(runtime, /^HEALTHCHECK .*\/healthz/m);
@@ -93,4 +93,15 @@ test("the example Prometheus rules parse, and every metric they use is one the s
       assert.ok(exported.has(base), `${rule.alert} uses ${name}, which /metrics exports`);
     }
   }
+});
+
+test("README, docs/operations.md and the Dockerfile install the pack alike, leaving out optional peers as well", () => {
+  // --omit=dev alone installs typescript and zod, development packages that viem and abitype name as optional peers.
+  const install = "npm install --omit=dev --omit=optional --no-audit --no-fund";
+  for (const file of ["README.md", "docs/operations.md", "Dockerfile"]) {
+    const commands = read(file).match(/npm install --omit=dev[^\n]*?--no-fund/g) ?? [];
+    assert.ok(commands.length > 0, `${file} installs the pack`);
+    for (const command of commands) assert.equal(command, install, file);
+  }
+  assert.match(read("test/service/production.test.ts"), /"--omit=dev", "--omit=optional"/, "and so does the test");
 });

@@ -3,7 +3,15 @@ import { formatEther } from "../wei";
 
 const WIDTH = 720;
 const HEIGHT = 180;
+/** `left` is the least room for the y-axis labels; a wider label gets a wider gutter (`gutterFor`). */
 const PAD = { left: 48, right: 8, top: 12, bottom: 28 };
+const FONT_SIZE = 11;
+/** A generous width per character of a label: the widest common sans-serif digits are about 0.64 em. */
+const CHAR_WIDTH = FONT_SIZE * 0.68;
+
+/** The y-axis gutter: room for the widest label and the gap before the axis, so that none is cut off on the left. */
+const gutterFor = (labels: readonly string[]) =>
+  Math.max(PAD.left, Math.ceil(Math.max(...labels.map((label) => label.length)) * CHAR_WIDTH) + 8);
 
 /** The bucket's start as a short label: hour of day, or day of month. */
 const labelOf = (start: number, bucket: "hour" | "day") => {
@@ -27,14 +35,16 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
   // Patterns are named per chart: ids must be unique in the page.
   const series = props.series.map((s) => ({ ...s, fill: s.fill.replace("url(#", `url(#${id}-`) }));
   const max = Math.max(0, ...series.flatMap((s) => s.values));
+  const first = series[0];
   // All zero: bars of height 0 on the usual scale.
   const scale = max > 0 ? max : 1;
-  const plotWidth = WIDTH - PAD.left - PAD.right;
+  const yLabels = [first ? first.format(max) : "", "0"] as const;
+  const left = gutterFor(yLabels);
+  const plotWidth = WIDTH - left - PAD.right;
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
   const slot = plotWidth / Math.max(1, labels.length);
   const bar = Math.max(1, (slot * 0.8) / series.length);
   const every = Math.ceil(labels.length / 12);
-  const first = series[0];
   return (
     <figure class="chart">
       <figcaption>
@@ -63,12 +73,12 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
             </pattern>
           </defs>
         )}
-        <line x1={PAD.left} y1={PAD.top + plotHeight} x2={WIDTH - PAD.right} y2={PAD.top + plotHeight} stroke="#555" />
-        <text x={PAD.left - 4} y={PAD.top + 8} text-anchor="end" font-size="11">
-          {first ? first.format(max) : ""}
+        <line x1={left} y1={PAD.top + plotHeight} x2={WIDTH - PAD.right} y2={PAD.top + plotHeight} stroke="#555" />
+        <text x={left - 4} y={PAD.top + 8} text-anchor="end" font-size={FONT_SIZE}>
+          {yLabels[0]}
         </text>
-        <text x={PAD.left - 4} y={PAD.top + plotHeight} text-anchor="end" font-size="11">
-          0
+        <text x={left - 4} y={PAD.top + plotHeight} text-anchor="end" font-size={FONT_SIZE}>
+          {yLabels[1]}
         </text>
         {labels.map((label, i) => (
           <g key={label + String(i)}>
@@ -78,7 +88,7 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
               return (
                 <rect
                   key={s.key}
-                  x={PAD.left + i * slot + slot * 0.1 + j * bar}
+                  x={left + i * slot + slot * 0.1 + j * bar}
                   y={PAD.top + plotHeight - height}
                   width={bar}
                   height={height}
@@ -91,7 +101,7 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
               );
             })}
             {i % every === 0 && (
-              <text x={PAD.left + i * slot + slot / 2} y={HEIGHT - 8} text-anchor="middle" font-size="11">
+              <text x={left + i * slot + slot / 2} y={HEIGHT - 8} text-anchor="middle" font-size={FONT_SIZE}>
                 {label}
               </text>
             )}
@@ -109,7 +119,8 @@ export function StatsChart({ buckets, bucket }: { buckets: StatsBucket[]; bucket
   const refused = buckets.map((b) => b.counts.refused);
   const spend = buckets.map((b) => Number(formatEther(b.spendWei)));
   const held = buckets.map((b) => Number(formatEther(b.heldWei)));
-  const ether = (value: number) => (value === 0 ? "0" : value.toPrecision(4));
+  // Four significant digits without trailing zeros: 0.000636, not 0.0006360.
+  const ether = (value: number) => String(Number(value.toPrecision(4)));
   const count = (value: number) => String(Math.round(value));
   return (
     <div class="charts">

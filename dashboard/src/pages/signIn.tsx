@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
-import { api, unwrap } from "../api/client";
+import { ApiFailure, api, unwrap } from "../api/client";
+import { signInRefusal, TOKEN_MISSING } from "../api/signInRefusal";
 import { forgetToken, saveToken } from "../session";
 import { FormError, TextField, useSubmit } from "../ui/forms";
 
@@ -10,12 +11,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const submit = (event: Event) => {
     event.preventDefault();
     void form.run(async () => {
+      if (token.trim() === "") throw new Error(TOKEN_MISSING);
       saveToken(token.trim());
       try {
         await unwrap(api.GET("/api/v2/public/sdk/paymasterParameters"));
       } catch (error) {
         forgetToken();
-        throw error;
+        throw error instanceof ApiFailure
+          ? new ApiFailure(error.status, signInRefusal(error.status, error.message))
+          : error;
       }
       onSignedIn();
     });
