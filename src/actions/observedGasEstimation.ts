@@ -1,7 +1,7 @@
 import { estimateUserOperationGas } from "../chain/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../chain/gasEstimationErrors";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
+import { invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
 import type { ActionContext } from "./context";
 
 /** estimateUserOperationGas, timed and counted in the gas-estimation metrics of the service. */
@@ -34,7 +34,7 @@ export function estimationFailure(error: unknown, chain: SponsoringChain, ctx: P
   if (error instanceof EstimationUnavailableError) {
     ctx.log.warn({ chainId: chain.chainId, reason: error.message }, "gas estimation unavailable");
     return new RpcError(
-      ESTIMATION_UNAVAILABLE,
+      RESOURCE_UNAVAILABLE,
       `Gas estimation is unavailable on chain ${chain.chainId}: ${error.message}`,
       503,
     );

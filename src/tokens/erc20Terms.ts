@@ -5,7 +5,7 @@ import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenFeeTerms } from "../chain/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
-import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
+import { invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";
@@ -117,7 +117,7 @@ export async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: numb
     return await readTokenPrice(chain, token, nowMs);
   } catch (error) {
     if (error instanceof PriceUnavailableError) throw invalidParams(error.message);
-    if (error instanceof PriceReadError) throw new RpcError(ESTIMATION_UNAVAILABLE, error.message, 503);
+    if (error instanceof PriceReadError) throw new RpcError(RESOURCE_UNAVAILABLE, error.message, 503);
     throw error;
   }
 }
