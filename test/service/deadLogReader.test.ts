@@ -3,6 +3,7 @@
 // nothing on the way out may wait for them. Here the test's end of the stdout pipe is closed before the SIGTERM, and
 // while the service logs its shutdown.
 import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -31,7 +32,7 @@ async function startLogging() {
 }
 
 /** How the process ended within EXIT_WITHIN_MS of `sinceMs`, or "still running" (then it is killed). */
-async function endWithin(process: { kill(signal: string): boolean }, exited: Promise<string>, sinceMs: number) {
+async function endWithin(process: ChildProcess, exited: Promise<string>, sinceMs: number) {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve("still running"), EXIT_WITHIN_MS - (Date.now() - sinceMs));
