@@ -13,6 +13,7 @@ import { ApiError, badRequest, INVALID_REQUEST, messages, RpcError } from "./err
 import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
 import { chainRoutes } from "./http/chains";
+import { answerWhileClosing } from "./http/closing";
 import { limitConnections, timeoutOptions } from "./http/connectionLimits";
 import { contractRoutes } from "./http/contracts";
 import { CredentialCache } from "./http/credentialCache";
@@ -30,7 +31,7 @@ import { webhookRoutes } from "./http/webhooks";
 import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
 import { registerRpcDocs } from "./rpc/docsRoute";
-import { isRpcUrl, RPC_PATH, rpcRoutes, sendOutsideRoute } from "./rpc/server";
+import { isRpcUrl, RPC_PATH, rpcIdOf, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { CHEAP_RULES } from "./sponsorship/decide";
 import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
 import { depositReadRule, depositRule, InFlightCharges } from "./sponsorship/rules/deposit";
@@ -63,6 +64,8 @@ export async function buildApp(
     trustProxy: typeof ctx.trustProxy === "number" ? trustHops(ctx.trustProxy) : (ctx.trustProxy ?? false),
     // An over-long id is an unknown id (404 from its handler), not a 414 from the router.
     routerOptions: { maxParamLength: 2048 },
+    // Requests on kept-alive connections during a close get our envelopes (answerWhileClosing), not Fastify's body.
+    return503OnClosing: false,
     // A badly encoded URL gets the envelope of its prefix, not Fastify's own body (which bypasses the error handler).
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const url = redactUrl(request.url);
@@ -86,6 +89,7 @@ export async function buildApp(
   });
 
   limitConnections(app.server, ctx.http);
+  answerWhileClosing(app, { isRpcUrl, send: sendOutsideRoute, idOf: rpcIdOf });
   acceptJsonBodies(app);
   app.setErrorHandler(errorHandler(ctx.bodyLimitBytes));
   app.setNotFoundHandler((request, reply) => {

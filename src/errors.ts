@@ -128,9 +128,9 @@ export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, m
  */
 export const SPONSORSHIP_REFUSED = -32003;
 /**
- * Server-defined (EIP-1474 "resource unavailable"): gas could not be estimated, or a token price read, because the
- * chain's node or bundler is unreachable, too slow or answered nonsense. Answered with HTTP 503, which clients such as
- * viem retry: unlike a refusal, this is a transient failure on our side, and a retry may well succeed. Each attempt
- * ends within GAS_ESTIMATION_TIMEOUT_MS.
+ * Server-defined (EIP-1474 "resource unavailable"), the service's "temporarily unavailable": gas could not be
+ * estimated, or a token price read, because the chain's node or bundler is unreachable, too slow or answered nonsense
+ * (each attempt ends within GAS_ESTIMATION_TIMEOUT_MS); or the instance is shutting down. Answered with HTTP 503, which
+ * clients such as viem retry: unlike a refusal, this is a transient failure on our side, and a retry may well succeed.
  */
-export const ESTIMATION_UNAVAILABLE = -32002;
+export const RESOURCE_UNAVAILABLE = -32002;

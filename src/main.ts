@@ -6,17 +6,29 @@ import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { wantsLocalChain } from "./devChain/localChainWanted";
+import { LogDestination } from "./logging/logDestination";
 import { createMetrics } from "./metrics/metrics";
 import { startSettlement } from "./settlement/watcher";
+import { startShutdownWatchdog } from "./shutdownWatchdog";
 import { countAccounts, createAccount } from "./storage/accounts";
 import { adminSecret, DataFolderBusyError } from "./storage/dataFolder";
 import { openStorage } from "./storage/open";
 import { DataFolderPermissionError } from "./storage/privateFolder";
 import { loadWebhookSigningKey } from "./webhooks/signingKey";
 
+/** How long past SHUTDOWN_TIMEOUT_MS the watchdog thread waits before it kills a process whose exit is stuck. */
+const WATCHDOG_GRACE_MS = 1_000;
+/** How long a stop waits for its last log lines to be written before it exits. */
+const LOG_FLUSH_MS = 500;
+
 /** Starts the service: configuration, storage, the HTTP app; stops cleanly on SIGTERM and SIGINT. */
 async function main(): Promise<void> {
+  // A reader of stdout or stderr that has gone makes their writes fail with EPIPE; without a listener that error would
+  // end the process from wherever it was written. The log lines do not use these streams (see LogDestination).
+  process.stdout.on("error", () => {});
+  process.stderr.on("error", () => {});
   const config = loadConfig();
+  const logs = new LogDestination(process.stdout.fd);
   const storage = await openStorage(config, "service");
   const signer = createSigner(loadSignerKey(config.signerKey));
   const webhookSigningKey = loadWebhookSigningKey(config.webhooks.signingKey);
@@ -64,7 +76,7 @@ async function main(): Promise<void> {
       alerts: DEFAULT_ALERT_TIMERS,
       dashboardFolder: config.dashboardFolder,
     },
-    loggerOptions(config),
+    await loggerOptions(config, logs),
   );
   const address = await app.listen({ port: config.port, host: config.host });
   const settlement = startSettlement({ db, chains }, { log: app.log, metrics });
@@ -92,6 +104,8 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // The deadline below is a timer of this thread; the watchdog ends the process even if this thread is stuck.
+    startShutdownWatchdog(config.shutdownTimeoutMs + WATCHDOG_GRACE_MS);
     const startedMs = Date.now();
     app.log.info(
       `${signal} received: answering requests in flight, then stopping (at most ${config.shutdownTimeoutMs} ms)`,
@@ -100,7 +114,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       app.log.error(`shutdown did not finish within ${config.shutdownTimeoutMs} ms; exiting with requests unanswered`);
       app.server.closeAllConnections();
-      process.exit(1);
+      void logs.flush(LOG_FLUSH_MS).then(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     deadline.unref();
     // Fastify stops accepting and waits for the requests in flight; a kept-alive connection that goes idle meanwhile
@@ -115,9 +129,11 @@ async function main(): Promise<void> {
       await storage.close();
     } catch (error) {
       app.log.error({ err: error }, "shutdown failed");
+      await logs.flush(LOG_FLUSH_MS);
       process.exit(1);
     }
     app.log.info(`stopped in ${Date.now() - startedMs} ms`);
+    await logs.flush(LOG_FLUSH_MS);
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
@@ -137,8 +153,11 @@ async function loadLocalChain() {
   }
 }
 
-/** JSON lines, the secrets of request headers redacted; readable lines on a development terminal (pino-pretty). */
-function loggerOptions(config: Config): FastifyServerOptions["logger"] {
+/**
+ * JSON lines, the secrets of request headers redacted; readable lines on a development terminal (pino-pretty, run on
+ * this thread rather than as a pino transport, whose worker is flushed at exit in the same way). Both go to `logs`.
+ */
+async function loggerOptions(config: Config, logs: LogDestination): Promise<FastifyServerOptions["logger"]> {
   const options = {
     level: config.logLevel,
     redact: [
@@ -148,16 +167,19 @@ function loggerOptions(config: Config): FastifyServerOptions["logger"] {
       "req.headers.authorization",
     ],
   };
-  return config.prettyLogs && prettyPrinterInstalled() ? { ...options, transport: { target: "pino-pretty" } } : options;
+  const prettify = config.prettyLogs ? await prettyPrinter() : undefined;
+  const stream = prettify ? { write: (line: string) => logs.write(prettify(line)) } : logs;
+  return { ...options, stream };
 }
 
 /** pino-pretty is a development package: a production install without it logs JSON, as it should. */
-function prettyPrinterInstalled(): boolean {
+async function prettyPrinter(): Promise<((line: string) => string) | undefined> {
   try {
-    import.meta.resolve("pino-pretty");
-    return true;
-  } catch {
-    return false;
+    const { prettyFactory } = await import("pino-pretty");
+    return prettyFactory({});
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    return undefined;
   }
 }
 

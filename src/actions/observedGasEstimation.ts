@@ -1,5 +1,5 @@
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
+import { invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
 import { estimateUserOperationGas } from "../gasEstimation/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../gasEstimation/gasEstimationErrors";
 import type { ActionContext } from "./context";
@@ -34,7 +34,7 @@ export function estimationFailure(error: unknown, chain: SponsoringChain, ctx: P
   if (error instanceof EstimationUnavailableError) {
     ctx.log.warn({ chainId: chain.chainId, reason: error.message }, "gas estimation unavailable");
     return new RpcError(
-      ESTIMATION_UNAVAILABLE,
+      RESOURCE_UNAVAILABLE,
       `Gas estimation is unavailable on chain ${chain.chainId}: ${error.message}`,
       503,
     );

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { ESTIMATION_UNAVAILABLE, INVALID_PARAMS, RpcError, SPONSORSHIP_REFUSED } from "../errors";
+import { INVALID_PARAMS, RESOURCE_UNAVAILABLE, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { DecisionOutcome, Metrics } from "../metrics/metrics";
 import type { SponsorshipSetup } from "../sponsorship/setup";
 import type { DecisionNote } from "./methodContext";
@@ -39,7 +39,7 @@ function classify(note: DecisionNote, error: unknown): { outcome: DecisionOutcom
   }
   if (error === undefined) return { outcome: "sponsored", reason: "" };
   if (error instanceof RpcError) {
-    if (error.code === ESTIMATION_UNAVAILABLE) return { outcome: "error", reason: "gasEstimationUnavailable" };
+    if (error.code === RESOURCE_UNAVAILABLE) return { outcome: "error", reason: "gasEstimationUnavailable" };
     if (error.httpStatus >= 500) return { outcome: "error", reason: "internal" };
     // ERC20 mode refuses by error (no price, too small a balance, an operation that reverts): a client-side reason.
     if (error.code === INVALID_PARAMS) return { outcome: "refused", reason: "invalidParams" };

@@ -1,11 +1,11 @@
 import type { TSchema } from "typebox";
 import {
-  ESTIMATION_UNAVAILABLE,
   INVALID_PARAMS,
   INVALID_REQUEST,
   LIMIT_EXCEEDED,
   METHOD_NOT_FOUND,
   PARSE_ERROR,
+  RESOURCE_UNAVAILABLE,
   SPONSORSHIP_REFUSED,
   UNKNOWN_PAYMASTER,
 } from "../errors";
@@ -38,14 +38,15 @@ const ERRORS: Record<number, string> = {
   [UNKNOWN_PAYMASTER]:
     "Unknown paymaster: no paymaster has this apiKey (HTTP 401), or the chain is not supported or not the paymaster's (HTTP 404)",
   [LIMIT_EXCEEDED]: "Limit exceeded: too many wrong apiKeys from this address; retry after Retry-After (HTTP 429)",
-  [ESTIMATION_UNAVAILABLE]:
-    "Resource unavailable: the chain's node or bundler cannot be reached in time (gas, a token price); a retry may succeed (HTTP 503)",
+  [RESOURCE_UNAVAILABLE]:
+    "Resource unavailable: the chain's node or bundler cannot be reached in time (gas, a token price), or the " +
+    "instance is shutting down (with Retry-After and Connection: close); a retry may succeed (HTTP 503)",
   [SPONSORSHIP_REFUSED]:
     "Not sponsored: the rules refused the operation, or a USD rule had no usable native token price (none " +
     "configured, stale, not positive, unreadable); the message carries the reason (HTTP 400)",
 };
 
-/** The codes any method may answer with, from the envelope and the path. */
+/** The codes any method may answer with, from the envelope, the path and a shutdown under way. */
 const COMMON_ERRORS = [
   PARSE_ERROR,
   INVALID_REQUEST,
@@ -53,6 +54,7 @@ const COMMON_ERRORS = [
   INVALID_PARAMS,
   UNKNOWN_PAYMASTER,
   LIMIT_EXCEEDED,
+  RESOURCE_UNAVAILABLE,
 ];
 
 /** The RPC path as an OpenRPC server URL template: `/api/v1/{chainId}/{apiKey}`. */
@@ -97,7 +99,7 @@ export function openRpcDocument(origin: string): Record<string, unknown> {
         schema: json(param.schema),
       })),
       result: { name: method.result.name, description: method.result.description, schema: json(method.result.schema) },
-      errors: [...COMMON_ERRORS, ...method.errors].map((code) => ({ code, message: ERRORS[code] ?? "" })),
+      errors: [...new Set([...COMMON_ERRORS, ...method.errors])].map((code) => ({ code, message: ERRORS[code] ?? "" })),
     })),
   };
 }

@@ -127,12 +127,16 @@ function send(reply: FastifyReply, id: Id, error: RpcError) {
 }
 
 /**
- * An error answered under the RPC prefix outside its route (a URL the router cannot decode, no such route): the same
+ * An error answered under the RPC prefix outside its route (a URL the router cannot decode, no such route, a shutdown
+ * under way): the same
  * envelope and CORS headers as the route's own answers, so a browser wallet can read it.
  */
-export function sendOutsideRoute(reply: FastifyReply, error: RpcError) {
-  return send(reply.headers(CORS_HEADERS), null, error);
+export function sendOutsideRoute(reply: FastifyReply, error: RpcError, id: Id = null) {
+  return send(reply.headers(CORS_HEADERS), id, error);
 }
+
+/** The id of a parsed request body as an answer echoes it (null when there is none to echo). */
+export const rpcIdOf = (body: unknown): Id => validId((body as { id?: unknown } | undefined)?.id);
 
 /** The id is echoed with its JSON type; anything that is not a string or a number is answered as null. */
 function validId(id: unknown): Id {

@@ -4,7 +4,7 @@ import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
-import { ESTIMATION_UNAVAILABLE, invalidParams, RpcError } from "../errors";
+import { invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
 import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
@@ -117,7 +117,7 @@ export async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: numb
     return await readTokenPrice(chain, token, nowMs);
   } catch (error) {
     if (error instanceof PriceUnavailableError) throw invalidParams(error.message);
-    if (error instanceof PriceReadError) throw new RpcError(ESTIMATION_UNAVAILABLE, error.message, 503);
+    if (error instanceof PriceReadError) throw new RpcError(RESOURCE_UNAVAILABLE, error.message, 503);
     throw error;
   }
 }

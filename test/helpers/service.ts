@@ -48,6 +48,30 @@ export interface ServiceCommand {
 
 const FROM_SOURCE: ServiceCommand = { args: ["--import", "tsx", "src/main.ts"], cwd: ROOT };
 
+export interface SpawnedService {
+  process: ChildProcess;
+  /** What it printed so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code, or the signal that ended it. */
+  exited: Promise<number | NodeJS.Signals | null>;
+}
+
+/** Starts `src/main.ts` (or `command`) as a real process, without waiting for anything. */
+export function spawnService(env: NodeJS.ProcessEnv, command: ServiceCommand = FROM_SOURCE): SpawnedService {
+  const child = spawn(process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  // A test may close its end of a pipe on purpose (a log reader that went away).
+  child.stdout.on("error", () => {});
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal)),
+  );
+  return { process: child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
 /**
  * Starts `src/main.ts` as a real process and waits until it says where it listens: the embedded service writes it
  * in its data folder's lock; with PostgreSQL, the start is read from its log (LOG_LEVEL must be info or lower).
@@ -59,26 +83,24 @@ export async function startService(
   timeoutMs = 90_000,
   command: ServiceCommand = FROM_SOURCE,
 ): Promise<RunningService> {
-  const child = spawn(process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const spawned = spawnService(env, command);
+  const child = spawned.process;
+  const stdout = () => spawned.stdout();
+  const exited = spawned.exited.then((end) => (typeof end === "number" ? end : null));
   const deadline = Date.now() + timeoutMs;
   const lockFile = path.join(env.DATA_DIR as string, "owner.lock");
   const running = (port: number): RunningService => ({
     process: child,
     baseUrl: `http://127.0.0.1:${port}`,
-    output: () => stdout,
+    output: stdout,
     outputMatching: async (pattern, timeoutMs = 5_000) => {
       const until = Date.now() + timeoutMs;
-      while (!pattern.test(stdout)) {
+      while (!pattern.test(stdout())) {
         if (Date.now() > until)
-          throw new Error(`the service did not print ${pattern} within ${timeoutMs} ms:\n${stdout}`);
+          throw new Error(`the service did not print ${pattern} within ${timeoutMs} ms:\n${stdout()}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      return stdout;
+      return stdout();
     },
     stop: async () => {
       child.kill("SIGTERM");
@@ -86,8 +108,8 @@ export async function startService(
     },
   });
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${stderr}`);
-    const logged = /paymaster service listening on http:\/\/[^:]+:(\d+)/.exec(stdout);
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${spawned.stderr()}`);
+    const logged = /paymaster service listening on http:\/\/[^:]+:(\d+)/.exec(stdout());
     if (logged && env.DATABASE_URL) return running(Number(logged[1]));
     try {
       const owner = JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number; port?: number };
@@ -97,7 +119,7 @@ export async function startService(
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`service did not start within ${timeoutMs} ms: ${stderr}`);
+      throw new Error(`service did not start within ${timeoutMs} ms: ${spawned.stderr()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

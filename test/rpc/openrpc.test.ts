@@ -102,7 +102,9 @@ test("the server is the RPC path at the given origin, with its two variables", (
 test("every method lists the envelope's and the path's error codes, each with a meaning", () => {
   for (const method of document.methods) {
     const codes = method.errors.map((error) => error.code);
-    for (const code of [-32700, -32600, -32601, -32602, -32001, -32005]) assert.ok(codes.includes(code), method.name);
+    for (const code of [-32700, -32600, -32601, -32602, -32001, -32005, -32002])
+      assert.ok(codes.includes(code), method.name);
+    assert.equal(new Set(codes).size, codes.length, `${method.name} lists a code twice`);
     for (const error of method.errors) assert.ok(error.message.length > 10, `${method.name} ${error.code}`);
   }
   const refusals = (name: string) => document.methods.find((method) => method.name === name)?.errors.map((e) => e.code);
