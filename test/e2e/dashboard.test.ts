@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import {
   type Address,
   concat,
@@ -122,6 +122,47 @@ async function yAxisLabels(): Promise<
       visibleRight: Math.min(svg.right, figure.right),
     };
   })`);
+}
+
+/**
+ * Every element of the page filled with a pattern (`fill="url(#id)"`): what it shows (a bar's tooltip, or the legend
+ * entry it draws), the id it names and how many elements of the page carry that id (a pattern, once, or nothing).
+ */
+async function patternFills(): Promise<{ shows: string; id: string; pattern: string; sameId: number }[]> {
+  return page.evaluate(`[...document.querySelectorAll("[fill^='url(#']")].map((element) => {
+    const id = /^url\\(#(.+)\\)$/.exec(element.getAttribute("fill"))?.[1] ?? "";
+    const named = document.querySelectorAll("[id='" + id + "']");
+    return {
+      shows: (element.querySelector("title") ?? element.closest(".legend-item") ?? element).textContent.trim(),
+      id,
+      pattern: named[0]?.tagName ?? "",
+      sameId: named.length,
+    };
+  })`);
+}
+
+/**
+ * How many colours a person sees inside an element, its outline left out (2 px each side): an empty outline shows one
+ * (the background), a pattern at least two.
+ */
+async function coloursInside(target: Locator): Promise<number> {
+  const png = (await target.screenshot()).toString("base64");
+  const decoder = await browser.newPage();
+  try {
+    return (await decoder.evaluate(`(async () => {
+      const bytes = Uint8Array.from(atob(${JSON.stringify(png)}), (c) => c.charCodeAt(0));
+      const image = await createImageBitmap(new Blob([bytes], { type: "image/png" }));
+      const canvas = new OffscreenCanvas(image.width, image.height);
+      const context = canvas.getContext("2d");
+      context.drawImage(image, 0, 0);
+      const { data } = context.getImageData(2, 2, image.width - 4, image.height - 4);
+      const colours = new Set();
+      for (let i = 0; i < data.length; i += 4) colours.add(data.slice(i, i + 4).join());
+      return colours.size;
+    })()`)) as number;
+  } finally {
+    await decoder.close();
+  }
 }
 
 const tab = (name: string) => page.getByRole("navigation", { name: "Paymaster sections" }).getByRole("link", { name });
@@ -409,6 +450,26 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
         assert.match(spendTop, /^\d+(\.\d*[1-9])?$/, "a plain decimal without trailing zeros");
         assert.ok(Math.abs(Number(spendTop) - heldMax) / heldMax < 1e-3, `${spendTop} is the chart's top, ${heldMax}`);
       }
+      // Refused bars hatched and held spend dotted, in the bars and the legends: every pattern a fill names exists, once
+      // in the page, and is seen (a missing one leaves an empty outline).
+      const fills = await patternFills();
+      for (const fill of fills) {
+        assert.equal(fill.pattern, "pattern", `${fill.shows}: the fill url(#${fill.id}) names a pattern in the page`);
+        assert.equal(fill.sameId, 1, `${fill.shows}: the id ${fill.id} is unique in the page`);
+      }
+      const uses = (seriesLabel: string) => fills.filter((fill) => fill.shows.includes(seriesLabel));
+      const refusedFills = uses("Refused (hatched)");
+      const heldFills = uses("Held by pending ones (dotted)");
+      assert.equal(refusedFills.length, held.length + 1, "each refused bar and its legend square are hatched");
+      assert.equal(heldFills.length, held.length + 1, "each held bar and its legend square are dotted");
+      assert.notEqual(refusedFills[0]?.id, heldFills[0]?.id, "hatched and dotted are two patterns");
+      for (const name of ["Refused (hatched)", "Held by pending ones (dotted)"]) {
+        const square = page.locator(".legend-item", { hasText: name }).locator("svg");
+        assert.ok((await coloursInside(square)) > 1, `the legend square of ${name} shows its pattern`);
+      }
+      const heldBar = page.locator("svg[role=img] rect", { hasText: /Held by pending ones \(dotted\): (?!0$)/ });
+      assert.equal(await heldBar.count(), 1, "one bucket holds the pending sponsorship's cost");
+      assert.ok((await coloursInside(heldBar)) > 1, "the held bar shows its dots");
       await screenshotBothSizes(page, "activity");
 
       await page.getByLabel("Status").selectOption("refused");

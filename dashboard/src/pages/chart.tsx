@@ -21,19 +21,39 @@ const labelOf = (start: number, bucket: "hour" | "day") => {
     : `${date.getMonth() + 1}/${String(date.getDate()).padStart(2, "0")}`;
 };
 
+/** The fill patterns a series may be drawn with, told apart without colour. */
+type PatternName = "hatch" | "dots";
+
+/** One pattern's tile, under an id of the chart's own: two charts on a page each define theirs. */
+function PatternDef({ id, name }: { id: string; name: PatternName }) {
+  return name === "hatch" ? (
+    <pattern id={id} width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+      <rect width="6" height="6" fill="#fff" />
+      <line x1="0" y1="0" x2="0" y2="6" stroke="#b42318" stroke-width="3" />
+    </pattern>
+  ) : (
+    <pattern id={id} width="5" height="5" patternUnits="userSpaceOnUse">
+      <rect width="5" height="5" fill="#fff" />
+      <circle cx="2.5" cy="2.5" r="1.5" fill="#b45309" />
+    </pattern>
+  );
+}
+
 interface Series {
   key: string;
   label: string;
-  /** How the series is told apart without colour: a fill pattern, also drawn in the legend. */
-  fill: string;
+  /** How the series is told apart without colour: solid, or a fill pattern; the legend draws it the same way. */
+  fill: { solid: string } | { pattern: PatternName };
   values: number[];
   format: (value: number) => string;
 }
 
 function BarChart(props: { id: string; title: string; series: Series[]; labels: string[] }) {
-  const { id, title, labels } = props;
-  // Patterns are named per chart: ids must be unique in the page.
-  const series = props.series.map((s) => ({ ...s, fill: s.fill.replace("url(#", `url(#${id}-`) }));
+  const { id, title, labels, series } = props;
+  // Ids are unique in the page, so each chart names its patterns after itself; its legend refers to them as well.
+  const patternId = (name: PatternName) => `${id}-${name}`;
+  const paint = ({ fill }: Series) => ("solid" in fill ? fill.solid : `url(#${patternId(fill.pattern)})`);
+  const patterns = [...new Set(series.flatMap(({ fill }) => ("pattern" in fill ? [fill.pattern] : [])))];
   const max = Math.max(0, ...series.flatMap((s) => s.values));
   const first = series[0];
   // All zero: bars of height 0 on the usual scale.
@@ -53,7 +73,7 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
           {series.map((s) => (
             <span key={s.key} class="legend-item">
               <svg width="14" height="14" aria-hidden="true">
-                <rect width="14" height="14" fill={s.fill} stroke="currentColor" />
+                <rect width="14" height="14" fill={paint(s)} stroke="currentColor" />
               </svg>{" "}
               {s.label}
             </span>
@@ -65,12 +85,11 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
         role="img"
         aria-label={`${title}: bar chart; the table below has the figures`}
       >
-        {series.some((s) => s.fill === "url(#hatch)") && (
+        {patterns.length > 0 && (
           <defs>
-            <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-              <rect width="6" height="6" fill="#fff" />
-              <line x1="0" y1="0" x2="0" y2="6" stroke="#b42318" stroke-width="3" />
-            </pattern>
+            {patterns.map((name) => (
+              <PatternDef key={name} id={patternId(name)} name={name} />
+            ))}
           </defs>
         )}
         <line x1={left} y1={PAD.top + plotHeight} x2={WIDTH - PAD.right} y2={PAD.top + plotHeight} stroke="#555" />
@@ -92,7 +111,7 @@ function BarChart(props: { id: string; title: string; series: Series[]; labels: 
                   y={PAD.top + plotHeight - height}
                   width={bar}
                   height={height}
-                  fill={s.fill}
+                  fill={paint(s)}
                   stroke={value > 0 ? "#222" : "none"}
                   stroke-width="0.5"
                 >
@@ -129,8 +148,14 @@ export function StatsChart({ buckets, bucket }: { buckets: StatsBucket[]; bucket
         title={`Sponsorships per ${bucket}`}
         labels={labels}
         series={[
-          { key: "sponsored", label: "Sponsored (solid)", fill: "#1d4ed8", values: sponsored, format: count },
-          { key: "refused", label: "Refused (hatched)", fill: "url(#hatch)", values: refused, format: count },
+          {
+            key: "sponsored",
+            label: "Sponsored (solid)",
+            fill: { solid: "#1d4ed8" },
+            values: sponsored,
+            format: count,
+          },
+          { key: "refused", label: "Refused (hatched)", fill: { pattern: "hatch" }, values: refused, format: count },
         ]}
       />
       <BarChart
@@ -138,8 +163,20 @@ export function StatsChart({ buckets, bucket }: { buckets: StatsBucket[]; bucket
         title={`Spend per ${bucket} (ETH)`}
         labels={labels}
         series={[
-          { key: "spend", label: "Spent by mined operations (solid)", fill: "#047857", values: spend, format: ether },
-          { key: "held", label: "Held by pending ones (dotted)", fill: "url(#dots)", values: held, format: ether },
+          {
+            key: "spend",
+            label: "Spent by mined operations (solid)",
+            fill: { solid: "#047857" },
+            values: spend,
+            format: ether,
+          },
+          {
+            key: "held",
+            label: "Held by pending ones (dotted)",
+            fill: { pattern: "dots" },
+            values: held,
+            format: ether,
+          },
         ]}
       />
       <details>
