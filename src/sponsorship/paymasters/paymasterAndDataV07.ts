@@ -17,13 +17,13 @@ import {
   size,
   slice,
 } from "viem";
-import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
 import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
 import {
-  checkWindow,
   PAYMASTER_SIGNATURE_LENGTH,
   type SponsorshipTerms,
+  verifyingHashedTerms,
   verifyingPaymasterDataWords,
 } from "./paymasterAndData";
 
@@ -73,13 +73,7 @@ export function getVerifyingPaymasterHashV07(
   userOp: PackedUserOperationSignedFields,
   context: VerifyingHashContextV07,
 ): Hex {
-  checkWindow(context);
-  return keccakOfWords(
-    paymasterHashPrefixWords(userOp, context) +
-      addressWord("paymasterId", context.paymasterId) +
-      uintWord("validUntil", context.validUntil, 48) +
-      uintWord("validAfter", context.validAfter, 48),
-  );
+  return keccakOfWords(paymasterHashPrefixWords(userOp, context) + verifyingHashedTerms(context));
 }
 
 /** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
