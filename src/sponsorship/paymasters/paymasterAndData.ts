@@ -14,7 +14,8 @@ export const PAYMASTER_SIGNATURE_LENGTH = 65;
 
 const MAX_UINT48 = 2 ** 48 - 1;
 
-const dataParameters = [
+/** The data after the address (v0.6) or after the gas limits (v0.7 on), as abi.encode lays it out. */
+export const verifyingDataParameters = [
   { name: "paymasterId", type: "address" },
   { name: "validUntil", type: "uint48" },
   { name: "validAfter", type: "uint48" },
@@ -114,7 +115,7 @@ export function decodeVerifyingPaymasterAndData(paymasterAndData: Hex): Verifyin
     );
   }
   const [paymasterId, validUntil, validAfter, signature] = decodeAbiParameters(
-    dataParameters,
+    verifyingDataParameters,
     slice(paymasterAndData, 20),
   );
   // The right total length can still hide another signature length behind a crafted length word.

@@ -10,23 +10,17 @@
 //                        uint256 exchangeRate, uint32 priceMarkup)
 //   [245:310] signature, 65 raw bytes r,s,v
 // Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/sponsorship/paymasters/tokenPaymasterAndData.ts).
-import {
-  type Address,
-  concat,
-  decodeAbiParameters,
-  getAddress,
-  type Hex,
-  hexToBigInt,
-  hexToNumber,
-  isAddress,
-  size,
-  slice,
-} from "viem";
+import { type Address, decodeAbiParameters, type Hex, hexToNumber, size, slice } from "viem";
 import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
-import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
+import {
+  PAYMASTER_DATA_OFFSET,
+  packPaymasterAndData,
+  paymasterHashPrefixWords,
+  unpackPaymasterAndData,
+} from "../entryPoints/packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
-import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
+import type { PaymasterGasLimits } from "./paymasterAndDataV07";
 import {
   encodeTokenPaymasterData,
   PRICE_SOURCE,
@@ -94,15 +88,7 @@ export function getTokenPaymasterHashV07(userOp: PackedUserOperationSignedFields
 }
 
 export function encodeTokenPaymasterAndDataV07(data: TokenPaymasterDataV07): Hex {
-  if (!isAddress(data.paymaster, { strict: false })) {
-    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
-  }
-  return concat([
-    data.paymaster.toLowerCase() as Address,
-    uint128Bytes("paymasterVerificationGasLimit", data.paymasterVerificationGasLimit),
-    uint128Bytes("paymasterPostOpGasLimit", data.paymasterPostOpGasLimit),
-    encodeTokenPaymasterData(data),
-  ]);
+  return packPaymasterAndData(data.paymaster, data, encodeTokenPaymasterData(data));
 }
 
 /** The layout's fields as the contract reads them; the markup and rate are not judged here, only the shape. */
@@ -122,9 +108,7 @@ export function decodeTokenPaymasterAndDataV07(paymasterAndData: Hex): TokenPaym
     slice(paymasterAndData, TERMS_OFFSET, SIGNATURE_OFFSET),
   );
   return {
-    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
-    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
-    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+    ...unpackPaymasterAndData(paymasterAndData),
     priceSource,
     validUntil,
     validAfter,
