@@ -35,7 +35,7 @@ export interface SponsorOutcome {
 
 /**
  * Sponsors an operation in SPONSORED mode: its gas as sent, or estimated first when calculateGasLimits is true (so a
- * spending limit reserves over the values that are signed), then the rules and the signature (src/sponsorship/sponsor.ts).
+ * spending limit reserves over the values that are signed), then the rules and the signature (src/sponsorship/engine.ts).
  * A refusal is an answer with its reason; how it is told to the client is the caller's business.
  */
 export async function sponsorUserOperation(ctx: ActionContext, request: SponsorRequest): Promise<SponsorOutcome> {
