@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { DecisionMode, Metrics } from "../metrics/metrics";
+import type { SponsorDeps } from "../sponsorship/engine";
 import type { SponsorshipSetup } from "../sponsorship/setup";
-import type { SponsorDeps } from "../sponsorship/sponsor";
 
 /** What a use case tells its caller about the sponsorship decision it made, for the decision metrics and log line. */
 export interface DecisionNote {

@@ -8,16 +8,16 @@ import { stubTokenPaymasterAndData } from "../gasEstimation/gasEstimationStub";
 import { cheapestCompletion } from "../sponsorship/eligibility";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { maxTokenCost } from "../sponsorship/paymasters/tokenPaymasterAndData";
-import { feeToken, priceOf, requireBalance, signingWindow, tokenChain } from "../tokens/erc20Terms";
-import { feeTerms } from "../tokens/quote";
+import { feeToken, requireBalance, termsNow, tokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
 import { sponsorErc20 } from "./sponsorErc20";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "./tokenGas";
 
 export interface TokenModeV06 {
   expirySeconds: number;
-  /** The fee token's address as the client sent it. */
+  /** The fee token's address as the client sent it, and where. */
   feeToken: string;
+  feeTokenLabel: string;
 }
 
 /**
@@ -26,9 +26,9 @@ export interface TokenModeV06 {
  */
 export async function tokenStubV06(ctx: ActionContext, userOp: PartialUserOperation, mode: TokenModeV06): Promise<Hex> {
   const chain = tokenChain(ctx.chain);
-  const token = feeToken({ feeTokenAddress: mode.feeToken }, chain);
+  const token = feeToken(mode.feeToken, chain, mode.feeTokenLabel);
   const nowMs = (ctx.deps.now ?? Date.now)();
-  const terms = feeTerms(token, await priceOf(chain, token, nowMs), signingWindow(nowMs, mode.expirySeconds));
+  const terms = await termsNow(chain, token, nowMs, mode.expirySeconds);
   const least = maxTokenCost(cheapestCompletion(userOp), terms.exchangeRate, terms.priceMarkup);
   await requireBalance(chain, token, userOp.sender, least, ctx.log);
   return stubTokenPaymasterAndData({ ...terms, paymaster: chain.tokenPaymaster });
@@ -57,6 +57,7 @@ export async function tokenPaymasterAndDataV06(
     calculateGasLimits: false,
     expirySeconds: mode.expirySeconds,
     tokenInfo: { feeTokenAddress: mode.feeToken },
+    feeTokenLabel: mode.feeTokenLabel,
   });
   return signed.paymasterAndData;
 }

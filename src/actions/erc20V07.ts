@@ -9,36 +9,23 @@ import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import { cheapestCompletion } from "../sponsorship/eligibility";
-import {
-  getUserOpHashV07,
-  packUserOperation,
-  type UserOperationV07,
-} from "../sponsorship/entryPoints/userOperationV07";
+import { ENTRY_POINT_VERSIONS_V07, type SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import type { PaymasterGasLimits } from "../sponsorship/paymasters/paymasterAndDataV07";
+import { maxTokenCost, tokenPaymaster, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
-import {
-  encodeTokenPaymasterDataV07,
-  getTokenPaymasterHashV07,
-  maxTokenCostV07,
-  TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
-  TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../sponsorship/paymasters/tokenPaymasterAndDataV07";
-import { worstCaseCostWeiV07 } from "../sponsorship/spendingLimit";
-import type { SignableUserOperationV07 } from "../sponsorship/sponsorV07";
-import {
-  erc20Outcome,
-  feeToken,
-  priceOf,
-  requestedTokens,
-  requireBalance,
-  signingWindow,
-  tokenChain,
-} from "../tokens/erc20Terms";
-import { feeTerms, quoteOfMaximum } from "../tokens/quote";
+import { encodeTokenPaymasterData } from "../sponsorship/paymasters/tokenPaymasterAndData";
+import { feeToken, requestedTokens, requireBalance, termsNow, tokenChain } from "../tokens/erc20Terms";
+import { quoteOfMaximum } from "../tokens/quote";
 import type { ActionContext } from "./context";
-import { asGivenV07, type EntryPointV07, estimatedV07, type PaymasterFieldsV07 } from "./paymasterV07";
+import {
+  asGivenV07,
+  decideV07,
+  type EntryPointV07,
+  estimatedV07,
+  type PaymasterFieldsV07,
+  type SponsorAnswerV07,
+} from "./paymasterV07";
 import { quoteEachToken } from "./quoteEachToken";
 
 export interface TokenRequestV07 {
@@ -48,42 +35,20 @@ export interface TokenRequestV07 {
   /** The account's signature as sent: sizes the bundler's estimate. */
   signature?: Hex;
   expirySeconds: number;
-  /** The fee token's address as the client sent it (ERC-7677 context `token`). */
+  /** The fee token's address as the client sent it (ERC-7677 context `token`), and where. */
   feeToken: string;
-}
-
-export interface TokenAnswerV07 extends PaymasterFieldsV07 {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  /** The most the operation can be charged, in the token's base units: what the account approves at least. */
-  maxTokenCost: bigint;
-}
-
-/**
- * The token paymaster's two gas limits: validation at least our figure (more when the client or its bundler asks for
- * more: unused validation gas costs nothing), postOp always ours, since the hash binds it and too low reverts postOp.
- */
-function tokenPaymasterGasLimitsV07(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits {
-  const verification = given.paymasterVerificationGasLimit;
-  return {
-    paymasterVerificationGasLimit:
-      verification !== undefined && verification > TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT
-        ? verification
-        : TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-    paymasterPostOpGasLimit: TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
-  };
+  feeTokenLabel: string;
 }
 
 async function termsOf(ctx: ActionContext, token: TokenConfig, expirySeconds: number): Promise<TokenFeeTerms> {
   const chain = tokenChain(ctx.chain);
   const nowMs = (ctx.deps.now ?? Date.now)();
-  return feeTerms(token, await priceOf(chain, token, nowMs), signingWindow(nowMs, expirySeconds));
+  return termsNow(chain, token, nowMs, expirySeconds);
 }
 
 /** The chain's fee token the request names; refused with the tokens the chain accepts. */
 function requestedToken(ctx: ActionContext, request: TokenRequestV07): TokenConfig {
-  return feeToken({ feeTokenAddress: request.feeToken }, tokenChain(ctx.chain));
+  return feeToken(request.feeToken, tokenChain(ctx.chain), request.feeTokenLabel);
 }
 
 /**
@@ -102,7 +67,7 @@ export async function tokenStubFieldsV07(ctx: ActionContext, request: TokenReque
     paymasterVerificationGasLimit: stub.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit,
   });
-  const least = maxTokenCostV07(cheapest, terms.exchangeRate, terms.priceMarkup);
+  const least = maxTokenCost(ENTRY_POINT_VERSIONS_V07[request.target.version], cheapest, terms);
   await requireBalance(tokenChain(ctx.chain), token, request.userOp.sender, least, ctx.log);
   return stub;
 }
@@ -110,24 +75,24 @@ export async function tokenStubFieldsV07(ctx: ActionContext, request: TokenReque
 function stubWithTerms(request: TokenRequestV07, terms: TokenFeeTerms): PaymasterFieldsV07 {
   return {
     paymaster: request.target.paymaster,
-    paymasterData: encodeTokenPaymasterDataV07({ ...terms, signature: DUMMY_SIGNATURE }),
-    ...tokenPaymasterGasLimitsV07(request.userOp),
+    paymasterData: encodeTokenPaymasterData({ ...terms, signature: DUMMY_SIGNATURE }),
+    ...tokenPaymasterGasLimits(request.userOp),
   };
 }
 
 /** ERC-7677's second step: the operation arrives with its gas; signed over exactly those values. */
-export async function tokenPaymasterDataV07(ctx: ActionContext, request: TokenRequestV07): Promise<TokenAnswerV07> {
+export async function tokenPaymasterDataV07(ctx: ActionContext, request: TokenRequestV07): Promise<SponsorAnswerV07> {
   const token = requestedToken(ctx, request);
   const terms = await termsOf(ctx, token, request.expirySeconds);
-  return signV07(ctx, request, token, terms, asGivenV07(request.userOp, tokenPaymasterGasLimitsV07));
+  return signV07(ctx, request, token, terms, asGivenV07(request.userOp, tokenPaymasterGasLimits));
 }
 
 /** pm_sponsorUserOperation: the account's gas from the chain's bundler (with the token stub in), then signed. */
-export async function sponsorTokenV07(ctx: ActionContext, request: TokenRequestV07): Promise<TokenAnswerV07> {
+export async function sponsorTokenV07(ctx: ActionContext, request: TokenRequestV07): Promise<SponsorAnswerV07> {
   const token = requestedToken(ctx, request);
   const terms = await termsOf(ctx, token, request.expirySeconds);
   const withGas = await estimatedV07(ctx, request, stubWithTerms(request, terms));
-  return signV07(ctx, request, token, terms, asGivenV07(withGas, tokenPaymasterGasLimitsV07));
+  return signV07(ctx, request, token, terms, asGivenV07(withGas, tokenPaymasterGasLimits));
 }
 
 async function signV07(
@@ -136,59 +101,12 @@ async function signV07(
   token: TokenConfig,
   terms: TokenFeeTerms,
   userOp: SignableUserOperationV07,
-): Promise<TokenAnswerV07> {
-  const chain = tokenChain(ctx.chain);
-  const { paymaster, entryPoint } = request.target;
-  const limits = {
-    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
-    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
-  };
-  const maximum = maxTokenCostV07(userOp, terms.exchangeRate, terms.priceMarkup);
-  await requireBalance(chain, token, userOp.sender, maximum, ctx.log);
-
-  const complete: UserOperationV07 = { ...userOp, signature: "0x" };
-  const hash = getTokenPaymasterHashV07(packUserOperation(complete), {
-    ...terms,
-    ...limits,
-    chainId: chain.chainId,
-    paymaster,
-  });
-  const paymasterData = encodeTokenPaymasterDataV07({ ...terms, signature: await ctx.deps.signer.signHash(hash) });
-  // Every signature the service gives out is on record (the user pays, so no deposit is held against it).
-  await ctx.deps.log.record({
-    paymasterId: ctx.setup.paymasterId,
-    chainId: chain.chainId,
-    sender: userOp.sender,
-    nonce: userOp.nonce,
-    sponsored: true,
-    userOpHash: getUserOpHashV07(
-      { ...complete, paymaster, ...limits, paymasterData },
-      entryPoint,
-      chain.chainId,
-      userOp.entryPointVersion,
-    ),
-    callGasLimit: userOp.callGasLimit,
-    verificationGasLimit: userOp.verificationGasLimit,
-    preVerificationGas: userOp.preVerificationGas,
-    maxFeePerGas: userOp.maxFeePerGas,
-    maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
-    validUntil: terms.validUntil,
-    validAfter: terms.validAfter,
-    paymasterAddress: paymaster,
-    entryPoint,
-    mode: "ERC20",
-    worstCaseWei: worstCaseCostWeiV07(userOp),
-    ruleOutcomes: [erc20Outcome(token, terms, maximum)],
-  });
-  return {
-    paymaster,
-    paymasterData,
-    ...limits,
-    callGasLimit: userOp.callGasLimit,
-    verificationGasLimit: userOp.verificationGasLimit,
-    preVerificationGas: userOp.preVerificationGas,
-    maxTokenCost: maximum,
-  };
+): Promise<SponsorAnswerV07> {
+  const kind = tokenPaymaster({ chain: tokenChain(ctx.chain), token, terms, log: ctx.log });
+  const answer = await decideV07(ctx, request, userOp, kind);
+  // The sender must hold the operation's maximum charge, or the check throws: ERC20 mode has no refusal by rule.
+  if (answer.reason !== undefined) throw new Error(`ERC20 mode signature not recorded: ${answer.reason}`);
+  return answer;
 }
 
 export interface TokenQuoteRequestV07 {
@@ -214,15 +132,15 @@ export async function quoteTokensV07(
   const { tokens, unsupported } = requestedTokens(request.selection, chain);
   const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
     const terms = await termsOf(ctx, token, request.expirySeconds);
-    const tokenRequest = { ...request, feeToken: token.address };
+    const tokenRequest = { ...request, feeToken: token.address, feeTokenLabel: "" };
     const complete = hasGas(request.userOp)
       ? request.userOp
       : await estimatedV07(ctx, tokenRequest, stubWithTerms(tokenRequest, terms));
-    const gas = asGivenV07(complete, tokenPaymasterGasLimitsV07);
+    const gas = asGivenV07(complete, tokenPaymasterGasLimits);
     const { maxTokenCost: _, ...quote } = quoteOfMaximum(
       token,
       terms,
-      maxTokenCostV07(gas, terms.exchangeRate, terms.priceMarkup),
+      maxTokenCost(ENTRY_POINT_VERSIONS_V07[request.target.version], gas, terms),
     );
     return quote;
   });

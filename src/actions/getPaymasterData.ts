@@ -1,7 +1,6 @@
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
-import { type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
 import type { ActionContext } from "./context";
-import { asGiven } from "./sponsorUserOperation";
+import { asGiven, type SponsorAnswer, sponsorV06 } from "./sponsorUserOperation";
 
 export interface PaymasterDataRequest {
   userOp: PartialUserOperation;
@@ -15,14 +14,5 @@ export interface PaymasterDataRequest {
  * exactly those values, as for pm_sponsorUserOperation. A refusal is an answer with its reason.
  */
 export async function getPaymasterData(ctx: ActionContext, request: PaymasterDataRequest): Promise<SponsorAnswer> {
-  const answer = await sponsor(ctx.deps, {
-    setup: ctx.setup,
-    chain: ctx.chain,
-    userOp: asGiven(request.userOp),
-    expirySeconds: request.expirySeconds,
-    smartAccount: request.smartAccount,
-    webhookData: request.webhookData,
-  });
-  ctx.decision.refusedBy = answer.refusedBy;
-  return answer;
+  return sponsorV06(ctx, { ...request, userOp: asGiven(request.userOp) });
 }

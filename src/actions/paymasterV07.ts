@@ -4,31 +4,31 @@ import type { Address, Hex } from "viem";
 import { invalidParams } from "../errors";
 import { estimateWithBundlerV07 } from "../gasEstimation/gasEstimationBundlerV07";
 import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
+import { ENTRY_POINT_VERSIONS_V07, type SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import {
   encodeVerifyingPaymasterDataV07,
   type PaymasterGasLimits,
 } from "../sponsorship/paymasters/paymasterAndDataV07";
+import type { PaymasterKind, SigningWindow } from "../sponsorship/paymasters/paymasterKind";
+import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
 import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
-import { type SignableUserOperationV07, type SponsorAnswerV07, sponsorV07 } from "../sponsorship/sponsorV07";
 import type { ActionContext } from "./context";
 import { type StubAnswer, stubRefusal } from "./getPaymasterStubData";
-import { estimationFailure } from "./observedGasEstimation";
+import { type PaymasterFieldsV07, type SignedAnswer, signOperation } from "./signOperation";
 import { stubTerms } from "./sponsorUserOperation";
+
+export type { PaymasterFieldsV07 };
+
+/** A v0.7/v0.8 decision: our paymaster fields, signed (`0x` paymasterData when refused), and the account's gas. */
+export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaster" | "paymasterData">;
 
 /** The EntryPoint a request named and our verifying paymaster for it. */
 export interface EntryPointV07 {
   version: "0.7" | "0.8";
   entryPoint: Address;
   paymaster: Address;
-}
-
-export interface PaymasterFieldsV07 {
-  paymaster: Address;
-  paymasterData: Hex;
-  paymasterVerificationGasLimit: bigint;
-  paymasterPostOpGasLimit: bigint;
 }
 
 export interface PaymasterRequestV07 {
@@ -78,7 +78,7 @@ const paymasterLimits = (stub: PaymasterFieldsV07): PaymasterGasLimits => ({
 
 /** ERC-7677's second step: the operation arrives with its estimated gas; the rules decide over exactly those values. */
 export async function getPaymasterDataV07(ctx: ActionContext, request: PaymasterRequestV07): Promise<SponsorAnswerV07> {
-  return decideV07(ctx, request, asGivenV07(request.userOp));
+  return decideV07(ctx, request, asGivenV07(request.userOp), verifyingPaymaster);
 }
 
 /**
@@ -91,7 +91,7 @@ export async function sponsorUserOperationV07(
   request: PaymasterRequestV07,
 ): Promise<SponsorAnswerV07> {
   const stub = paymasterStubFieldsV07(ctx, request.target, request.userOp, request.expirySeconds);
-  return decideV07(ctx, request, asGivenV07(await estimatedV07(ctx, request, stub)));
+  return decideV07(ctx, request, asGivenV07(await estimatedV07(ctx, request, stub)), verifyingPaymaster);
 }
 
 /**
@@ -116,20 +116,15 @@ export async function estimatedV07(
     return request.userOp;
   }
   const userOp = requireFees(request.userOp);
-  let estimate: Awaited<ReturnType<typeof estimateWithBundlerV07>>;
   const started = performance.now();
-  try {
-    estimate = await estimateWithBundlerV07(chain.bundlerUrl, request.target.entryPoint, {
-      ...userOp,
-      callGasLimit: userOp.callGasLimit ?? 0n,
-      verificationGasLimit: userOp.verificationGasLimit ?? 0n,
-      preVerificationGas: userOp.preVerificationGas ?? 0n,
-      ...stub,
-      signature: request.signature && request.signature !== "0x" ? request.signature : DUMMY_SIGNATURE,
-    });
-  } catch (error) {
-    throw estimationFailure(error, chain, ctx);
-  }
+  const estimate = await estimateWithBundlerV07(chain.bundlerUrl, request.target.entryPoint, {
+    ...userOp,
+    callGasLimit: userOp.callGasLimit ?? 0n,
+    verificationGasLimit: userOp.verificationGasLimit ?? 0n,
+    preVerificationGas: userOp.preVerificationGas ?? 0n,
+    ...stub,
+    signature: request.signature && request.signature !== "0x" ? request.signature : DUMMY_SIGNATURE,
+  });
   ctx.log.debug(
     { chainId: chain.chainId, source: "bundler", ms: Math.round(performance.now() - started) },
     "gas estimated",
@@ -148,23 +143,30 @@ export async function estimatedV07(
   };
 }
 
-async function decideV07(
+/** The engine for the request's EntryPoint and our paymaster of `kind` for it, answered as paymaster fields. */
+export async function decideV07<Terms extends SigningWindow>(
   ctx: ActionContext,
-  request: PaymasterRequestV07,
+  request: Pick<PaymasterRequestV07, "target" | "expirySeconds" | "smartAccount" | "webhookData">,
   userOp: SignableUserOperationV07,
+  kind: PaymasterKind<Terms>,
 ): Promise<SponsorAnswerV07> {
-  const answer = await sponsorV07(ctx.deps, {
-    setup: ctx.setup,
-    chain: ctx.chain,
-    entryPoint: request.target.entryPoint,
-    paymaster: request.target.paymaster,
+  const { target } = request;
+  const answer = await signOperation(ctx, {
+    version: ENTRY_POINT_VERSIONS_V07[target.version],
+    entryPoint: target.entryPoint,
+    kind,
+    paymaster: target.paymaster,
     userOp,
     expirySeconds: request.expirySeconds,
     smartAccount: request.smartAccount,
     webhookData: request.webhookData,
   });
-  ctx.decision.refusedBy = answer.refusedBy;
-  return answer;
+  return {
+    ...answer,
+    paymaster: target.paymaster,
+    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
+  };
 }
 
 type WithFees = PartialUserOperationV07 & { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };

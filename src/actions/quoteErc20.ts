@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { priceOf, requestedTokens, signingWindow, tokenChain } from "../tokens/erc20Terms";
-import { feeQuote, feeTerms } from "../tokens/quote";
+import { requestedTokens, termsNow, tokenChain } from "../tokens/erc20Terms";
+import { feeQuote } from "../tokens/quote";
 import type { ActionContext } from "./context";
 import { quoteEachToken } from "./quoteEachToken";
 import type { Erc20Request } from "./sponsorErc20";
@@ -21,13 +21,15 @@ export interface Erc20Quote {
  * cannot quote now while others can (no usable price; a simulation the token paymaster refuses), are listed in
  * unsupportedTokens; when no token can be quoted, the first one's reason is the error.
  */
-export async function quoteErc20(ctx: ActionContext, request: Erc20Request): Promise<Erc20Quote> {
+export async function quoteErc20(
+  ctx: ActionContext,
+  request: Omit<Erc20Request, "feeTokenLabel">,
+): Promise<Erc20Quote> {
   const chain = tokenChain(ctx.chain);
   const { tokens, unsupported } = requestedTokens(request.tokenInfo, chain);
   const nowMs = (ctx.deps.now ?? Date.now)();
-  const window = signingWindow(nowMs, request.expirySeconds);
   const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
-    const terms = feeTerms(token, await priceOf(chain, token, nowMs), window);
+    const terms = await termsNow(chain, token, nowMs, request.expirySeconds);
     // With calculateGasLimits, a simulation with this token's stub in.
     const { userOp: gas } = await withTokenGas(
       request.userOp,

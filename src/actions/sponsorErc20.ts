@@ -1,11 +1,11 @@
 import type { Hex } from "viem";
 import type { TokenInfo } from "../schemas/rpc/mode";
+import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
-import type { SignableUserOperation } from "../sponsorship/sponsor";
-import { feeToken, priceOf, signingWindow, tokenChain } from "../tokens/erc20Terms";
-import { feeTerms } from "../tokens/quote";
-import { signTokenPaymaster } from "../tokens/signTokenPaymaster";
+import { tokenPaymaster } from "../sponsorship/paymasters/token";
+import { feeToken, termsNow, tokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
+import { signedOrThrow, signOperation } from "./signOperation";
 import { withTokenGas } from "./tokenGas";
 
 export interface Erc20Request {
@@ -15,6 +15,8 @@ export interface Erc20Request {
   calculateGasLimits: boolean;
   expirySeconds: number;
   tokenInfo: TokenInfo;
+  /** Where the request names the fee token, for the error that refuses it. */
+  feeTokenLabel: string;
 }
 
 export interface Erc20Sponsorship {
@@ -30,10 +32,9 @@ export interface Erc20Sponsorship {
  */
 export async function sponsorErc20(ctx: ActionContext, request: Erc20Request): Promise<Erc20Sponsorship> {
   const chain = tokenChain(ctx.chain);
-  const token = feeToken(request.tokenInfo, chain);
+  const token = feeToken(request.tokenInfo.feeTokenAddress, chain, request.feeTokenLabel);
   const nowMs = (ctx.deps.now ?? Date.now)();
-  const window = signingWindow(nowMs, request.expirySeconds);
-  const terms = feeTerms(token, await priceOf(chain, token, nowMs), window);
+  const terms = await termsNow(chain, token, nowMs, request.expirySeconds);
   const { userOp, feesChosen } = await withTokenGas(
     request.userOp,
     request.signature,
@@ -43,10 +44,16 @@ export async function sponsorErc20(ctx: ActionContext, request: Erc20Request): P
     terms,
     "sign",
   );
-  const paymasterAndData = await signTokenPaymaster(
-    ctx.deps,
-    { setup: ctx.setup, chain, token, terms, userOp },
-    ctx.log,
+  // The sender must hold the operation's maximum charge; then the token paymaster signs the terms, on record.
+  const signed = signedOrThrow(
+    await signOperation(ctx, {
+      version: entryPointV06,
+      entryPoint: chain.entryPoint,
+      kind: tokenPaymaster({ chain, token, terms, log: ctx.log }),
+      paymaster: chain.tokenPaymaster,
+      userOp,
+      expirySeconds: request.expirySeconds,
+    }),
   );
-  return { paymasterAndData, userOp, feesChosen };
+  return { paymasterAndData: paymasterAndDataV06(signed), userOp, feesChosen };
 }

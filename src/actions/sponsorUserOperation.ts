@@ -3,10 +3,15 @@ import { invalidParams } from "../errors";
 import { canEstimateGas } from "../gasEstimation/gasEstimation";
 import { PLACEHOLDER_PAYMASTER_ID } from "../gasEstimation/gasEstimationStub";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
+import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
-import { type SignableUserOperation, type SponsorAnswer, sponsor } from "../sponsorship/sponsor";
+import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
 import type { ActionContext } from "./context";
-import { estimationFailure, observedGasEstimate } from "./observedGasEstimation";
+import { observedGasEstimate } from "./observedGasEstimation";
+import { type SignedAnswer, signOperation } from "./signOperation";
+
+/** A v0.6 decision: paymasterAndData signed (`0x` when refused) over the gas it carries. */
+export type SponsorAnswer = Omit<SignedAnswer, "paymaster" | "paymasterData"> & { paymasterAndData: Hex };
 
 /** A SPONSORED-mode request, as read from any of the methods' params. */
 export interface SponsorRequest {
@@ -30,23 +35,32 @@ export interface SponsorOutcome {
 
 /**
  * Sponsors an operation in SPONSORED mode: its gas as sent, or estimated first when calculateGasLimits is true (so a
- * spending limit reserves over the values that are signed), then the rules and the signature (src/sponsorship/sponsor.ts).
+ * spending limit reserves over the values that are signed), then the rules and the signature (src/sponsorship/engine.ts).
  * A refusal is an answer with its reason; how it is told to the client is the caller's business.
  */
 export async function sponsorUserOperation(ctx: ActionContext, request: SponsorRequest): Promise<SponsorOutcome> {
   const { userOp, feesChosen } = request.calculateGasLimits
     ? await withEstimatedGas(ctx, request)
     : { userOp: asGiven(request.userOp), feesChosen: false };
-  const answer = await sponsor(ctx.deps, {
-    setup: ctx.setup,
-    chain: ctx.chain,
-    userOp,
+  return { answer: await sponsorV06(ctx, { ...request, userOp }), userOp, feesChosen };
+}
+
+/** v0.6 in SPONSORED mode: the chain's verifying paymaster signs what the rules allow. */
+export async function sponsorV06(
+  ctx: ActionContext,
+  request: Pick<SponsorRequest, "expirySeconds" | "smartAccount" | "webhookData"> & { userOp: SignableUserOperation },
+): Promise<SponsorAnswer> {
+  const { paymaster, paymasterData, ...answer } = await signOperation(ctx, {
+    version: entryPointV06,
+    entryPoint: ctx.chain.entryPoint,
+    kind: verifyingPaymaster,
+    paymaster: ctx.chain.verifyingPaymaster,
+    userOp: request.userOp,
     expirySeconds: request.expirySeconds,
     smartAccount: request.smartAccount,
     webhookData: request.webhookData,
   });
-  ctx.decision.refusedBy = answer.refusedBy;
-  return { answer, userOp, feesChosen };
+  return { ...answer, paymasterAndData: paymaster ? paymasterAndDataV06({ paymaster, paymasterData }) : "0x" };
 }
 
 /**
@@ -98,24 +112,20 @@ async function withEstimatedGas(
     );
   }
   const started = performance.now();
-  try {
-    const estimate = await observedGasEstimate(ctx, {
-      chain,
-      userOp,
-      signature: request.signature,
-      // The window that sponsor() will sign, to the second or nearly: the stub has the final bytes.
-      terms: stubTerms(ctx, request.expirySeconds),
-    });
-    ctx.log.debug(
-      { chainId: chain.chainId, source: estimate.source, ms: Math.round(performance.now() - started) },
-      "gas estimated",
-    );
-    const { source: _, ...values } = estimate;
-    return {
-      userOp: { ...userOp, ...values },
-      feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
-    };
-  } catch (error) {
-    throw estimationFailure(error, chain, ctx);
-  }
+  const estimate = await observedGasEstimate(ctx, {
+    chain,
+    userOp,
+    signature: request.signature,
+    // The window that sponsor() will sign, to the second or nearly: the stub has the final bytes.
+    terms: stubTerms(ctx, request.expirySeconds),
+  });
+  ctx.log.debug(
+    { chainId: chain.chainId, source: estimate.source, ms: Math.round(performance.now() - started) },
+    "gas estimated",
+  );
+  const { source: _, ...values } = estimate;
+  return {
+    userOp: { ...userOp, ...values },
+    feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
+  };
 }

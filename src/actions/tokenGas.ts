@@ -1,13 +1,13 @@
 import type { Hex } from "viem";
 import { invalidParams } from "../errors";
 import { stubTokenPaymasterAndData } from "../gasEstimation/gasEstimationStub";
+import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
-import type { SignableUserOperation } from "../sponsorship/sponsor";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
 import type { TokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
-import { estimationFailure, observedGasEstimate } from "./observedGasEstimation";
+import { observedGasEstimate } from "./observedGasEstimation";
 
 /**
  * The least verificationGasLimit an ERC20-mode operation is signed with: EntryPoint v0.6 gives postOp that much gas,
@@ -44,48 +44,44 @@ export async function withTokenGas(
     );
   }
   const started = performance.now();
-  try {
-    // A quote is asked before the wallet adds its approve: estimated as if the allowance were given, plus the approve's
-    // gas. Never when signing: the operation signed must pay by itself.
-    const approveToCome = purpose === "quote" && !approvesSpender(userOp.callData, chain.tokenPaymaster);
-    const allowance = approveToCome
-      ? await allowanceOverride(chain, terms.feeToken, userOp.sender, chain.tokenPaymaster)
-      : undefined;
-    if (approveToCome && !allowance) {
-      ctx.log.warn(
-        { chainId: chain.chainId, token: terms.feeToken },
-        "fee token allowance slot not found: quote estimated on the real allowance",
-      );
-    }
-    const { source, ...estimate } = await observedGasEstimate(ctx, {
-      chain,
-      userOp: {
-        ...userOp,
-        verificationGasLimit: maxOf(userOp.verificationGasLimit, TOKEN_POSTOP_MIN_VERIFICATION_GAS),
-      },
-      signature: accountSignature,
-      paymasterStub: {
-        paymaster: chain.tokenPaymaster,
-        paymasterAndData: stubTokenPaymasterAndData({ ...terms, paymaster: chain.tokenPaymaster }),
-        checksSender: true,
-      },
-      overrides: allowance ? [allowance] : [],
-    });
-    ctx.log.debug(
-      { chainId: chain.chainId, source, mode: "ERC20", ms: Math.round(performance.now() - started) },
-      "gas estimated",
+  // A quote is asked before the wallet adds its approve: estimated as if the allowance were given, plus the approve's
+  // gas. Never when signing: the operation signed must pay by itself.
+  const approveToCome = purpose === "quote" && !approvesSpender(userOp.callData, chain.tokenPaymaster);
+  const allowance = approveToCome
+    ? await allowanceOverride(chain, terms.feeToken, userOp.sender, chain.tokenPaymaster)
+    : undefined;
+  if (approveToCome && !allowance) {
+    ctx.log.warn(
+      { chainId: chain.chainId, token: terms.feeToken },
+      "fee token allowance slot not found: quote estimated on the real allowance",
     );
-    return {
-      userOp: {
-        ...userOp,
-        ...estimate,
-        ...(allowance ? { callGasLimit: estimate.callGasLimit + QUOTED_APPROVE_GAS } : {}),
-      },
-      feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
-    };
-  } catch (error) {
-    throw estimationFailure(error, chain, ctx);
   }
+  const { source, ...estimate } = await observedGasEstimate(ctx, {
+    chain,
+    userOp: {
+      ...userOp,
+      verificationGasLimit: maxOf(userOp.verificationGasLimit, TOKEN_POSTOP_MIN_VERIFICATION_GAS),
+    },
+    signature: accountSignature,
+    paymasterStub: {
+      paymaster: chain.tokenPaymaster,
+      paymasterAndData: stubTokenPaymasterAndData({ ...terms, paymaster: chain.tokenPaymaster }),
+      checksSender: true,
+    },
+    overrides: allowance ? [allowance] : [],
+  });
+  ctx.log.debug(
+    { chainId: chain.chainId, source, mode: "ERC20", ms: Math.round(performance.now() - started) },
+    "gas estimated",
+  );
+  return {
+    userOp: {
+      ...userOp,
+      ...estimate,
+      ...(allowance ? { callGasLimit: estimate.callGasLimit + QUOTED_APPROVE_GAS } : {}),
+    },
+    feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
+  };
 }
 
 function maxOf(a: bigint | undefined, b: bigint): bigint {

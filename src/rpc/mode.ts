@@ -10,6 +10,7 @@ import {
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, address as readAddress } from "./params";
 import { schemaCheck } from "./schemaCheck";
+import { limitTokenList } from "./tokenContext";
 
 export { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS };
 
@@ -79,7 +80,9 @@ export function parseContextMode(value: unknown, where: string): ModeRequest {
 
 /** Reads the mode object (src/schemas/rpc/mode.ts); `where` names it in error messages. */
 export function parseMode(value: unknown, where = "params[1]"): ModeRequest {
-  return toMode(modeObjectCheck.read(value ?? undefined, where));
+  const mode = toMode(modeObjectCheck.read(value ?? undefined, where));
+  if (mode.mode === "ERC20") limitTokenList(mode.tokenInfo.tokenList, `${where}.tokenInfo.tokenList`);
+  return mode;
 }
 
 /** The checked mode object as the flows use it: defaults filled in, null read as absent. */

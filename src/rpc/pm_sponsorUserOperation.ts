@@ -1,12 +1,11 @@
 import { toHex } from "viem";
 import { sponsorTokenV07 } from "../actions/erc20V07";
-import { type PaymasterFieldsV07, sponsorUserOperationV07 } from "../actions/paymasterV07";
+import { type SponsorAnswerV07, sponsorUserOperationV07 } from "../actions/paymasterV07";
 import { sponsorErc20 } from "../actions/sponsorErc20";
 import { sponsorUserOperation } from "../actions/sponsorUserOperation";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
-import type { SignableUserOperation } from "../sponsorship/sponsor";
-import type { SponsorAnswerV07 } from "../sponsorship/sponsorV07";
+import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";
@@ -34,7 +33,12 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const { mode } = request;
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
-    const signed = await sponsorErc20(ctx, { ...mode, userOp, signature });
+    const signed = await sponsorErc20(ctx, {
+      ...mode,
+      userOp,
+      signature,
+      feeTokenLabel: "params[1].tokenInfo.feeTokenAddress",
+    });
     const result: Erc20SponsorResult = {
       mode: "ERC20",
       MODE: "ERC20",
@@ -69,9 +73,9 @@ async function sponsorV07Request(
 ): Promise<SponsoredResultV07> {
   const { userOp, signature } = readUserOperationV07(params[0], target.version);
   if (asksForToken(params[2])) {
-    const { expirySeconds, feeToken } = parseTokenContext(params[2], "params[2]");
+    const { expirySeconds, feeToken, feeTokenLabel } = parseTokenContext(params[2], "params[2]");
     ctx.decision.mode = "erc20";
-    const signed = await sponsorTokenV07(ctx, { target, userOp, signature, expirySeconds, feeToken });
+    const signed = await sponsorTokenV07(ctx, { target, userOp, signature, expirySeconds, feeToken, feeTokenLabel });
     return gasResult(signed);
   }
   const mode = parseSponsoredContext(params[2], "params[2]", "unreachable: mode ERC20 is read as ERC20 above");
@@ -81,7 +85,7 @@ async function sponsorV07Request(
   return gasResult(answer);
 }
 
-function gasResult(answer: PaymasterFieldsV07 & Omit<SponsorAnswerV07, keyof PaymasterFieldsV07>): SponsoredResultV07 {
+function gasResult(answer: SponsorAnswerV07): SponsoredResultV07 {
   return {
     ...paymasterFieldsResult(answer),
     callGasLimit: toHex(answer.callGasLimit),

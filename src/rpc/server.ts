@@ -11,14 +11,15 @@ import {
 } from "../errors";
 import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
+import type { SponsorDeps } from "../sponsorship/engine";
 import type { SetupCache } from "../sponsorship/setupCache";
-import type { SponsorDeps } from "../sponsorship/sponsor";
 import { recordDecision } from "./decisionRecord";
 import type { DecisionNote, RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
 import { pm_getPaymasterData } from "./pm_getPaymasterData";
 import { pm_getPaymasterStubData } from "./pm_getPaymasterStubData";
 import { pm_sponsorUserOperation } from "./pm_sponsorUserOperation";
+import { toWireError } from "./wireError";
 
 const RPC_PREFIX = "/api/v1/";
 export const RPC_PATH = `${RPC_PREFIX}:chainId/:apiKey`;
@@ -106,7 +107,8 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
       let result: unknown;
       try {
         result = await handler(params, methodContext);
-      } catch (error) {
+      } catch (thrown) {
+        const error = toWireError(thrown, ctx.chain, request.log);
         recordDecision(deps.metrics, request.log, { note: decision, ...ctx, startedMs, error });
         throw error;
       }

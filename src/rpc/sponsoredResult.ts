@@ -1,5 +1,5 @@
+import type { SponsorAnswer } from "../actions/sponsorUserOperation";
 import type { SponsoredResult } from "../schemas/rpc/pm_sponsorUserOperation";
-import type { SponsorAnswer } from "../sponsorship/sponsor";
 
 /**
  * The result shape of docs/sponsorship-rpc.md, 'Result': both spellings of mode (the SDK reads `mode`),

@@ -3,7 +3,7 @@
 // alone selects ERC20 mode; `mode: "ERC20"` with tokenInfo.feeTokenAddress (the mode object's spelling) is read too.
 import { isAddress } from "viem";
 import { invalidParams } from "../errors";
-import type { TokenInfo } from "../schemas/rpc/mode";
+import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
 import { parseContextMode } from "./mode";
 
 export interface TokenMode {
@@ -11,6 +11,8 @@ export interface TokenMode {
   expirySeconds: number;
   /** The fee token as sent: checked to be an address, not yet to be one of the chain's tokens. */
   feeToken: string;
+  /** Where the request names it (`params[3].token`), for the error that refuses it. */
+  feeTokenLabel: string;
 }
 
 const TOKEN_ADDRESS = "must be a token address (0x followed by 40 hex digits)";
@@ -44,7 +46,7 @@ export function parseTokenContext(context: unknown, where: string): TokenMode {
   if (typeof chosen !== "string" || !isAddress(chosen, { strict: false })) {
     throw invalidParams(`${label} ${TOKEN_ADDRESS}, got ${JSON.stringify(chosen)}`);
   }
-  return { mode: "ERC20", expirySeconds: mode.expirySeconds, feeToken: chosen };
+  return { mode: "ERC20", expirySeconds: mode.expirySeconds, feeToken: chosen, feeTokenLabel: label };
 }
 
 /**
@@ -63,12 +65,21 @@ export function parseQuoteContext(context: unknown, where: string): { expirySeco
     return { expirySeconds: mode.expirySeconds, selection: { preferredToken: single } };
   }
   const list = member(context, "tokenList");
-  if (list === undefined || list === null) return { expirySeconds: mode.expirySeconds, selection: tokenInfo };
+  if (list === undefined || list === null) {
+    limitTokenList(tokenInfo.tokenList, `${where}.tokenInfo.tokenList`);
+    return { expirySeconds: mode.expirySeconds, selection: tokenInfo };
+  }
   if (!Array.isArray(list)) throw invalidParams(`${where}.tokenList must be an array of token addresses`);
+  limitTokenList(list, `${where}.tokenList`);
   for (const [index, value] of list.entries()) {
     if (typeof value !== "string" || !isAddress(value, { strict: false })) {
       throw invalidParams(`${where}.tokenList[${index}] ${TOKEN_ADDRESS}, got ${JSON.stringify(value)}`);
     }
   }
   return { expirySeconds: mode.expirySeconds, selection: { tokenList: list as string[] } };
+}
+
+/** A quote's tokenList names at most MAX_TOKEN_LIST tokens: more is a malformed request, not a bigger quote. */
+export function limitTokenList(list: readonly unknown[] | null | undefined, label: string): void {
+  if (list && list.length > MAX_TOKEN_LIST) throw invalidParams(`${label} may name at most ${MAX_TOKEN_LIST} tokens`);
 }

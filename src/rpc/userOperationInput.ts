@@ -30,15 +30,26 @@ export function readUserOperation(value: unknown, label = "params[0]"): UserOper
     initCode: lowerBytes(op.initCode),
     callData: lowerBytes(op.callData),
   };
+  readGasFields(op, userOp, label);
+  return { userOp, signature: lowerBytes(op.signature) };
+}
+
+type GasField = (typeof GAS_LIMIT_FIELDS)[number] | (typeof FEE_FIELDS)[number];
+
+/** The gas limits and fees the client sent, as bigints within their ranges; absent ones stay absent. */
+export function readGasFields(
+  sent: Partial<Record<GasField, string | number | null>>,
+  userOp: Partial<Record<GasField, bigint>>,
+  label: string,
+): void {
   for (const field of GAS_LIMIT_FIELDS) {
-    const given = op[field];
+    const given = sent[field];
     if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_GAS);
   }
   for (const field of FEE_FIELDS) {
-    const given = op[field];
+    const given = sent[field];
     if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_FEE);
   }
-  return { userOp, signature: lowerBytes(op.signature) };
 }
 
 export function parseUserOperation(value: unknown, label = "params[0]"): PartialUserOperation {

@@ -1,10 +1,11 @@
 import { type Address, type Hex, numberToHex } from "viem";
 import { invalidParams } from "../errors";
 import { PartialUserOperationV07 as PartialUserOperationV07Schema } from "../schemas/rpc/userOperationV07";
-import { FEE_FIELDS, GAS_LIMIT_FIELDS, MAX_FEE, MAX_GAS } from "../sponsorship/partialUserOperation";
+import { MAX_GAS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { inRange } from "./params";
 import { schemaCheck } from "./schemaCheck";
+import { readGasFields } from "./userOperationInput";
 
 const MAX_UINT256 = (1n << 256n) - 1n;
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -58,14 +59,7 @@ export function readUserOperationV07(
   } else if (op.factoryData !== undefined && op.factoryData !== null && op.factoryData !== "0x") {
     throw invalidParams(`${label}.factoryData is given without a factory`);
   }
-  for (const field of GAS_LIMIT_FIELDS) {
-    const given = op[field];
-    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_GAS);
-  }
-  for (const field of FEE_FIELDS) {
-    const given = op[field];
-    if (given !== undefined && given !== null) userOp[field] = inRange(BigInt(given), `${label}.${field}`, MAX_FEE);
-  }
+  readGasFields(op, userOp, label);
   const pmVerification = op.paymasterVerificationGasLimit;
   if (pmVerification !== undefined && pmVerification !== null) {
     userOp.paymasterVerificationGasLimit = inRange(

@@ -1,29 +1,29 @@
-// The sponsorship's steps that every EntryPoint version shares: the rules decide, what they allow is signed, and the
-// answer is recorded (its limits reserved with it) before it is given out. The versions differ only in what they sign
-// and hash (sponsor.ts for v0.6, sponsorV07.ts for v0.7 and v0.8).
+// The sponsorship's steps that every EntryPoint version and paymaster kind shares: the rules decide, what they allow is
+// signed, and the answer is recorded (its limits reserved with it) before it is given out. What is signed and hashed
+// is the engine's (engine.ts), from the version and the kind.
 import type { Hex } from "viem";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { SponsorshipRecord } from "../storage/sponsorships";
+import type { SponsorshipLog, SponsorshipRecord } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import { decide } from "./decide";
-import type { RuleInput } from "./rule";
+import type { Rule, RuleInput } from "./rule";
 import type { SponsorshipSetup } from "./setup";
-import type { SponsorDeps } from "./sponsor";
 import { priceText, RequestPrice } from "./usdAmount";
 
 /** Clocks of our host and of the chain's block producers differ a little; an operation must not be born expired. */
 export const CLOCK_SKEW_SECONDS = 60;
 
-/** What the paymaster's signature commits to besides the operation. */
-export interface SignedTerms {
-  /** The funding wallet: the on-chain paymasterId whose deposit pays. */
-  paymasterId: Hex;
+/** A validity window, unix seconds. */
+interface Window {
   validUntil: number;
   validAfter: number;
 }
 
-/** One version's signing: its paymaster data for the terms, and the EntryPoint's hash of the operation carrying it. */
-export type SignFor<Payload> = (terms: SignedTerms) => Promise<{ payload: Payload; userOpHash: Hex }>;
+/**
+ * The signing, for the window the rules passed: the paymaster data, the EntryPoint's hash of the operation carrying
+ * it, and the window actually signed (a kind may keep a narrower one).
+ */
+export type SignFor<Payload> = (window: Window) => Promise<{ payload: Payload; userOpHash: Hex; signed: Window }>;
 
 export interface DecideSignRecordRequest {
   setup: SponsorshipSetup;
@@ -36,6 +36,12 @@ export interface DecideSignRecordRequest {
   record: Omit<SponsorshipRecord, "sponsored" | "ruleOutcomes">;
   /** The most the operation can take from the deposit, wei. */
   worstCaseWei: bigint;
+  /** Whether the signature is held against the dApp's deposit until settled (SPONSORED mode). */
+  holdsDeposit: boolean;
+  /** The rules that decide, in order. */
+  rules: readonly Rule[];
+  /** Why nothing can be signed at all (no paymaster of the kind on the chain): recorded as refused, no rule run. */
+  unavailable?: { reason: string; refusedBy: string };
   nowMs: number;
 }
 
@@ -48,11 +54,15 @@ export type DecideSignRecordOutcome<Payload> =
  * limits filled since the rules' pre-check is recorded as refused and dropped unseen.
  */
 export async function decideSignRecord<Payload>(
-  deps: SponsorDeps,
+  deps: { log: SponsorshipLog },
   request: DecideSignRecordRequest,
   sign: SignFor<Payload>,
 ): Promise<DecideSignRecordOutcome<Payload>> {
-  const { setup, chain, nowMs } = request;
+  const { setup, chain, nowMs, unavailable } = request;
+  if (unavailable) {
+    await deps.log.record({ ...request.record, sponsored: false, reason: unavailable.reason, ruleOutcomes: [] });
+    return { sponsored: false, ...unavailable };
+  }
   const nowSeconds = Math.floor(nowMs / 1000);
   const validUntil = nowSeconds + request.expirySeconds;
   // Read once if a USD rule asks; the record keeps the price the rules used.
@@ -68,7 +78,7 @@ export async function decideSignRecord<Payload>(
       validUntil,
       nativeUsdPrice: price,
     },
-    deps.rules,
+    request.rules,
   );
   if (!decision.sponsored) {
     const outcomes = decision.outcomes;
@@ -81,23 +91,21 @@ export async function decideSignRecord<Payload>(
     });
     return { sponsored: false, reason: decision.reason, refusedBy: outcomes.at(-1)?.rule };
   }
-  // Rule 1 passed, so a funding wallet is linked: it is the paymasterId whose deposit pays on chain.
-  const terms = { paymasterId: setup.fundingAddress as Hex, validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
   let recorded = false;
   try {
-    const { payload, userOpHash } = await sign(terms);
+    const { payload, userOpHash, signed } = await sign({ validUntil, validAfter: nowSeconds - CLOCK_SKEW_SECONDS });
     const outcome = await deps.log.record(
       {
         ...request.record,
         ...priceUsed(),
         sponsored: true,
         userOpHash,
-        validUntil: terms.validUntil,
-        validAfter: terms.validAfter,
+        validUntil: signed.validUntil,
+        validAfter: signed.validAfter,
         ruleOutcomes: decision.outcomes,
         worstCaseWei: request.worstCaseWei,
         // Held against the deposit where it is checked, i.e. where an RPC reads it and settlement gives it back.
-        ...(chain.rpcUrl ? { maxCharge: request.worstCaseWei } : {}),
+        ...(request.holdsDeposit && chain.rpcUrl ? { maxCharge: request.worstCaseWei } : {}),
       },
       decision.claim,
     );

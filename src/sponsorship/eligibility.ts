@@ -1,6 +1,7 @@
 // Eligibility without reserving: what pm_getPaymasterStubData asks before the wallet's user signs. The rules that
 // spend nothing (memory-only rules, the deposit read without a hold) run on the operation as it can end up at its
 // cheapest, so that a refusal here is one the final request would give as well.
+import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "./partialUserOperation";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { Rule, RuleInput, RuleOutcome } from "./rule";
 
@@ -9,13 +10,7 @@ export type Eligibility =
   | { eligible: false; reason: string; refusedBy: string; outcomes: RuleOutcome[] };
 
 /** Gas limits and fees a stub request may leave out; the bundler estimates them after the stub. */
-const OPTIONAL_GAS = [
-  "callGasLimit",
-  "verificationGasLimit",
-  "preVerificationGas",
-  "maxFeePerGas",
-  "maxPriorityFeePerGas",
-] as const;
+const OPTIONAL_GAS = [...GAS_LIMIT_FIELDS, ...FEE_FIELDS] as const;
 type OptionalGas = (typeof OPTIONAL_GAS)[number];
 
 /**

@@ -4,7 +4,7 @@
 import type { Address, Hex } from "viem";
 import { maxChargeWei } from "../chain/paymasterDeposit";
 import { isEip7702Marker } from "./entryPoints/userOperationV07";
-import type { PartialUserOperation } from "./partialUserOperation";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "./partialUserOperation";
 import type { EntryPointVersion, PartialUserOperationV07, SponsoredUserOperation } from "./partialUserOperationV07";
 import { worstCaseCostWei, worstCaseCostWeiV07 } from "./spendingLimit";
 
@@ -125,11 +125,5 @@ export function operationJson(op: SponsoredUserOperation): Record<string, string
   return json;
 }
 
-const V06_JSON_GAS = [
-  "callGasLimit",
-  "verificationGasLimit",
-  "preVerificationGas",
-  "maxFeePerGas",
-  "maxPriorityFeePerGas",
-] as const;
+const V06_JSON_GAS = [...GAS_LIMIT_FIELDS, ...FEE_FIELDS] as const;
 const V07_JSON_GAS = [...V06_JSON_GAS, "paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;

@@ -4,11 +4,19 @@ import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
-import { invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
-import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
+import type { TokenInfo } from "../schemas/rpc/mode";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
-import { PriceReadError, PriceUnavailableError, readTokenPrice, type TokenPrice, tokenName } from "./price";
+import { readTokenPrice, tokenName } from "./price";
+import { feeTerms } from "./quote";
+
+/**
+ * ERC20 mode cannot serve the request as asked (no token paymaster, a token the chain does not take, a sender short of
+ * tokens); the message says why. The RPC layer answers it as invalid params (src/rpc/wireError.ts).
+ */
+export class FeeTokenRefusedError extends Error {
+  override name = "FeeTokenRefusedError";
+}
 
 /** A chain that serves ERC20 mode: a token paymaster and at least one fee token. */
 export type TokenChain = SponsoringChain & { tokenPaymaster: Address; tokens: readonly TokenConfig[] };
@@ -40,7 +48,7 @@ export async function requireBalance(
   }
   if (balance < maximum) {
     const amount = (value: bigint) => `${formatUnits(value, token.decimals)} ${token.symbol}`;
-    throw invalidParams(
+    throw new FeeTokenRefusedError(
       `Sender ${sender} holds ${amount(balance)} of fee token ${tokenName(token)}, less than the ${amount(maximum)} ` +
         "this operation can be charged at most: the token paymaster would refuse it",
     );
@@ -49,7 +57,7 @@ export async function requireBalance(
 
 export function tokenChain(chain: SponsoringChain): TokenChain {
   if (!chain.tokenPaymaster || !chain.tokens || chain.tokens.length === 0) {
-    throw invalidParams(
+    throw new FeeTokenRefusedError(
       `mode ERC20 is not available on chain ${chain.chainId} (${chain.name}): no token paymaster is configured`,
     );
   }
@@ -61,21 +69,21 @@ function accepted(chain: TokenChain): string {
 }
 
 /**
- * tokenInfo.feeTokenAddress: required, not the zero address, and one of the chain's tokens. Its shape (an address, or
- * empty) was checked with the mode object (src/schemas/rpc/mode.ts).
+ * The fee token asked for: required, not the zero address, and one of the chain's tokens. Its shape (an address, or
+ * empty) was checked with the request's schema; `label` is where the request names it, as the caller knows.
  */
-export function feeToken(tokenInfo: TokenInfo, chain: TokenChain): TokenConfig {
-  const label = "params[1].tokenInfo.feeTokenAddress";
-  const value = tokenInfo.feeTokenAddress;
+export function feeToken(value: string | null | undefined, chain: TokenChain, label: string): TokenConfig {
   if (value === undefined || value === null || value === "") {
-    throw invalidParams(`${label} is required in mode ERC20: the token that pays for the gas (${accepted(chain)})`);
+    throw new FeeTokenRefusedError(
+      `${label} is required in mode ERC20: the token that pays for the gas (${accepted(chain)})`,
+    );
   }
   const address = value.toLowerCase();
   if (address === zeroAddress) {
-    throw invalidParams(`${label} is the zero address, which is no fee token (${accepted(chain)})`);
+    throw new FeeTokenRefusedError(`${label} is the zero address, which is no fee token (${accepted(chain)})`);
   }
   const token = chain.tokens.find((candidate) => candidate.address === address);
-  if (!token) throw invalidParams(`Fee token ${address} is not supported (${accepted(chain)})`);
+  if (!token) throw new FeeTokenRefusedError(`Fee token ${address} is not supported (${accepted(chain)})`);
   return token;
 }
 
@@ -89,9 +97,7 @@ export function requestedTokens(
   if (preferredToken !== undefined && preferredToken !== null && preferredToken !== "") {
     requested = [preferredToken.toLowerCase()];
   } else if (tokenList !== undefined && tokenList !== null) {
-    if (tokenList.length > MAX_TOKEN_LIST) {
-      throw invalidParams(`params[1].tokenInfo.tokenList may name at most ${MAX_TOKEN_LIST} tokens`);
-    }
+    // Its length was checked where the request was read (src/rpc/tokenContext.ts), which knows where it stands.
     const named = tokenList.flatMap((value) => (value === "" || value === null ? [] : [value.toLowerCase()]));
     if (named.length > 0) requested = [...new Set(named)];
   }
@@ -106,20 +112,22 @@ export function requestedTokens(
   return { tokens, unsupported };
 }
 
-export function signingWindow(nowMs: number, expirySeconds: number): { validUntil: number; validAfter: number } {
+function signingWindow(nowMs: number, expirySeconds: number): { validUntil: number; validAfter: number } {
   const nowSeconds = Math.floor(nowMs / 1000);
   return { validUntil: nowSeconds + expirySeconds, validAfter: nowSeconds - CLOCK_SKEW_SECONDS };
 }
 
-/** A price that cannot be used is a refusal (-32602, HTTP 400); a node that cannot be asked is transient (503). */
-export async function priceOf(chain: TokenChain, token: TokenConfig, nowMs: number): Promise<TokenPrice> {
-  try {
-    return await readTokenPrice(chain, token, nowMs);
-  } catch (error) {
-    if (error instanceof PriceUnavailableError) throw invalidParams(error.message);
-    if (error instanceof PriceReadError) throw new RpcError(RESOURCE_UNAVAILABLE, error.message, 503);
-    throw error;
-  }
+/**
+ * The terms to sign or quote for `token` now: its price read now (a PriceUnavailableError refuses, a PriceReadError
+ * is transient: src/rpc/wireError.ts tells them apart), in the window the request asks for, cut to the price's end.
+ */
+export async function termsNow(
+  chain: TokenChain,
+  token: TokenConfig,
+  nowMs: number,
+  expirySeconds: number,
+): Promise<TokenFeeTerms> {
+  return feeTerms(token, await readTokenPrice(chain, token, nowMs), signingWindow(nowMs, expirySeconds));
 }
 
 /** The one rule outcome an ERC-20 mode record carries, on every EntryPoint version: the token and the terms it pays at. */

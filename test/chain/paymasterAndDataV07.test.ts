@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { concat, getAddress, type Hex, hexToBigInt, size, slice } from "viem";
 import {
+  PAYMASTER_DATA_OFFSET,
   type PackedUserOperationSignedFields,
   packAccountGasLimits,
   packGasFees,
@@ -13,7 +14,6 @@ import {
   encodeVerifyingPaymasterAndDataV07,
   encodeVerifyingPaymasterDataV07,
   getVerifyingPaymasterHashV07,
-  PAYMASTER_DATA_OFFSET,
   VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH,
   type VerifyingPaymasterDataV07,
 } from "../../src/sponsorship/paymasters/paymasterAndDataV07";

@@ -9,11 +9,14 @@ import {
   packGasFees,
   packInitCode,
 } from "../../src/sponsorship/entryPoints/packedUserOperation";
-import { encodeTokenPaymasterAndData, PRICE_SOURCE } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import {
+  encodeTokenPaymasterAndData,
+  encodeTokenPaymasterData,
+  PRICE_SOURCE,
+} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   encodeTokenPaymasterAndDataV07,
-  encodeTokenPaymasterDataV07,
   getTokenPaymasterHashV07,
   maxGasCostV07,
   maxTokenCostV07,
@@ -58,7 +61,7 @@ test("paymasterAndData is address, the two gas limits, then the v0.6 token data 
   assert.equal(slice(encoded, 0, 20), data.paymaster);
   assert.equal(hexToBigInt(slice(encoded, 20, 36)), 50_000n);
   assert.equal(hexToBigInt(slice(encoded, 36, 52)), 50_000n);
-  assert.equal(slice(encoded, 52), encodeTokenPaymasterDataV07(data));
+  assert.equal(slice(encoded, 52), encodeTokenPaymasterData(data));
   // The same bytes the v0.6 contract reads after its 20-byte address: price source, six terms words, raw signature.
   assert.equal(slice(encoded, 52), slice(encodeTokenPaymasterAndData(data), 20));
   assert.equal(slice(encoded, 245), signature);

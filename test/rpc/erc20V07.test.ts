@@ -245,6 +245,24 @@ describe("ERC20 mode for v0.7: quotes and refusals", () => {
     assert.equal(fee.premiumPercentage, "10");
   });
 
+  test("pm_getFeeQuoteOrData for v0.7: a tokenList too long is -32602 naming params[2], where v0.7 puts the context", async () => {
+    const tokenList = Array.from({ length: 51 }, (_, index) => `0x${(index + 1).toString(16).padStart(40, "0")}`);
+    error(
+      await rpc(t, dapp, "pm_getFeeQuoteOrData", [userOp(), ENTRY_POINT_V07_ADDRESS, { tokenList }]),
+      -32602,
+      /^params\[2\]\.tokenList may name at most 50 tokens$/,
+    );
+    error(
+      await rpc(t, dapp, "pm_getFeeQuoteOrData", [
+        userOp(),
+        ENTRY_POINT_V07_ADDRESS,
+        { mode: "ERC20", tokenInfo: { tokenList } },
+      ]),
+      -32602,
+      /^params\[2\]\.tokenInfo\.tokenList may name at most 50 tokens$/,
+    );
+  });
+
   test("pm_getFeeQuoteOrData for v0.7 without a token in the context answers as pm_sponsorUserOperation", async () => {
     // No funding wallet is linked: SPONSORED mode refuses, which shows it was not read as a quote.
     error(

@@ -1,6 +1,6 @@
 // The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
 // 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
-import { type Address, concat, type Hex, isAddress } from "viem";
+import { type Address, concat, getAddress, type Hex, hexToBigInt, isAddress, slice } from "viem";
 import { addressWord, bytes32Word, bytesHashWord, uintWord } from "../../abi/abiWords";
 
 /** Field names match the ABI struct, so viem encodes it as is. */
@@ -101,4 +101,32 @@ export function paymasterHashPrefixWords(
     uintWord("chainId", context.chainId) +
     addressWord("paymaster", context.paymaster)
   );
+}
+
+/** Where a paymaster's own data starts in v0.7/v0.8 paymasterAndData: after its address and its two gas limits. */
+export const PAYMASTER_DATA_OFFSET = 52;
+
+/** v0.7/v0.8 paymasterAndData: the paymaster, its two gas limits (read by the EntryPoint), then its own data. */
+export function packPaymasterAndData(
+  paymaster: Address,
+  limits: { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint },
+  paymasterData: Hex,
+): Hex {
+  // concat keeps the case of its parts: lowercase the checksummed address so the result is uniform hex.
+  if (!isAddress(paymaster, { strict: false })) throw new TypeError(`paymaster is not an address: ${paymaster}`);
+  return concat([
+    paymaster.toLowerCase() as Address,
+    uint128Bytes("paymasterVerificationGasLimit", limits.paymasterVerificationGasLimit),
+    uint128Bytes("paymasterPostOpGasLimit", limits.paymasterPostOpGasLimit),
+    paymasterData,
+  ]);
+}
+
+/** What the EntryPoint reads of v0.7/v0.8 paymasterAndData before the paymaster's own data. */
+export function unpackPaymasterAndData(paymasterAndData: Hex) {
+  return {
+    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
+    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
+    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+  };
 }

@@ -6,7 +6,7 @@
 //   [20:276] abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)
 import { type Address, decodeAbiParameters, getAddress, type Hex, size, slice } from "viem";
 import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
-import { signedFieldWords, type UserOperationSignedFields } from "../entryPoints/userOperation";
+import { paymasterHashPrefixV06, type UserOperationSignedFields } from "../entryPoints/userOperation";
 
 /** 20 address bytes + four head words + the signature's length word + 65 bytes padded to three words. */
 export const VERIFYING_PAYMASTER_AND_DATA_LENGTH = 276;
@@ -14,7 +14,8 @@ export const PAYMASTER_SIGNATURE_LENGTH = 65;
 
 const MAX_UINT48 = 2 ** 48 - 1;
 
-const dataParameters = [
+/** The data after the address (v0.6) or after the gas limits (v0.7 on), as abi.encode lays it out. */
+export const verifyingDataParameters = [
   { name: "paymasterId", type: "address" },
   { name: "validUntil", type: "uint48" },
   { name: "validAfter", type: "uint48" },
@@ -46,7 +47,7 @@ export interface VerifyingHashContext extends SponsorshipTerms {
   paymaster: Address;
 }
 
-export function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
+function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void {
   for (const [name, value] of [
     ["validUntil", validUntil],
     ["validAfter", validAfter],
@@ -57,22 +58,23 @@ export function checkWindow({ validUntil, validAfter }: SponsorshipTerms): void 
   }
 }
 
+/** The terms after the version's prefix in the contract's getHash: paymasterId, uint48 validUntil, uint48 validAfter. */
+export function verifyingHashedTerms(terms: SponsorshipTerms): string {
+  checkWindow(terms);
+  return (
+    addressWord("paymasterId", terms.paymasterId) +
+    uintWord("validUntil", terms.validUntil, 48) +
+    uintWord("validAfter", terms.validAfter, 48)
+  );
+}
+
 /**
  * The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value:
  * keccak(abi.encode(signed fields, chainId, paymaster, paymasterId, uint48 validUntil, uint48 validAfter)), all static
- * words, written in fixed layout (byte for byte viem's encodeAbiParameters, as test/chain/fixedLayoutHashes.test.ts
- * checks).
+ * words, written in fixed layout (test/chain/fixedLayoutHashes.test.ts checks it against viem's encodeAbiParameters).
  */
 export function getVerifyingPaymasterHash(userOp: UserOperationSignedFields, context: VerifyingHashContext): Hex {
-  checkWindow(context);
-  return keccakOfWords(
-    signedFieldWords(userOp) +
-      uintWord("chainId", context.chainId) +
-      addressWord("paymaster", context.paymaster) +
-      addressWord("paymasterId", context.paymasterId) +
-      uintWord("validUntil", context.validUntil, 48) +
-      uintWord("validAfter", context.validAfter, 48),
-  );
+  return keccakOfWords(paymasterHashPrefixV06(userOp, context) + verifyingHashedTerms(context));
 }
 
 /**
@@ -113,7 +115,7 @@ export function decodeVerifyingPaymasterAndData(paymasterAndData: Hex): Verifyin
     );
   }
   const [paymasterId, validUntil, validAfter, signature] = decodeAbiParameters(
-    dataParameters,
+    verifyingDataParameters,
     slice(paymasterAndData, 20),
   );
   // The right total length can still hide another signature length behind a crafted length word.

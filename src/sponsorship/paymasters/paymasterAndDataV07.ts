@@ -6,39 +6,26 @@
 //   [20:36]   paymasterVerificationGasLimit (uint128)  } read by the EntryPoint
 //   [36:52]   paymasterPostOpGasLimit (uint128)       /
 //   [52:308]  paymasterData = abi.encode(address paymasterId, uint48 validUntil, uint48 validAfter, bytes signature)
-import {
-  type Address,
-  concat,
-  decodeAbiParameters,
-  getAddress,
-  type Hex,
-  hexToBigInt,
-  isAddress,
-  size,
-  slice,
-} from "viem";
-import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { type Address, decodeAbiParameters, type Hex, size, slice } from "viem";
+import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
-import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
 import {
-  checkWindow,
+  PAYMASTER_DATA_OFFSET,
+  packPaymasterAndData,
+  paymasterHashPrefixWords,
+  unpackPaymasterAndData,
+} from "../entryPoints/packedUserOperation";
+import {
+  verifyingDataParameters as dataParameters,
   PAYMASTER_SIGNATURE_LENGTH,
   type SponsorshipTerms,
+  verifyingHashedTerms,
   verifyingPaymasterDataWords,
 } from "./paymasterAndData";
 
-/** Where paymasterData starts: after the address and the two gas limits the EntryPoint reads. */
-export const PAYMASTER_DATA_OFFSET = 52;
 /** Four head words + the signature's length word + 65 bytes padded to three words. */
 const VERIFYING_PAYMASTER_DATA_V07_LENGTH = 256;
 export const VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + VERIFYING_PAYMASTER_DATA_V07_LENGTH;
-
-const dataParameters = [
-  { name: "paymasterId", type: "address" },
-  { name: "validUntil", type: "uint48" },
-  { name: "validAfter", type: "uint48" },
-  { name: "signature", type: "bytes" },
-] as const;
 
 /** The paymaster's own gas limits, which the EntryPoint reads from paymasterAndData and the hash binds. */
 export interface PaymasterGasLimits {
@@ -73,13 +60,7 @@ export function getVerifyingPaymasterHashV07(
   userOp: PackedUserOperationSignedFields,
   context: VerifyingHashContextV07,
 ): Hex {
-  checkWindow(context);
-  return keccakOfWords(
-    paymasterHashPrefixWords(userOp, context) +
-      addressWord("paymasterId", context.paymasterId) +
-      uintWord("validUntil", context.validUntil, 48) +
-      uintWord("validAfter", context.validAfter, 48),
-  );
+  return keccakOfWords(paymasterHashPrefixWords(userOp, context) + verifyingHashedTerms(context));
 }
 
 /** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
@@ -88,16 +69,7 @@ export function encodeVerifyingPaymasterDataV07(data: SponsorshipTerms & { signa
 }
 
 export function encodeVerifyingPaymasterAndDataV07(data: VerifyingPaymasterDataV07): Hex {
-  // concat keeps the case of its parts: lowercase the checksummed address so the result is uniform hex.
-  if (!isAddress(data.paymaster, { strict: false })) {
-    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
-  }
-  return concat([
-    data.paymaster.toLowerCase() as Address,
-    uint128Bytes("paymasterVerificationGasLimit", data.paymasterVerificationGasLimit),
-    uint128Bytes("paymasterPostOpGasLimit", data.paymasterPostOpGasLimit),
-    encodeVerifyingPaymasterDataV07(data),
-  ]);
+  return packPaymasterAndData(data.paymaster, data, encodeVerifyingPaymasterDataV07(data));
 }
 
 export function decodeVerifyingPaymasterAndDataV07(paymasterAndData: Hex): VerifyingPaymasterDataV07 {
@@ -114,9 +86,7 @@ export function decodeVerifyingPaymasterAndDataV07(paymasterAndData: Hex): Verif
   // The right total length can still hide another signature length behind a crafted length word.
   checkSignature(signature);
   return {
-    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
-    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
-    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+    ...unpackPaymasterAndData(paymasterAndData),
     paymasterId,
     validUntil,
     validAfter,

@@ -21,8 +21,8 @@ import {
   size,
   slice,
 } from "viem";
-import { keccak256 } from "../../abi/keccak";
-import { signedFieldParameters, signedFieldValues, type UserOperationSignedFields } from "../entryPoints/userOperation";
+import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { paymasterHashPrefixV06, type UserOperationSignedFields } from "../entryPoints/userOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 278;
@@ -54,14 +54,6 @@ const termsParameters = [
   { name: "priceMarkup", type: "uint32" },
 ] as const;
 
-const hashParameters = [
-  ...signedFieldParameters,
-  { name: "chainId", type: "uint256" },
-  { name: "paymaster", type: "address" },
-  { name: "priceSource", type: "uint8" },
-  ...termsParameters,
-] as const;
-
 /** What an ERC20-mode quote fixes besides the signature. */
 export interface TokenFeeTerms {
   priceSource: PriceSource;
@@ -89,7 +81,7 @@ export interface TokenHashContext extends TokenFeeTerms {
 }
 
 /** Refuses terms the contract would refuse, so the service never signs an operation that cannot validate. */
-export function checkTokenFeeTerms(terms: TokenFeeTerms): void {
+function checkTokenFeeTerms(terms: TokenFeeTerms): void {
   if (terms.priceSource !== PRICE_SOURCE.exchangeRate && terms.priceSource !== PRICE_SOURCE.oracle) {
     throw new RangeError(`priceSource must be 0 (signed rate) or 1 (oracle), got ${terms.priceSource}`);
   }
@@ -123,26 +115,30 @@ export function checkTokenFeeTerms(terms: TokenFeeTerms): void {
   }
 }
 
-/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
-export function getTokenPaymasterHash(userOp: UserOperationSignedFields, context: TokenHashContext): Hex {
-  checkTokenFeeTerms(context);
-  return keccak256(
-    encodeAbiParameters(hashParameters, [
-      ...signedFieldValues(userOp),
-      BigInt(context.chainId),
-      context.paymaster,
-      context.priceSource,
-      context.validUntil,
-      context.validAfter,
-      context.feeToken,
-      context.oracleAggregator,
-      context.exchangeRate,
-      context.priceMarkup,
-    ]),
+/** The terms after the version's prefix in the contract's getHash: uint8 priceSource, then the six terms. */
+export function tokenHashedTerms(terms: TokenFeeTerms): string {
+  checkTokenFeeTerms(terms);
+  return (
+    uintWord("priceSource", terms.priceSource, 8) +
+    uintWord("validUntil", terms.validUntil, 48) +
+    uintWord("validAfter", terms.validAfter, 48) +
+    addressWord("feeToken", terms.feeToken) +
+    addressWord("oracleAggregator", terms.oracleAggregator) +
+    uintWord("exchangeRate", terms.exchangeRate) +
+    uintWord("priceMarkup", terms.priceMarkup, 32)
   );
 }
 
-export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
+/** The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value. */
+export function getTokenPaymasterHash(userOp: UserOperationSignedFields, context: TokenHashContext): Hex {
+  return keccakOfWords(paymasterHashPrefixV06(userOp, context) + tokenHashedTerms(context));
+}
+
+/**
+ * The token paymaster's data after its address, the same bytes under every EntryPoint version (what ERC-7677 calls
+ * paymasterData for v0.7 and v0.8): the price source, the six terms, the raw 65-byte signature.
+ */
+export function encodeTokenPaymasterData(data: TokenFeeTerms & { signature: Hex }): Hex {
   checkTokenFeeTerms(data);
   // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
   if (size(data.signature) !== PAYMASTER_SIGNATURE_LENGTH) {
@@ -150,12 +146,8 @@ export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
       `paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(data.signature)}`,
     );
   }
-  if (!isAddress(data.paymaster, { strict: false })) {
-    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
-  }
-  // concat keeps the case of its parts: lowercase them so the result is uniform hex.
+  // concat keeps the case of its parts: lowercase the signature so the result is uniform hex.
   return concat([
-    data.paymaster.toLowerCase() as Hex,
     numberToHex(data.priceSource, { size: 1 }),
     encodeAbiParameters(termsParameters, [
       data.validUntil,
@@ -167,6 +159,13 @@ export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
     ]),
     data.signature.toLowerCase() as Hex,
   ]);
+}
+
+export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
+  if (!isAddress(data.paymaster, { strict: false })) {
+    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
+  }
+  return concat([data.paymaster.toLowerCase() as Hex, encodeTokenPaymasterData(data)]);
 }
 
 /** The layout's fields as the contract reads them; the markup and rate are not judged here, only the shape. */

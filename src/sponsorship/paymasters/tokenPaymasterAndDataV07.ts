@@ -10,26 +10,24 @@
 //                        uint256 exchangeRate, uint32 priceMarkup)
 //   [245:310] signature, 65 raw bytes r,s,v
 // Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/sponsorship/paymasters/tokenPaymasterAndData.ts).
-import {
-  type Address,
-  concat,
-  decodeAbiParameters,
-  encodeAbiParameters,
-  getAddress,
-  type Hex,
-  hexToBigInt,
-  hexToNumber,
-  isAddress,
-  numberToHex,
-  size,
-  slice,
-} from "viem";
-import { addressWord, keccakOfWords, uintWord } from "../../abi/abiWords";
+import { type Address, decodeAbiParameters, type Hex, hexToNumber, size, slice } from "viem";
+import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
-import { paymasterHashPrefixWords, uint128Bytes } from "../entryPoints/packedUserOperation";
+import {
+  PAYMASTER_DATA_OFFSET,
+  packPaymasterAndData,
+  paymasterHashPrefixWords,
+  unpackPaymasterAndData,
+} from "../entryPoints/packedUserOperation";
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
-import { PAYMASTER_DATA_OFFSET, type PaymasterGasLimits } from "./paymasterAndDataV07";
-import { checkTokenFeeTerms, PRICE_SOURCE, type TokenFeeTerms, tokenAmountForWei } from "./tokenPaymasterAndData";
+import type { PaymasterGasLimits } from "./paymasterAndDataV07";
+import {
+  encodeTokenPaymasterData,
+  PRICE_SOURCE,
+  type TokenFeeTerms,
+  tokenAmountForWei,
+  tokenHashedTerms,
+} from "./tokenPaymasterAndData";
 
 const TERMS_OFFSET = PAYMASTER_DATA_OFFSET + 1;
 const SIGNATURE_OFFSET = TERMS_OFFSET + 6 * 32;
@@ -80,61 +78,17 @@ export interface TokenHashContextV07 extends TokenFeeTerms, PaymasterGasLimits {
   paymaster: Address;
 }
 
-function checkSignature(signature: Hex): void {
-  // The contract reverts on any other length; refusing here keeps a malformed signature from ever leaving the service.
-  if (size(signature) !== PAYMASTER_SIGNATURE_LENGTH) {
-    throw new RangeError(`paymaster signature must be ${PAYMASTER_SIGNATURE_LENGTH} bytes, got ${size(signature)}`);
-  }
-}
-
 /**
  * The 32 bytes the verifying signer signs with EIP-191; the contract's getHash computes the same value:
  * keccak(abi.encode(the common prefix, uint8 priceSource, the six terms)), all static words, written in fixed layout
  * (byte for byte viem's encodeAbiParameters, as test/chain/fixedLayoutHashesV07.test.ts checks).
  */
 export function getTokenPaymasterHashV07(userOp: PackedUserOperationSignedFields, context: TokenHashContextV07): Hex {
-  checkTokenFeeTerms(context);
-  return keccakOfWords(
-    paymasterHashPrefixWords(userOp, context) +
-      uintWord("priceSource", context.priceSource, 8) +
-      uintWord("validUntil", context.validUntil, 48) +
-      uintWord("validAfter", context.validAfter, 48) +
-      addressWord("feeToken", context.feeToken) +
-      addressWord("oracleAggregator", context.oracleAggregator) +
-      uintWord("exchangeRate", context.exchangeRate) +
-      uintWord("priceMarkup", context.priceMarkup, 32),
-  );
-}
-
-/** Our part alone (what ERC-7677 calls paymasterData), for answers that give the paymaster fields one by one. */
-export function encodeTokenPaymasterDataV07(data: TokenFeeTerms & { signature: Hex }): Hex {
-  checkTokenFeeTerms(data);
-  checkSignature(data.signature);
-  // concat keeps the case of its parts: lowercase the signature so the result is uniform hex.
-  return concat([
-    numberToHex(data.priceSource, { size: 1 }),
-    encodeAbiParameters(termsParameters, [
-      data.validUntil,
-      data.validAfter,
-      data.feeToken,
-      data.oracleAggregator,
-      data.exchangeRate,
-      data.priceMarkup,
-    ]),
-    data.signature.toLowerCase() as Hex,
-  ]);
+  return keccakOfWords(paymasterHashPrefixWords(userOp, context) + tokenHashedTerms(context));
 }
 
 export function encodeTokenPaymasterAndDataV07(data: TokenPaymasterDataV07): Hex {
-  if (!isAddress(data.paymaster, { strict: false })) {
-    throw new TypeError(`paymaster is not an address: ${data.paymaster}`);
-  }
-  return concat([
-    data.paymaster.toLowerCase() as Address,
-    uint128Bytes("paymasterVerificationGasLimit", data.paymasterVerificationGasLimit),
-    uint128Bytes("paymasterPostOpGasLimit", data.paymasterPostOpGasLimit),
-    encodeTokenPaymasterDataV07(data),
-  ]);
+  return packPaymasterAndData(data.paymaster, data, encodeTokenPaymasterData(data));
 }
 
 /** The layout's fields as the contract reads them; the markup and rate are not judged here, only the shape. */
@@ -154,9 +108,7 @@ export function decodeTokenPaymasterAndDataV07(paymasterAndData: Hex): TokenPaym
     slice(paymasterAndData, TERMS_OFFSET, SIGNATURE_OFFSET),
   );
   return {
-    paymaster: getAddress(slice(paymasterAndData, 0, 20)),
-    paymasterVerificationGasLimit: hexToBigInt(slice(paymasterAndData, 20, 36)),
-    paymasterPostOpGasLimit: hexToBigInt(slice(paymasterAndData, 36, PAYMASTER_DATA_OFFSET)),
+    ...unpackPaymasterAndData(paymasterAndData),
     priceSource,
     validUntil,
     validAfter,

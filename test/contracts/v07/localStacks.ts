@@ -34,6 +34,7 @@ import type { LaterEntryPointVersion } from "../../../src/config";
 import { type LocalChain, startLocalChain } from "../../../src/devChain/localChain";
 import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
 import {
+  PAYMASTER_DATA_OFFSET,
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
@@ -43,7 +44,6 @@ import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymaste
 import {
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-  PAYMASTER_DATA_OFFSET,
 } from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
 import { anvilKeys, type Wallet } from "../fixtures";
 

@@ -1,0 +1,112 @@
+// The sponsorship engine: one operation, one EntryPoint version (src/sponsorship/entryPoints/entryPointVersion.ts), one
+// of our paymasters (src/sponsorship/paymasters/paymasterKind.ts). The kind's rules decide, the paymaster's hash is
+// the version's prefix and the kind's terms, and the answer is recorded before it is given out (decideSignRecord.ts).
+// Every RPC path signs through here; a new version or kind is an implementation of its interface, nothing more.
+import type { Address, Hex } from "viem";
+import { keccakOfWords } from "../abi/abiWords";
+import type { Signer } from "../chain/signer";
+import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { SponsorshipLog } from "../storage/sponsorships";
+import type { SmartAccountInfo } from "./callData";
+import { decideSignRecord } from "./decideSignRecord";
+import type { EntryPointVersion } from "./entryPoints/entryPointVersion";
+import type { SponsoredUserOperation } from "./partialUserOperationV07";
+import type { PaymasterKind, SigningWindow } from "./paymasters/paymasterKind";
+import type { Rule } from "./rule";
+import type { SponsorshipSetup } from "./setup";
+
+export interface SponsorDeps {
+  signer: Signer;
+  log: SponsorshipLog;
+  /** The rules of SPONSORED mode, in evaluation order. */
+  rules: readonly Rule[];
+  /**
+   * Those of `rules` that spend nothing, in the same order, for pm_getPaymasterStubData (src/sponsorship/eligibility.ts):
+   * the memory-only rules and the deposit read without a hold; never the spending limits' claim or a webhook call.
+   */
+  stubRules: readonly Rule[];
+  now?: () => number;
+}
+
+/** An operation with every gas field and fee the signature covers. */
+type Signable = SponsoredUserOperation & {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+};
+
+export interface SponsorshipRequest<Op extends Signable, Terms extends SigningWindow> {
+  setup: SponsorshipSetup;
+  chain: SponsoringChain;
+  version: EntryPointVersion<Op>;
+  entryPoint: Address;
+  kind: PaymasterKind<Terms>;
+  /** Our contract of this kind for the EntryPoint; undefined when the chain has none (recorded as refused). */
+  paymaster: Address | undefined;
+  userOp: Op;
+  expirySeconds: number;
+  smartAccount?: SmartAccountInfo;
+  webhookData?: Record<string, unknown>;
+}
+
+export type SponsorshipOutcome =
+  | { sponsored: true; paymaster: Address; paymasterData: Hex }
+  | { sponsored: false; reason: string; refusedBy?: string };
+
+/** Decides, signs what the rules allow and records the answer (its reservations with it) before returning it. */
+export async function sponsorOperation<Op extends Signable, Terms extends SigningWindow>(
+  deps: SponsorDeps,
+  request: SponsorshipRequest<Op, Terms>,
+): Promise<SponsorshipOutcome> {
+  const { setup, chain, version, kind, userOp, paymaster } = request;
+  const record = {
+    paymasterId: setup.paymasterId,
+    chainId: chain.chainId,
+    sender: userOp.sender,
+    nonce: userOp.nonce,
+    callGasLimit: userOp.callGasLimit,
+    verificationGasLimit: userOp.verificationGasLimit,
+    preVerificationGas: userOp.preVerificationGas,
+    maxFeePerGas: userOp.maxFeePerGas,
+    maxPriorityFeePerGas: userOp.maxPriorityFeePerGas,
+    ...(kind.holdsDeposit && setup.fundingAddress ? { fundingAddress: setup.fundingAddress } : {}),
+    ...(paymaster ? { paymasterAddress: paymaster } : {}),
+    entryPoint: request.entryPoint,
+    mode: kind.mode,
+  };
+  const outcome = await decideSignRecord(
+    deps,
+    {
+      ...request,
+      record,
+      worstCaseWei: version.maxDepositChargeWei(userOp),
+      holdsDeposit: kind.holdsDeposit,
+      rules: paymaster ? kind.rules(deps.rules, userOp, version) : [],
+      ...(paymaster ? {} : { unavailable: noPaymaster(chain) }),
+      nowMs: (deps.now ?? Date.now)(),
+    },
+    async (window) => {
+      const at = paymaster as Address;
+      const terms = kind.terms(setup, window);
+      const prefix = version.paymasterHashPrefix(userOp, { chainId: chain.chainId, paymaster: at });
+      const signature = await deps.signer.signHash(keccakOfWords(prefix + kind.hashedTerms(terms)));
+      const paymasterData = kind.encodeData(terms, signature);
+      const userOpHash = version.userOpHash(
+        userOp,
+        { paymaster: at, paymasterData },
+        request.entryPoint,
+        chain.chainId,
+      );
+      return { payload: paymasterData, userOpHash, signed: terms };
+    },
+  );
+  if (!outcome.sponsored) return outcome;
+  return { sponsored: true, paymaster: paymaster as Address, paymasterData: outcome.payload };
+}
+
+const noPaymaster = (chain: SponsoringChain) => ({
+  reason: `No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`,
+  refusedBy: "noVerifyingPaymaster",
+});

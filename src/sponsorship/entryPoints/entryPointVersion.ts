@@ -1,0 +1,45 @@
+// What the sponsorship engine (src/sponsorship/engine.ts) needs to know of an EntryPoint version, and nothing else:
+// the shape of its operation, where the paymaster's fields go, the hashes, and the most an operation can cost. One
+// implementation per version (v06.ts; v07.ts for v0.7 and v0.8, which differ only in the user operation hash); a new
+// version is one more file here and one more entry in versions.ts.
+import type { Address, Hex } from "viem";
+import type { SponsoredUserOperation } from "../partialUserOperationV07";
+import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
+
+/** Where a paymaster's hash is computed: every one of our paymasters hashes the chain and itself after the operation. */
+export interface PaymasterHashPlace {
+  chainId: number | bigint;
+  paymaster: Address;
+}
+
+/** A paymaster's part of an operation, before the version places it (v0.6: paymasterAndData; later: apart). */
+export interface PaymasterPart {
+  paymaster: Address;
+  /** The paymaster kind's encoding of its terms and signature (src/sponsorship/paymasters/paymasterKind.ts). */
+  paymasterData: Hex;
+}
+
+export interface EntryPointVersion<Op extends SponsoredUserOperation> {
+  readonly name: "0.6" | "0.7" | "0.8";
+  /**
+   * The paymaster's own gas limits, when the version has them (v0.7 on: the EntryPoint reads them from
+   * paymasterAndData and our hash binds them); undefined for v0.6, where postOp runs on verificationGasLimit.
+   */
+  paymasterGasOf(op: Op): PaymasterGasLimits | undefined;
+  /**
+   * What every paymaster's hash starts with, as hex digits without 0x: the operation's signed fields (the paymaster
+   * gas limits among them from v0.7 on), the chain id and the paymaster. The kind's own terms follow.
+   */
+  paymasterHashPrefix(op: Op, place: PaymasterHashPlace): string;
+  /** The EntryPoint's getUserOpHash of the operation as it will be sent: our paymaster part in, no account signature. */
+  userOpHash(op: Op, part: PaymasterPart, entryPoint: Address, chainId: number): Hex;
+  /** The EntryPoint's prefund with a paymaster: the most the operation's gas can cost, at maxFeePerGas. */
+  prefundWei(op: Op): bigint;
+  /**
+   * Whether the prefund already counts the paymaster's postOp (v0.7 on: paymasterPostOpGasLimit); otherwise a
+   * paymaster's postOp overhead comes on top of it (v0.6).
+   */
+  readonly prefundCountsPostOp: boolean;
+  /** The most the operation can take from a paymaster's deposit, wei: what a sponsorship's record holds. */
+  maxDepositChargeWei(op: Op): bigint;
+}

@@ -1,0 +1,45 @@
+// What the sponsorship engine (src/sponsorship/engine.ts) needs to know of one of our paymaster contracts, whatever
+// the EntryPoint version: which rules decide for it, what its signature commits to besides the operation, how its
+// data is encoded, and its own gas. One implementation per kind: verifying.ts (the dApp's deposit pays) and token.ts
+// (the sender pays in an ERC-20 token). The data's layout is the same for every version; where it goes is the
+// version's business (src/sponsorship/entryPoints/entryPointVersion.ts).
+import type { Hex } from "viem";
+import type { LedgerMode } from "../../storage/sponsorships";
+import type { EntryPointVersion } from "../entryPoints/entryPointVersion";
+import type { SponsoredUserOperation } from "../partialUserOperationV07";
+import type { Rule } from "../rule";
+import type { SponsorshipSetup } from "../setup";
+import type { PaymasterGasLimits } from "./paymasterAndDataV07";
+
+/** The validity window a signature gives an operation, unix seconds. */
+export interface SigningWindow {
+  validUntil: number;
+  validAfter: number;
+}
+
+export interface PaymasterKind<Terms extends SigningWindow> {
+  /** What the record says pays: SPONSORED, the dApp's deposit; ERC20, the sender in a token. */
+  readonly mode: LedgerMode;
+  /**
+   * Whether a signature is held against the dApp's deposit until settled (the record's maxCharge, its funding
+   * wallet): only when the deposit pays.
+   */
+  readonly holdsDeposit: boolean;
+  /**
+   * The rules that decide whether this paymaster signs the operation, in order: SPONSORED mode's (`sponsoredRules`,
+   * the setup's) when the dApp pays, the kind's own checks otherwise.
+   */
+  rules<Op extends SponsoredUserOperation>(
+    sponsoredRules: readonly Rule[],
+    op: Op,
+    version: EntryPointVersion<Op>,
+  ): readonly Rule[];
+  /** The terms the signature commits to, for the window the rules passed (a kind may keep a narrower one). */
+  terms(setup: SponsorshipSetup, window: SigningWindow): Terms;
+  /** The terms as the contract hashes them after the version's prefix: hex digits without 0x. */
+  hashedTerms(terms: Terms): string;
+  /** The contract's paymasterData: the terms and the signature, the same bytes under every version. */
+  encodeData(terms: Terms, signature: Hex): Hex;
+  /** The paymaster gas limits to sign, for versions that have them (v0.7 on), from what the client sent. */
+  gasLimits(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits;
+}

@@ -1,0 +1,82 @@
+// Our token paymaster as a paymaster kind (paymasterKind.ts): the sender pays in an ERC-20 token, so none of SPONSORED
+// mode's rules apply (no funding wallet, policy, spending limit or webhook); the one check is that the sender holds
+// the most the operation can be charged. The signature commits to the token terms, fixed before the decision (the
+// price read now, the window cut to the price's own end).
+import type { TokenConfig } from "../../config";
+import { erc20Outcome, requireBalance, type TokenChain } from "../../tokens/erc20Terms";
+import type { EntryPointVersion } from "../entryPoints/entryPointVersion";
+import type { SponsoredUserOperation } from "../partialUserOperationV07";
+import type { Rule } from "../rule";
+import type { PaymasterGasLimits } from "./paymasterAndDataV07";
+import type { PaymasterKind } from "./paymasterKind";
+import {
+  encodeTokenPaymasterData,
+  TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS,
+  type TokenFeeTerms,
+  tokenAmountForWei,
+  tokenHashedTerms,
+} from "./tokenPaymasterAndData";
+import {
+  TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
+  TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
+} from "./tokenPaymasterAndDataV07";
+
+/**
+ * The token paymaster's two gas limits: validation at least our figure (more when the client or its bundler asks for
+ * more: unused validation gas costs nothing), postOp always ours, since the hash binds it and too low reverts postOp.
+ */
+export function tokenPaymasterGasLimits(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits {
+  const verification = given.paymasterVerificationGasLimit;
+  return {
+    paymasterVerificationGasLimit:
+      verification !== undefined && verification > TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT
+        ? verification
+        : TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
+    paymasterPostOpGasLimit: TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
+  };
+}
+
+/**
+ * The most the token paymaster can charge for `op` under `version`, in the token's base units: the prefund, plus the
+ * contract's postOp overhead where the prefund does not count postOp (v0.6), at the rate with the markup. Validation
+ * requires the sender to hold it, so it is also a quote's maximum fee.
+ */
+export function maxTokenCost<Op extends SponsoredUserOperation>(
+  version: EntryPointVersion<Op>,
+  op: Op,
+  terms: Pick<TokenFeeTerms, "exchangeRate" | "priceMarkup">,
+): bigint {
+  const overhead = version.prefundCountsPostOp ? 0n : TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS * (op.maxFeePerGas ?? 0n);
+  return tokenAmountForWei(version.prefundWei(op) + overhead, terms.exchangeRate, terms.priceMarkup);
+}
+
+export interface TokenPaymasterRequest {
+  chain: TokenChain;
+  token: TokenConfig;
+  terms: TokenFeeTerms;
+  log: { warn(object: object, message: string): void };
+}
+
+/** The kind for one request's token and terms. */
+export function tokenPaymaster(request: TokenPaymasterRequest): PaymasterKind<TokenFeeTerms> {
+  const { chain, token, terms, log } = request;
+  return {
+    mode: "ERC20",
+    // The user pays, so no deposit is held against the signature.
+    holdsDeposit: false,
+    rules: (_sponsoredRules, op, version): Rule[] => [
+      {
+        name: "ERC20",
+        evaluate: async () => {
+          const maximum = maxTokenCost(version, op, terms);
+          await requireBalance(chain, token, op.sender, maximum, log);
+          return erc20Outcome(token, terms, maximum);
+        },
+      },
+    ],
+    terms: () => terms,
+    hashedTerms: tokenHashedTerms,
+    encodeData: (signed, signature) => encodeTokenPaymasterData({ ...signed, signature }),
+    gasLimits: tokenPaymasterGasLimits,
+  };
+}
