@@ -6,6 +6,7 @@ import {
   type CycleDuration as CycleDurationSchema,
   POLICY_DATA_SCHEMAS,
   policyKindFixed,
+  type StoredPolicyData,
   TIME_WINDOW_BACKWARDS,
   TIME_WINDOW_EMPTY,
   UPDATE_POLICY_EMPTY,
@@ -13,6 +14,7 @@ import {
   type UpdatePolicyBody,
   usdNeedsPrice,
 } from "../schemas/management/policies";
+import type { PolicyType } from "../schemas/management/policyKinds";
 import { assertValid } from "../schemas/validate";
 import { type CycleDuration, parseCycleDurationText, type SpendingLimit } from "../sponsorship/spendingLimit";
 import type { Account } from "../storage/accounts";
@@ -65,7 +67,7 @@ async function policyDataOf(
   body: CreatePolicyBody,
   checkUrl: UrlCheck,
   priced: (thresholdType: string) => void,
-): Promise<Record<string, unknown>> {
+): Promise<StoredPolicyData[PolicyType]> {
   switch (body.policyType) {
     case "PAYMASTER_SA_LIMIT": {
       const data = body.policyData;
@@ -178,7 +180,12 @@ export async function updateSpendingLimit(
   if (policy.policyType !== "PAYMASTER_SA_LIMIT") {
     throw badRequest(`Policy ${policy.id} is a ${policy.policyType} policy; only PAYMASTER_SA_LIMIT has a limit`);
   }
-  const current = policy.policyData as unknown as SpendingLimit;
+  if (policy.unreadable !== undefined) {
+    throw badRequest(
+      `Policy ${policy.id} has unreadable settings (${policy.unreadable}): replace them whole through the policy update`,
+    );
+  }
+  const current = policy.policyData;
   const thresholdType = body.thresholdType ?? current.thresholdType;
   if (body.thresholdType !== undefined) pricedIfUsd(ctx, paymaster, thresholdType, "thresholdType");
   const updated: SpendingLimit = {
@@ -217,7 +224,7 @@ export async function updatePolicy(
   if (body.policyType !== undefined && body.policyType !== policy.policyType) {
     throw badRequest(policyKindFixed(policy.policyType));
   }
-  let policyData: Record<string, unknown> | undefined;
+  let policyData: StoredPolicyData[PolicyType] | undefined;
   if (body.policyData !== undefined) {
     assertValid(POLICY_DATA_SCHEMAS[policy.policyType], body.policyData, "policyData");
     const asCreated = { name: policy.name, policyType: policy.policyType, policyData: body.policyData };
