@@ -2,14 +2,14 @@ import { currentCycleStartMs, cycleLengthMs, formatUsage, thresholdUnits } from 
 import { usageOf } from "../storage/limitLedger";
 import type { Paymaster } from "../storage/paymasters";
 import { isReadable, listPolicies, policiesOfKind } from "../storage/policies";
-import type { ActionContext } from "./managementContext";
+import type { ManagementContext } from "./managementContext";
 
 /**
  * How much of each spending limit the current cycle has used, overall for PAYMASTER limits and per sender for
  * SMART_ACCOUNT limits, in the threshold's unit (operations, or ether). A limit whose stored settings cannot be read
  * has no cycle to show and is left out (the rule list shows it as stored; sponsorship refuses while it is active).
  */
-export async function limitUsage(ctx: ActionContext, paymaster: Paymaster) {
+export async function limitUsage(ctx: ManagementContext, paymaster: Paymaster) {
   const nowMs = ctx.now();
   const readable = (await listPolicies(ctx.db, paymaster.id)).filter(isReadable);
   const limits = policiesOfKind(readable, "PAYMASTER_SA_LIMIT").map((policy) => {

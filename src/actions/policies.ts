@@ -32,7 +32,7 @@ import {
   updateLimit,
 } from "../storage/policies";
 import { httpUrl } from "./httpUrl";
-import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./managementContext";
+import { isUuid, type ManagementContext, type UrlCheck, unlessTaken } from "./managementContext";
 import { type Page, type PageCursor, type PageRequest, pageOf } from "./pageCursor";
 
 const nameTaken = { [POLICY_NAME_PER_PAYMASTER]: () => new PolicyNameExistsError() };
@@ -57,7 +57,7 @@ function wholeForCount(threshold: number, thresholdType: SpendingLimit["threshol
  * A USD rule on a chain whose native token has no configured dollar price could never sponsor anything: refused when
  * it is set, so the dApp learns it then (the sponsorship would refuse too, fail-closed).
  */
-function pricedIfUsd(ctx: ActionContext, paymaster: Paymaster, thresholdType: string, label: string): void {
+function pricedIfUsd(ctx: ManagementContext, paymaster: Paymaster, thresholdType: string, label: string): void {
   if (thresholdType === "USD" && !ctx.chains.get(paymaster.chainId)?.nativeUsdPrice) {
     throw badRequest(usdNeedsPrice(label, paymaster.chainId));
   }
@@ -108,7 +108,7 @@ async function policyDataOf(
   }
 }
 
-export const policiesOf = (ctx: ActionContext, paymaster: Paymaster): Promise<Policy[]> =>
+export const policiesOf = (ctx: ManagementContext, paymaster: Paymaster): Promise<Policy[]> =>
   listPolicies(ctx.db, paymaster.id);
 
 /** An entry of the rule list: a rule, or a whitelisted contract shown as one. */
@@ -119,7 +119,7 @@ export type RuleEntry = { policy: Policy } | { contract: SmartContract };
  * ends among the rules reads on into the contracts, so no page is short while more follow.
  */
 export async function rulesPageOf(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   request: PageRequest,
 ): Promise<Page<RuleEntry>> {
@@ -139,7 +139,7 @@ export async function rulesPageOf(
 
 /** A new rule; a spending limit's first cycle starts now. */
 export async function createPolicy(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   account: Account,
   paymaster: Paymaster,
   body: CreatePolicyBody,
@@ -163,7 +163,7 @@ export async function createPolicy(
   return policy;
 }
 
-async function policyOf(ctx: ActionContext, paymaster: Paymaster, policyId: string): Promise<Policy> {
+async function policyOf(ctx: ManagementContext, paymaster: Paymaster, policyId: string): Promise<Policy> {
   const policy = isUuid(policyId) ? await findPolicy(ctx.db, paymaster.id, policyId) : undefined;
   if (!policy) throw new PolicyNotFoundError();
   return policy;
@@ -171,7 +171,7 @@ async function policyOf(ctx: ActionContext, paymaster: Paymaster, policyId: stri
 
 /** Changes a spending limit; what the body leaves out stays, and the cycle restarts now. */
 export async function updateSpendingLimit(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   body: UpdateLimitBody,
@@ -213,7 +213,7 @@ export async function updateSpendingLimit(
  * against the old ones); a new name alone keeps the cycle.
  */
 export async function updatePolicy(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   body: UpdatePolicyBody,
@@ -248,7 +248,7 @@ export async function updatePolicy(
 
 /** Pauses or resumes a rule. */
 export async function setPolicyActive(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   active: boolean,
