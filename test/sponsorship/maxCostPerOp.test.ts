@@ -4,12 +4,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
+import type { PriceReading } from "../../src/chain/nativeUsdPrice";
 import type { StoredPolicyData } from "../../src/schemas/management/policies";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
 import { maxCostPerOp } from "../../src/sponsorship/rules/maxCostPerOp";
-import { type PriceReading, RequestPrice } from "../../src/sponsorship/usdAmount";
+import { RequestPrice } from "../../src/sponsorship/usdAmount";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
 

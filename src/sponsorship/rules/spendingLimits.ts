@@ -1,9 +1,10 @@
+import type { NativeUsdPrice } from "../../chain/nativeUsdPrice";
 import type { LimitLedger, Reservation } from "../../storage/limitLedger";
 import { type PolicyOf, policiesOfKind } from "../../storage/policies";
 import { viewOf, worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { currentCycleStartMs, formatUsage, type SpendingLimit, thresholdUnits, weiToEther } from "../spendingLimit";
-import { type NativeUsdPrice, priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
+import { priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
 
 const RULE = "spendingLimits";
 
