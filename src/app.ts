@@ -32,11 +32,8 @@ import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
 import { registerRpcDocs } from "./rpc/docsRoute";
 import { isRpcUrl, RPC_PATH, rpcIdOf, rpcRoutes, sendOutsideRoute } from "./rpc/server";
-import { CHEAP_RULES } from "./sponsorship/decide";
 import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
-import { depositReadRule, depositRule, InFlightCharges } from "./sponsorship/rules/deposit";
-import { spendingLimitRule } from "./sponsorship/rules/spendingLimits";
-import { webhookRule } from "./sponsorship/rules/webhooks";
+import { sponsorshipRules } from "./sponsorship/ruleList";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
@@ -167,13 +164,6 @@ export async function buildApp(
     },
     { prefix: MANAGEMENT_PREFIX },
   );
-  // One in-flight tally for both deposit rules: the stub's read sees what sponsorships being signed hold.
-  const deposits = {
-    chains,
-    balances: new DepositBalances({ now: ctx.now }),
-    outstanding,
-    inFlight: new InFlightCharges(),
-  };
   await app.register(rpcRoutes, {
     setups,
     chains,
@@ -182,17 +172,20 @@ export async function buildApp(
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
       now: ctx.now,
-      // Memory-only rules first, then the ledger's reservation, then the deposit (a balance read cached for 2 s and one
-      // batched query: after the limits, which refuse more often and need no RPC; before the webhooks, which each cost a
-      // call out), then calls out to the dApp's webhooks.
-      rules: [
-        ...CHEAP_RULES,
-        spendingLimitRule(new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks")), alerts.limitRefused),
-        depositRule({ ...deposits, observe: alerts.depositObserved }),
-        webhookRule(ctx.webhooks, () => app.addresses(), metrics),
-      ],
-      // The stub's eligibility check: what spends nothing. Its deposit read sees the sponsorships' in-flight holds.
-      stubRules: [...CHEAP_RULES, depositReadRule(deposits)],
+      // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.
+      ...sponsorshipRules({
+        ledger: new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks")),
+        limitRefused: alerts.limitRefused,
+        deposits: {
+          chains,
+          balances: new DepositBalances({ now: ctx.now }),
+          outstanding,
+          observe: alerts.depositObserved,
+        },
+        webhooks: ctx.webhooks,
+        selfAddresses: () => app.addresses(),
+        metrics,
+      }),
     },
   });
   adminRoutes(app, ctx, credentials);

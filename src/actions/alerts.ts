@@ -3,14 +3,14 @@ import type { SetDepositAlertBody } from "../schemas/management/funding";
 import { removeAlertSettings, saveAlertSettings } from "../storage/alerts";
 import type { Paymaster } from "../storage/paymasters";
 import { httpUrl } from "./httpUrl";
-import { type ActionContext, isUuid, type UrlCheck } from "./managementContext";
+import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
 
 /**
  * Sets where the paymaster's alerts go and the deposit threshold (docs/alerts.md), checked like a webhook URL; a null
  * url turns the alerts off. Setting them re-arms deposit.low: the next check alerts if the deposit is already below.
  */
 export async function setDepositAlert(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: SetDepositAlertBody,
   checkUrl: UrlCheck,

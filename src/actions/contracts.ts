@@ -15,18 +15,18 @@ import {
 } from "../storage/contracts";
 import type { Database } from "../storage/database";
 import type { Paymaster } from "../storage/paymasters";
-import { type ActionContext, unlessTaken } from "./managementContext";
+import { type ManagementContext, unlessTaken } from "./managementContext";
 import { type Page, type PageRequest, pageOf } from "./pageCursor";
 
 /** Addresses are compared case-insensitively, so they are kept in lowercase. */
 const lower = (address: string) => address.toLowerCase();
 
-export const contractsOf = (ctx: ActionContext, paymaster: Paymaster): Promise<SmartContract[]> =>
+export const contractsOf = (ctx: ManagementContext, paymaster: Paymaster): Promise<SmartContract[]> =>
   listContracts(ctx.db, paymaster.id);
 
 /** One page of a paymaster's contracts, in the order of the whole list. */
 export async function contractsPageOf(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   request: PageRequest,
 ): Promise<Page<SmartContract>> {
@@ -39,7 +39,7 @@ export async function contractsPageOf(
 
 /** Sponsors calls to a contract: every function of its ABI when no methods are listed, none for an empty list. */
 export async function whitelistContract(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: WhitelistContractBody,
 ): Promise<SmartContract> {
@@ -80,7 +80,7 @@ function contractStatisticsOf(db: Database): AnalyzeOnGrowth {
 
 /** Replaces which methods of a registered contract are sponsored. */
 export async function updateContractMethods(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: UpdateMethodsBody,
 ): Promise<SmartContract> {
@@ -95,7 +95,7 @@ export async function updateContractMethods(
   return updated;
 }
 
-export async function removeContract(ctx: ActionContext, paymaster: Paymaster, body: RemoveContractBody) {
+export async function removeContract(ctx: ManagementContext, paymaster: Paymaster, body: RemoveContractBody) {
   if (!(await deleteContract(ctx.db, paymaster.id, lower(body.address)))) throw new ContractNotFoundError();
   ctx.setupChanged(paymaster.apiKey);
 }

@@ -13,7 +13,7 @@ import {
   saveFundingMessage,
   setPaymasterActive as storePaymasterActive,
 } from "../storage/paymasters";
-import { type ActionContext, isUuid } from "./managementContext";
+import { isUuid, type ManagementContext } from "./managementContext";
 
 /** A message that says what signing it does, and a nonce so that every request yields a new one. */
 function fundingMessage(paymaster: Paymaster, issuedAtMs: number): string {
@@ -35,7 +35,7 @@ async function signerOf(message: string, signature: Hex): Promise<string | undef
 }
 
 /** Step 1: a new message to sign; only the latest one links a wallet. */
-export async function issueFundingMessage(ctx: ActionContext, paymaster: Paymaster, paymasterId: string) {
+export async function issueFundingMessage(ctx: ManagementContext, paymaster: Paymaster, paymasterId: string) {
   if (paymasterId !== paymaster.id) throw new PaymasterNotFoundError();
   const message = fundingMessage(paymaster, ctx.now());
   await saveFundingMessage(ctx.db, paymaster.id, message);
@@ -44,7 +44,7 @@ export async function issueFundingMessage(ctx: ActionContext, paymaster: Paymast
 
 /** Step 3: the wallet that signed the latest message becomes the paymaster's funding wallet. */
 export async function linkFundingWallet(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: LinkFundingWalletBody,
 ): Promise<Paymaster> {
@@ -82,7 +82,7 @@ export interface FundingBalance {
 type DepositView = VersionDeposit & { held: string | null; available: string | null };
 
 async function withHolds(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   chainId: number,
   wallet: string | null,
   deposits: VersionDeposit[],
@@ -108,7 +108,7 @@ async function withHolds(
 
 /** The funding wallet's deposit in our verifying paymaster of each EntryPoint version the paymaster's chain serves. */
 export async function fundingBalance(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   paymasterId: string,
 ): Promise<FundingBalance> {
@@ -133,7 +133,7 @@ export async function fundingBalance(
 
 /** Pauses or resumes the whole paymaster; the RPC endpoint sees it at once (the setup cache is told). */
 export async function setPaymasterActive(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: SetPaymasterActiveBody,
 ): Promise<Paymaster> {

@@ -1,28 +1,22 @@
-import {
-  currentCycleStartMs,
-  cycleLengthMs,
-  formatUsage,
-  type SpendingLimit,
-  thresholdUnits,
-} from "../sponsorship/spendingLimit";
+import { currentCycleStartMs, cycleLengthMs, formatUsage, thresholdUnits } from "../sponsorship/spendingLimit";
 import { usageOf } from "../storage/limitLedger";
 import type { Paymaster } from "../storage/paymasters";
-import { listPolicies } from "../storage/policies";
-import type { ActionContext } from "./managementContext";
+import { isReadable, listPolicies, policiesOfKind } from "../storage/policies";
+import type { ManagementContext } from "./managementContext";
 
 /**
  * How much of each spending limit the current cycle has used, overall for PAYMASTER limits and per sender for
- * SMART_ACCOUNT limits, in the threshold's unit (operations, or ether).
+ * SMART_ACCOUNT limits, in the threshold's unit (operations, or ether). A limit whose stored settings cannot be read
+ * has no cycle to show and is left out (the rule list shows it as stored; sponsorship refuses while it is active).
  */
-export async function limitUsage(ctx: ActionContext, paymaster: Paymaster) {
+export async function limitUsage(ctx: ManagementContext, paymaster: Paymaster) {
   const nowMs = ctx.now();
-  const limits = (await listPolicies(ctx.db, paymaster.id))
-    .filter((policy) => policy.policyType === "PAYMASTER_SA_LIMIT")
-    .map((policy) => {
-      const limit = policy.policyData as unknown as SpendingLimit;
-      const cycleStartMs = currentCycleStartMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs);
-      return { policy, limit, cycleStartMs };
-    });
+  const readable = (await listPolicies(ctx.db, paymaster.id)).filter(isReadable);
+  const limits = policiesOfKind(readable, "PAYMASTER_SA_LIMIT").map((policy) => {
+    const limit = policy.policyData;
+    const cycleStartMs = currentCycleStartMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs);
+    return { policy, limit, cycleStartMs };
+  });
   const usage = await usageOf(
     ctx.db,
     limits.map(({ policy, cycleStartMs }) => ({ policyId: policy.id, cycleStartMs })),

@@ -3,7 +3,7 @@ import type { Database } from "../storage/database";
 import { UniqueViolation } from "../storage/database";
 
 /** What the management use cases need: storage, the chains served, the clock, and the sponsorship setup cache. */
-export interface ActionContext {
+export interface ManagementContext {
   db: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   now: () => number;

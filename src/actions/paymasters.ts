@@ -2,15 +2,15 @@ import { ChainNotSupportedError, PaymasterNameExistsError } from "../errors";
 import type { CreatePaymasterBody } from "../schemas/management/paymasters";
 import type { Account } from "../storage/accounts";
 import { insertPaymaster, listPaymasters, PAYMASTER_NAME_PER_CHAIN, type Paymaster } from "../storage/paymasters";
-import { type ActionContext, unlessTaken } from "./managementContext";
+import { type ManagementContext, unlessTaken } from "./managementContext";
 
 /** The account's paymasters. */
-export const paymastersOf = (ctx: ActionContext, account: Account): Promise<Paymaster[]> =>
+export const paymastersOf = (ctx: ManagementContext, account: Account): Promise<Paymaster[]> =>
   listPaymasters(ctx.db, account.id);
 
 /** A new paymaster on a chain this service sponsors on; names are unique per chain. */
 export async function createPaymaster(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   account: Account,
   body: CreatePaymasterBody,
 ): Promise<Paymaster> {

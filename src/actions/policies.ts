@@ -6,6 +6,7 @@ import {
   type CycleDuration as CycleDurationSchema,
   POLICY_DATA_SCHEMAS,
   policyKindFixed,
+  type StoredPolicyData,
   TIME_WINDOW_BACKWARDS,
   TIME_WINDOW_EMPTY,
   UPDATE_POLICY_EMPTY,
@@ -13,6 +14,7 @@ import {
   type UpdatePolicyBody,
   usdNeedsPrice,
 } from "../schemas/management/policies";
+import type { PolicyType } from "../schemas/management/policyKinds";
 import { assertValid } from "../schemas/validate";
 import { type CycleDuration, parseCycleDurationText, type SpendingLimit } from "../sponsorship/spendingLimit";
 import type { Account } from "../storage/accounts";
@@ -30,7 +32,7 @@ import {
   updateLimit,
 } from "../storage/policies";
 import { httpUrl } from "./httpUrl";
-import { type ActionContext, isUuid, type UrlCheck, unlessTaken } from "./managementContext";
+import { isUuid, type ManagementContext, type UrlCheck, unlessTaken } from "./managementContext";
 import { type Page, type PageCursor, type PageRequest, pageOf } from "./pageCursor";
 
 const nameTaken = { [POLICY_NAME_PER_PAYMASTER]: () => new PolicyNameExistsError() };
@@ -55,7 +57,7 @@ function wholeForCount(threshold: number, thresholdType: SpendingLimit["threshol
  * A USD rule on a chain whose native token has no configured dollar price could never sponsor anything: refused when
  * it is set, so the dApp learns it then (the sponsorship would refuse too, fail-closed).
  */
-function pricedIfUsd(ctx: ActionContext, paymaster: Paymaster, thresholdType: string, label: string): void {
+function pricedIfUsd(ctx: ManagementContext, paymaster: Paymaster, thresholdType: string, label: string): void {
   if (thresholdType === "USD" && !ctx.chains.get(paymaster.chainId)?.nativeUsdPrice) {
     throw badRequest(usdNeedsPrice(label, paymaster.chainId));
   }
@@ -65,7 +67,7 @@ async function policyDataOf(
   body: CreatePolicyBody,
   checkUrl: UrlCheck,
   priced: (thresholdType: string) => void,
-): Promise<Record<string, unknown>> {
+): Promise<StoredPolicyData[PolicyType]> {
   switch (body.policyType) {
     case "PAYMASTER_SA_LIMIT": {
       const data = body.policyData;
@@ -106,7 +108,7 @@ async function policyDataOf(
   }
 }
 
-export const policiesOf = (ctx: ActionContext, paymaster: Paymaster): Promise<Policy[]> =>
+export const policiesOf = (ctx: ManagementContext, paymaster: Paymaster): Promise<Policy[]> =>
   listPolicies(ctx.db, paymaster.id);
 
 /** An entry of the rule list: a rule, or a whitelisted contract shown as one. */
@@ -117,7 +119,7 @@ export type RuleEntry = { policy: Policy } | { contract: SmartContract };
  * ends among the rules reads on into the contracts, so no page is short while more follow.
  */
 export async function rulesPageOf(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   request: PageRequest,
 ): Promise<Page<RuleEntry>> {
@@ -137,7 +139,7 @@ export async function rulesPageOf(
 
 /** A new rule; a spending limit's first cycle starts now. */
 export async function createPolicy(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   account: Account,
   paymaster: Paymaster,
   body: CreatePolicyBody,
@@ -161,7 +163,7 @@ export async function createPolicy(
   return policy;
 }
 
-async function policyOf(ctx: ActionContext, paymaster: Paymaster, policyId: string): Promise<Policy> {
+async function policyOf(ctx: ManagementContext, paymaster: Paymaster, policyId: string): Promise<Policy> {
   const policy = isUuid(policyId) ? await findPolicy(ctx.db, paymaster.id, policyId) : undefined;
   if (!policy) throw new PolicyNotFoundError();
   return policy;
@@ -169,7 +171,7 @@ async function policyOf(ctx: ActionContext, paymaster: Paymaster, policyId: stri
 
 /** Changes a spending limit; what the body leaves out stays, and the cycle restarts now. */
 export async function updateSpendingLimit(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   body: UpdateLimitBody,
@@ -178,7 +180,12 @@ export async function updateSpendingLimit(
   if (policy.policyType !== "PAYMASTER_SA_LIMIT") {
     throw badRequest(`Policy ${policy.id} is a ${policy.policyType} policy; only PAYMASTER_SA_LIMIT has a limit`);
   }
-  const current = policy.policyData as unknown as SpendingLimit;
+  if (policy.unreadable !== undefined) {
+    throw badRequest(
+      `Policy ${policy.id} has unreadable settings (${policy.unreadable}): replace them whole through the policy update`,
+    );
+  }
+  const current = policy.policyData;
   const thresholdType = body.thresholdType ?? current.thresholdType;
   if (body.thresholdType !== undefined) pricedIfUsd(ctx, paymaster, thresholdType, "thresholdType");
   const updated: SpendingLimit = {
@@ -206,7 +213,7 @@ export async function updateSpendingLimit(
  * against the old ones); a new name alone keeps the cycle.
  */
 export async function updatePolicy(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   body: UpdatePolicyBody,
@@ -217,7 +224,7 @@ export async function updatePolicy(
   if (body.policyType !== undefined && body.policyType !== policy.policyType) {
     throw badRequest(policyKindFixed(policy.policyType));
   }
-  let policyData: Record<string, unknown> | undefined;
+  let policyData: StoredPolicyData[PolicyType] | undefined;
   if (body.policyData !== undefined) {
     assertValid(POLICY_DATA_SCHEMAS[policy.policyType], body.policyData, "policyData");
     const asCreated = { name: policy.name, policyType: policy.policyType, policyData: body.policyData };
@@ -241,7 +248,7 @@ export async function updatePolicy(
 
 /** Pauses or resumes a rule. */
 export async function setPolicyActive(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   policyId: string,
   active: boolean,

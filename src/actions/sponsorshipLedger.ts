@@ -16,7 +16,7 @@ import {
   ledgerBuckets,
   ledgerPage,
 } from "../storage/sponsorshipLedger";
-import type { ActionContext } from "./managementContext";
+import type { ManagementContext } from "./managementContext";
 import { alwaysPaged, type Page, pageOf } from "./pageCursor";
 
 /**
@@ -62,7 +62,7 @@ function viewOf({ usd, ...row }: LedgerRow): LedgerRowView {
 
 /** One page of the paymaster's ledger, newest first, with the query's filters. */
 export async function sponsorshipPage(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   query: LedgerQuery,
 ): Promise<Page<LedgerRowView>> {
@@ -101,7 +101,7 @@ export interface LedgerStats {
 }
 
 /** The chain's price now, through the reader the USD rules use; undefined when the chain has none configured. */
-async function currentPrice(ctx: ActionContext, chainId: number, nowMs: number) {
+async function currentPrice(ctx: ManagementContext, chainId: number, nowMs: number) {
   const chain = ctx.chains.get(chainId);
   if (!chain?.nativeUsdPrice) return undefined;
   const reading = await nativeUsdPriceSource(chain.nativeUsdPrice, chain).read(nowMs);
@@ -113,7 +113,7 @@ async function currentPrice(ctx: ActionContext, chainId: number, nowMs: number) 
  * complete. Every bucket of the range is in the answer, empty ones as zeros, so at most MAX_STATS_BUCKETS are allowed.
  */
 export async function sponsorshipStats(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   query: StatsQuery,
 ): Promise<LedgerStats> {

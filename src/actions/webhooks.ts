@@ -10,11 +10,11 @@ import {
   type Webhook,
 } from "../storage/webhooks";
 import { httpUrl } from "./httpUrl";
-import { type ActionContext, isUuid, type UrlCheck } from "./managementContext";
+import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
 
 /** A webhook that is asked before each sponsorship; refused when the service would refuse to call its URL. */
 export async function createWebhook(
-  ctx: ActionContext,
+  ctx: ManagementContext,
   paymaster: Paymaster,
   body: CreateWebhookBody,
   checkUrl: UrlCheck,
@@ -27,21 +27,21 @@ export async function createWebhook(
 }
 
 /** Every webhook of the paymaster, or the one named. */
-export async function webhooksOf(ctx: ActionContext, paymaster: Paymaster, webhookId?: string): Promise<Webhook[]> {
+export async function webhooksOf(ctx: ManagementContext, paymaster: Paymaster, webhookId?: string): Promise<Webhook[]> {
   if (webhookId === undefined) return listWebhooks(ctx.db, paymaster.id);
   const webhook = isUuid(webhookId) ? await findWebhook(ctx.db, paymaster.id, webhookId) : undefined;
   if (!webhook) throw new WebhookNotFoundError();
   return [webhook];
 }
 
-export async function setWebhookActive(ctx: ActionContext, paymaster: Paymaster, body: SetWebhookActiveBody) {
+export async function setWebhookActive(ctx: ManagementContext, paymaster: Paymaster, body: SetWebhookActiveBody) {
   if (!isUuid(body.webhookId) || !(await storeWebhookActive(ctx.db, paymaster.id, body.webhookId, body.active))) {
     throw new WebhookNotFoundError();
   }
   ctx.setupChanged(paymaster.apiKey);
 }
 
-export async function removeWebhook(ctx: ActionContext, paymaster: Paymaster, body: RemoveWebhookBody) {
+export async function removeWebhook(ctx: ManagementContext, paymaster: Paymaster, body: RemoveWebhookBody) {
   if (!isUuid(body.webhookId) || !(await deleteWebhook(ctx.db, paymaster.id, body.webhookId))) {
     throw new WebhookNotFoundError();
   }

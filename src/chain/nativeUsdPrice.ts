@@ -5,14 +5,32 @@
 import type { Address, PublicClient } from "viem";
 import { aggregatorAbi } from "../abi/aggregatorAbi";
 import type { NativeUsdPriceConfig } from "../config";
-import { describeTransportError } from "../gasEstimation/gasEstimationErrors";
-import {
-  type NativeUsdPrice,
-  type NativeUsdPriceSource,
-  type PriceReading,
-  parsePriceText,
-} from "../sponsorship/usdAmount";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
+import { describeTransportError } from "./transportError";
+
+/** Dollars per whole native token: `answer` / 10^`decimals` (a Chainlink feed's answer and decimals, or a fixed rate). */
+export interface NativeUsdPrice {
+  answer: bigint;
+  decimals: number;
+}
+
+/** A positive decimal text ("1234.56", "3000") as a price; undefined when it is not one. */
+export function parsePriceText(text: string): NativeUsdPrice | undefined {
+  const match = /^(\d{1,30})(?:\.(\d{1,30}))?$/.exec(text);
+  if (!match) return undefined;
+  const fraction = match[2] ?? "";
+  const answer = BigInt((match[1] as string) + fraction);
+  return answer > 0n ? { answer, decimals: fraction.length } : undefined;
+}
+
+/** The native token's dollar price at one instant, or why there is none to use (then a USD rule refuses). */
+export type PriceReading = { ok: true; price: NativeUsdPrice } | { ok: false; reason: string };
+
+/** Where a chain's native token price comes from (below): a fixed rate or a price feed. */
+export interface NativeUsdPriceSource {
+  /** The price usable at `nowMs` (the service clock); a feed's answer older than its maximum age is no price. */
+  read(nowMs: number): Promise<PriceReading>;
+}
 
 /** How long a round read from the feed is reused. */
 export const ROUND_TTL_MS = 5_000;

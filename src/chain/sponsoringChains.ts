@@ -1,14 +1,13 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
+import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 import {
   LOCAL_ENTRY_POINT_STACKS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   LOCAL_VERIFYING_PAYMASTER_ADDRESS,
-} from "../devChain/localAddresses";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
-import type { NativeUsdPriceSource } from "../sponsorship/usdAmount";
-import { nativeUsdPriceSource } from "./nativeUsdPrice";
+} from "./localAddresses";
+import { type NativeUsdPriceSource, nativeUsdPriceSource } from "./nativeUsdPrice";
 
 /** Our contracts for one EntryPoint version after v0.6 on one chain. */
 export interface ServedEntryPoint {

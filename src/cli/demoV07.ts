@@ -20,7 +20,7 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { LocalEntryPointStack } from "../devChain/localAddresses";
+import type { LocalEntryPointStack } from "../chain/localAddresses";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
 import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
 import {

@@ -25,12 +25,12 @@ import {
   type PublicClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/localAddresses";
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
-import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "./localAddresses";
 import { sendTogether } from "./localBatch";
 import {
   type ChainClients,

@@ -1,14 +1,5 @@
-import {
-  BaseError,
-  decodeErrorResult,
-  type Hex,
-  HttpRequestError,
-  parseAbi,
-  RpcRequestError,
-  size,
-  slice,
-  TimeoutError,
-} from "viem";
+import { decodeErrorResult, type Hex, parseAbi, size, slice } from "viem";
+import { clipDetail } from "../chain/transportError";
 
 /** The operation itself fails: it reverts or is refused in simulation. The message says why, for the client. */
 export class OperationRevertedError extends Error {
@@ -23,26 +14,8 @@ export class EstimationUnavailableError extends Error {
   override name = "EstimationUnavailableError";
 }
 
-const MAX_DETAIL = 300;
-
-function clip(text: string): string {
-  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text;
-}
-
-/** What went wrong talking to an upstream JSON-RPC (a node or a bundler), without the URL viem puts in its messages. */
-export function describeTransportError(error: unknown, timeoutMs: number): string {
-  if (error instanceof BaseError) {
-    if (error.walk((cause) => cause instanceof TimeoutError)) return `no answer within ${timeoutMs} ms`;
-    const rpc = error.walk((cause) => cause instanceof RpcRequestError);
-    if (rpc instanceof RpcRequestError) return clip(`error ${rpc.code}: ${rpc.details}`);
-    const http = error.walk((cause) => cause instanceof HttpRequestError);
-    if (http instanceof HttpRequestError) {
-      return http.status === undefined ? "the connection failed" : `HTTP status ${http.status}`;
-    }
-    return clip(error.shortMessage);
-  }
-  return "an unexpected failure";
-}
+// Kept here too for the gas estimation's and the token prices' callers: what a transport failure says is the chain's.
+export { describeTransportError } from "../chain/transportError";
 
 const revertAbi = parseAbi(["error Error(string reason)", "error Panic(uint256 code)"]);
 
@@ -51,10 +24,10 @@ export function describeRevertData(data: Hex): string {
   if (size(data) === 0) return "reverted without a reason";
   try {
     const decoded = decodeErrorResult({ abi: revertAbi, data });
-    if (decoded.errorName === "Error") return clip(decoded.args[0]);
+    if (decoded.errorName === "Error") return clipDetail(decoded.args[0]);
     return `panic 0x${decoded.args[0].toString(16)}`;
   } catch {
-    if (size(data) < 4) return clip(`reverted with ${data}`);
-    return clip(`custom error ${slice(data, 0, 4)} (${data})`);
+    if (size(data) < 4) return clipDetail(`reverted with ${data}`);
+    return clipDetail(`custom error ${slice(data, 0, 4)} (${data})`);
   }
 }

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
-import type { ActionContext, UrlCheck } from "../actions/managementContext";
+import type { ManagementContext, UrlCheck } from "../actions/managementContext";
 import { type AppContext, nowMs } from "../context";
 import { problemOf } from "../schemas/validate";
 import type { Credentials } from "./credentialCache";
@@ -10,7 +10,7 @@ import { requireCallableUrl } from "./webhookUrl";
 /** What the management routes are built from: the app's context and the use cases' view of it. */
 export interface Management {
   ctx: AppContext;
-  actions: ActionContext;
+  actions: ManagementContext;
   /** Who a token and an apiKey are, from the credential cache or the database. */
   credentials: Credentials;
 }

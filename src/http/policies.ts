@@ -17,7 +17,7 @@ import {
   updateLimitSchema,
   updatePolicySchema,
 } from "../schemas/management/policies";
-import { currentCycleStartMs, cycleLengthMs, type SpendingLimit } from "../sponsorship/spendingLimit";
+import { currentCycleStartMs, cycleLengthMs } from "../sponsorship/spendingLimit";
 import type { Account } from "../storage/accounts";
 import type { SmartContract } from "../storage/contracts";
 import type { Paymaster } from "../storage/paymasters";
@@ -27,13 +27,14 @@ import { success } from "./envelope";
 import { type Management, noBodyIsEmpty, typed, urlCheckOf } from "./management";
 
 function policyView(policy: Policy, paymaster: Paymaster, account: Account, nowMs: number) {
+  // A rule whose stored settings cannot be read is shown as stored, so that the dApp sees what to replace.
   let data = policy.policyData;
-  if (policy.policyType === "PAYMASTER_SA_LIMIT" && policy.cycleStartMs !== null) {
-    const limit = policy.policyData as unknown as SpendingLimit;
+  if (policy.unreadable === undefined && policy.policyType === "PAYMASTER_SA_LIMIT" && policy.cycleStartMs !== null) {
+    const { cycleDuration } = policy.policyData;
     data = {
-      ...data,
-      startTimeInEpoch: currentCycleStartMs(policy.cycleStartMs, limit.cycleDuration, nowMs),
-      durationInMs: cycleLengthMs(policy.cycleStartMs ?? 0, limit.cycleDuration, nowMs),
+      ...policy.policyData,
+      startTimeInEpoch: currentCycleStartMs(policy.cycleStartMs, cycleDuration, nowMs),
+      durationInMs: cycleLengthMs(policy.cycleStartMs, cycleDuration, nowMs),
     };
   }
   return {

@@ -86,9 +86,11 @@ function explain(node: Node, value: unknown, path: Path, rootLabel: string): str
   const bad = (keyword: string, fallback: string) => say(node, path, rootLabel, keyword, fallback);
   switch (node.type) {
     case "object":
-      return kindOf(value) === "object"
-        ? explainObject(node, value as Node, path, rootLabel)
-        : bad("type", kindPhrase(node));
+      if (kindOf(value) !== "object") return bad("type", kindPhrase(node));
+      if (typeof node.minProperties === "number" && Object.keys(value as Node).length < node.minProperties) {
+        return bad("minProperties", `must have at least ${node.minProperties} properties`);
+      }
+      return explainObject(node, value as Node, path, rootLabel);
     case "array": {
       if (!Array.isArray(value)) return bad("type", kindPhrase(node));
       if (typeof node.minItems === "number" && value.length < node.minItems) {
@@ -137,6 +139,10 @@ function explainObject(node: Node, value: Node, path: Path, rootLabel: string): 
     if (!Object.hasOwn(properties, key) && !Object.hasOwn(value, key)) {
       return `${labelOf([...path, key], rootLabel)} is required`;
     }
+  }
+  if (node.additionalProperties === false) {
+    const unknown = Object.keys(value).find((key) => !Object.hasOwn(properties, key));
+    if (unknown !== undefined) return `${labelOf([...path, unknown], rootLabel)} is not a field it takes`;
   }
   return undefined;
 }

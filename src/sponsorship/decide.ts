@@ -1,11 +1,5 @@
 import type { LimitClaim } from "../storage/sponsorships";
 import type { Rule, RuleInput, RuleOutcome, RuleResult } from "./rule";
-import { contractWhitelist } from "./rules/contractWhitelist";
-import { fundingAndRules } from "./rules/fundingAndRules";
-import { maxCostPerOp } from "./rules/maxCostPerOp";
-import { senderLists } from "./rules/senderLists";
-import { timeWindow } from "./rules/timeWindow";
-import { walletDeployment } from "./rules/walletDeployment";
 
 export type Decision =
   | {
@@ -16,23 +10,6 @@ export type Decision =
       claim?: LimitClaim;
     }
   | { sponsored: false; reason: string; outcomes: RuleOutcome[] };
-
-/**
- * The rules that read only memory, in the order of docs/sponsorship-rpc.md, 'Sponsorship rules' (a USD cost cap also
- * reads the native token price, which a feed refreshes at most every few seconds: src/chain/nativeUsdPrice.ts). Rules
- * that cost a database write (spending limits) or a call out (webhooks) come after them, so a cheap refusal stops the
- * evaluation first. pm_getPaymasterStubData runs them too, before the user signs (src/sponsorship/eligibility.ts),
- * over the operation at its cheapest: a rule here must hold nothing, and a refusal of it must hold for every
- * completion of the operation's gas.
- */
-export const CHEAP_RULES: readonly Rule[] = [
-  fundingAndRules,
-  walletDeployment,
-  contractWhitelist,
-  maxCostPerOp,
-  timeWindow,
-  senderLists,
-];
 
 /**
  * Runs the rules in order; on a refusal or a failure, what earlier rules hold is released, latest first. A rule's

@@ -1,5 +1,6 @@
 import type { Address } from "viem";
 import type { Queryable } from "../storage/database";
+import { isReadable, type UnreadablePolicy } from "../storage/policies";
 import { readStoredSetup } from "../storage/sponsorshipSetup";
 import { type ParsedAbis, sharedParsedAbis } from "./parsedAbis";
 import { prepareSenderLists } from "./rules/senderLists";
@@ -24,8 +25,10 @@ export async function loadSponsorshipSetup(
     const functions = abis.of(contract.id, contract.abi).functions.filter((f) => whitelisted.has(f.name));
     contracts.set(contract.address, new Set(functions.map((f) => f.selector)));
   }
+  const policies = stored.policies.filter(isReadable);
+  const unreadablePolicies = stored.policies.filter((policy): policy is UnreadablePolicy => !isReadable(policy));
   // Each sender list becomes a set here, once per load, not on a request.
-  prepareSenderLists(stored.policies);
+  prepareSenderLists(policies);
   const { paymaster } = stored;
   return {
     version: stored.version,
@@ -35,7 +38,8 @@ export async function loadSponsorshipSetup(
     chainId: paymaster.chainId,
     paused: !paymaster.active,
     fundingAddress: paymaster.fundingAddress as Address | null,
-    policies: stored.policies,
+    policies,
+    unreadablePolicies,
     contracts,
     webhooks: stored.webhooks,
   };

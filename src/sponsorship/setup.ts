@@ -1,5 +1,5 @@
 import type { Address } from "viem";
-import type { Policy } from "../storage/policies";
+import type { ReadablePolicy, UnreadablePolicy } from "../storage/policies";
 import type { Webhook } from "../storage/webhooks";
 
 /** Everything a sponsorship decision reads about one paymaster, loaded once and cached briefly. */
@@ -18,8 +18,13 @@ export interface SponsorshipSetup {
   paused?: boolean;
   /** The dApp's funding wallet, the key of its deposit on chain; null until linked. */
   fundingAddress: Address | null;
-  /** Active rules only: a paused rule is not evaluated. */
-  policies: Policy[];
+  /** Active rules only, each with its settings typed by its kind: a paused rule is not evaluated. */
+  policies: ReadablePolicy[];
+  /**
+   * Active rules whose stored settings could not be read: while there is one, rule 1 refuses every operation (a rule
+   * the service cannot read is never skipped). Absent: none (tests build a setup by hand).
+   */
+  unreadablePolicies?: UnreadablePolicy[];
   /** Whitelisted contracts by lowercase address: the selectors of their whitelisted methods. */
   contracts: ReadonlyMap<string, ReadonlySet<string>>;
   /** Active registered webhooks. */

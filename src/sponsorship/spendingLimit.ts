@@ -1,19 +1,13 @@
-import type { CYCLE_UNITS, THRESHOLD_TYPES } from "../schemas/management/policyKinds";
+import type { StoredPolicyData } from "../schemas/management/policies";
 
-/** The data of a `PAYMASTER_SA_LIMIT` rule, as the dApp sets it. */
-export interface SpendingLimit {
-  /** `PAYMASTER` counts every operation of the dApp, `SMART_ACCOUNT` each sender on its own. */
-  type: "PAYMASTER" | "SMART_ACCOUNT";
-  cycleDuration: CycleDuration;
-  /** Operations (`COUNT`, a whole number), gas spend in ether (`NATIVE_ASSET`) or in US dollars (`USD`). */
-  threshold: number;
-  thresholdType: (typeof THRESHOLD_TYPES)[number];
-}
+/**
+ * The settings of a `PAYMASTER_SA_LIMIT` rule as stored: `type` PAYMASTER counts every operation of the dApp,
+ * SMART_ACCOUNT each sender on its own; `threshold` is operations (COUNT, a whole number), gas spend in ether
+ * (NATIVE_ASSET) or in US dollars (USD).
+ */
+export type SpendingLimit = StoredPolicyData["PAYMASTER_SA_LIMIT"];
 
-export interface CycleDuration {
-  value: number;
-  unit: (typeof CYCLE_UNITS)[number];
-}
+export type CycleDuration = SpendingLimit["cycleDuration"];
 
 /** The units whose cycles follow each other back to back from the anchor, each exactly this long. */
 const FIXED_UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;

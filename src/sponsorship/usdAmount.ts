@@ -1,13 +1,8 @@
 // Dollars for USD rules, exactly: amounts are whole numbers of 10^-18 dollar ("USD units"), the
 // native token's price is an integer with a number of decimals, and every step is bigint arithmetic. An operation's
 // cost is rounded up and a threshold down, so that a USD limit or cap is never exceeded by a rounding.
+import type { NativeUsdPrice, NativeUsdPriceSource, PriceReading } from "../chain/nativeUsdPrice";
 import { etherToWei, weiToEther } from "./spendingLimit";
-
-/** Dollars per whole native token: `answer` / 10^`decimals` (a Chainlink feed's answer and decimals, or a fixed rate). */
-export interface NativeUsdPrice {
-  answer: bigint;
-  decimals: number;
-}
 
 /**
  * A cost in wei as USD units at `price`, rounded up. One wei is 10^-18 native token and one USD unit 10^-18 dollar,
@@ -31,24 +26,6 @@ export function priceText(price: NativeUsdPrice): string {
   const whole = price.answer / divisor;
   const fraction = (price.answer % divisor).toString().padStart(price.decimals, "0").replace(/0+$/, "");
   return fraction ? `${whole}.${fraction}` : whole.toString();
-}
-
-/** A positive decimal text ("1234.56", "3000") as a price; undefined when it is not one. */
-export function parsePriceText(text: string): NativeUsdPrice | undefined {
-  const match = /^(\d{1,30})(?:\.(\d{1,30}))?$/.exec(text);
-  if (!match) return undefined;
-  const fraction = match[2] ?? "";
-  const answer = BigInt((match[1] as string) + fraction);
-  return answer > 0n ? { answer, decimals: fraction.length } : undefined;
-}
-
-/** The native token's dollar price at one instant, or why there is none to use (then a USD rule refuses). */
-export type PriceReading = { ok: true; price: NativeUsdPrice } | { ok: false; reason: string };
-
-/** Where a chain's native token price comes from (src/chain/nativeUsdPrice.ts): a fixed rate or a price feed. */
-export interface NativeUsdPriceSource {
-  /** The price usable at `nowMs` (the service clock); a feed's answer older than its maximum age is no price. */
-  read(nowMs: number): Promise<PriceReading>;
 }
 
 /**

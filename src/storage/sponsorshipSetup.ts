@@ -15,7 +15,7 @@ export interface StoredSetup {
   };
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
-  /** Active rules only. */
+  /** Active rules only, readable or not (src/storage/policies.ts reads each row's settings by its kind). */
   policies: Policy[];
   /** `id` names the row: its ABI is never changed in place (an update changes the whitelisted methods only). */
   contracts: { id: string; address: string; abi: string; whitelistedMethods: string[] }[];

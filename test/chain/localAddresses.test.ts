@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  LOCAL_ENTRY_POINT_STACKS,
+  LOCAL_TOKEN_PAYMASTER_ADDRESS,
+  LOCAL_VERIFYING_PAYMASTER_ADDRESS,
+} from "../../src/chain/localAddresses";
+import {
   LOCAL_VERIFYING_PAYMASTER_ADDRESS as computedVerifying,
   localTokenPaymasterV07Deployments,
   localVerifyingPaymasterV07Deployments,
 } from "../../src/devChain/deployments";
 import { entryPointStack, simple7702AccountDeployment } from "../../src/devChain/entryPointV07Deployments";
-import {
-  LOCAL_ENTRY_POINT_STACKS,
-  LOCAL_TOKEN_PAYMASTER_ADDRESS,
-  LOCAL_VERIFYING_PAYMASTER_ADDRESS,
-} from "../../src/devChain/localAddresses";
 import { LOCAL_TOKEN_PAYMASTER_ADDRESS as computedToken } from "../../src/devChain/tokenDeployment";
 
 // The service's defaults for 31337 are written out so that a production install needs no bytecode; they must stay

@@ -2,6 +2,7 @@
 // request's EntryPoint address: its version and our paymaster for it, or a reason that names what is missing.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
 import {
   type EntryPointAnswer,
   type PaymasterKind,
@@ -11,7 +12,6 @@ import {
   sponsoringChains,
 } from "../../src/chain/sponsoringChains";
 import type { ChainConfig, TokenConfig } from "../../src/config";
-import { LOCAL_ENTRY_POINT_STACKS, LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/devChain/localAddresses";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 

@@ -3,13 +3,13 @@ import { performance } from "node:perf_hooks";
 import { test } from "node:test";
 import { getAddress, parseAbi, size } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import {
   ANVIL_FIRST_ACCOUNT,
   entryPointDeployment,
   LOCAL_VERIFYING_PAYMASTER_ADDRESS,
   simpleAccountFactoryDeployment,
 } from "../../src/devChain/deployments";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/devChain/localAddresses";
 import {
   deployLaterEntryPointStacks,
   deployLocalStack,

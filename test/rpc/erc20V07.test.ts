@@ -19,9 +19,9 @@ import {
   size,
 } from "viem";
 import { generatePrivateKey } from "viem/accounts";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
 import { createSigner } from "../../src/chain/signer";
 import type { TokenConfig } from "../../src/config";
-import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/devChain/localAddresses";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";

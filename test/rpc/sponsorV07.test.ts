@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, concat, encodeFunctionData, type Hex, parseAbi, recoverMessageAddress, size } from "viem";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import type { ChainConfig } from "../../src/config";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/devChain/localAddresses";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";

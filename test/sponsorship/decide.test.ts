@@ -3,8 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
-import { CHEAP_RULES, type Decision, decide } from "../../src/sponsorship/decide";
+import { type Decision, decide } from "../../src/sponsorship/decide";
 import type { Rule, RuleInput, RuleResult } from "../../src/sponsorship/rule";
+import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
 import { NO_FUNDING_WALLET_REASON } from "../../src/sponsorship/rules/fundingAndRules";
 import type { LimitClaim } from "../../src/storage/sponsorships";
 

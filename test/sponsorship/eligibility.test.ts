@@ -4,15 +4,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
-import { CHEAP_RULES } from "../../src/sponsorship/decide";
 import { cheapestCompletion, checkEligibility } from "../../src/sponsorship/eligibility";
 import { maxDepositCharge, worstCaseCost } from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import { pass, type Rule, type RuleInput, refuse } from "../../src/sponsorship/rule";
+import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
 import { maxCostPerOp } from "../../src/sponsorship/rules/maxCostPerOp";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
-import type { Policy } from "../../src/storage/policies";
+import type { ReadablePolicy } from "../../src/storage/policies";
+import { testPolicy } from "../helpers/policies";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const V06: PartialUserOperation = { sender: SENDER, nonce: 0n, initCode: "0x", callData: "0x", maxFeePerGas: 7n };
@@ -25,29 +26,22 @@ const V07: PartialUserOperationV07 = {
   paymasterPostOpGasLimit: 15_000n,
 };
 
-function setup(policies: Partial<Policy>[]): SponsorshipSetup {
+function setup(policies: ReadablePolicy[]): SponsorshipSetup {
   return {
     paymasterId: "pm",
     accountId: "account",
     chainId: 31337,
     fundingAddress: "0x00000000000000000000000000000000000f0f0f",
-    policies: policies.map((policy, i) => ({
-      id: `p${i}`,
-      paymasterId: "pm",
-      createdBy: "account",
-      name: `p${i}`,
-      policyType: "WALLET_DEPLOYMENT",
-      active: true,
-      policyData: {},
-      cycleStartMs: null,
-      ...policy,
-    })),
+    policies,
     contracts: new Map(),
     webhooks: [],
   };
 }
 
-const input = (userOp: RuleInput["userOp"], policies: Partial<Policy>[] = [{}]): RuleInput => ({
+const input = (
+  userOp: RuleInput["userOp"],
+  policies: ReadablePolicy[] = [testPolicy("WALLET_DEPLOYMENT")],
+): RuleInput => ({
   setup: setup(policies),
   userOp,
   nowMs: 0,
@@ -80,10 +74,7 @@ describe("cheapestCompletion", () => {
       seed ^= seed << 5;
       return BigInt((seed >>> 0) % bound);
     };
-    const cap = {
-      policyType: "MAX_COST_PER_OP" as const,
-      policyData: { threshold: 0.0001, thresholdType: "NATIVE_ASSET" },
-    };
+    const cap = testPolicy("MAX_COST_PER_OP", { threshold: 0.0001, thresholdType: "NATIVE_ASSET" });
     let refusedAtStub = 0;
     for (let i = 0; i < 300; i++) {
       const sent: PartialUserOperationV07 = {
@@ -116,7 +107,7 @@ describe("cheapestCompletion", () => {
 describe("checkEligibility", () => {
   test("the memory-only rules in order, the first refusal with its rule's name", async () => {
     const deploying = { ...V06, initCode: "0x9406cc6185a346906296840746125a0e449764545fbfb9cf" as const };
-    const refused = await checkEligibility(input(cheapestCompletion(deploying), [{ policyType: "TIME_WINDOW" }]), [
+    const refused = await checkEligibility(input(cheapestCompletion(deploying), [testPolicy("TIME_WINDOW")]), [
       ...CHEAP_RULES,
     ]);
     assert.equal(refused.eligible, false);

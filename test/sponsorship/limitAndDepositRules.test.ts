@@ -23,9 +23,10 @@ import type { Database } from "../../src/storage/database";
 import { LimitLedger } from "../../src/storage/limitLedger";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { insertPaymaster } from "../../src/storage/paymasters";
-import { insertPolicy, type Policy } from "../../src/storage/policies";
+import { insertPolicy, type Policy, type ReadablePolicy } from "../../src/storage/policies";
 import { type LimitClaim, SponsorshipLog } from "../../src/storage/sponsorships";
 import { openTestDatabase } from "../helpers/database";
+import { readable } from "../helpers/policies";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -82,11 +83,13 @@ const COST_V07 = 165_000n * 1_000_000_000n;
 
 interface Paymaster {
   id: string;
-  policies: Policy[];
+  policies: ReadablePolicy[];
 }
 
 /** A paymaster of its own with the given rules (spending limits named by their data), anchored at ANCHOR. */
-async function paymasterWith(limits: { name: string; data?: SpendingLimit; type?: Policy["policyType"] }[]) {
+async function paymasterWith(
+  limits: { name: string; data?: SpendingLimit | { url: string }; type?: Policy["policyType"] }[],
+) {
   const paymaster = await insertPaymaster(db, {
     accountId,
     name: `pm-${++paymasters}`,
@@ -94,17 +97,19 @@ async function paymasterWith(limits: { name: string; data?: SpendingLimit; type?
     type: "VERIFYING",
     version: "0.6",
   });
-  const policies: Policy[] = [];
+  const policies: ReadablePolicy[] = [];
   for (const limit of limits) {
     policies.push(
-      await insertPolicy(db, {
-        paymasterId: paymaster.id,
-        createdBy: accountId,
-        name: limit.name,
-        policyType: limit.type ?? "PAYMASTER_SA_LIMIT",
-        policyData: { ...(limit.data ?? {}) },
-        cycleStartMs: limit.type && limit.type !== "PAYMASTER_SA_LIMIT" ? null : ANCHOR,
-      }),
+      readable(
+        await insertPolicy(db, {
+          paymasterId: paymaster.id,
+          createdBy: accountId,
+          name: limit.name,
+          policyType: limit.type ?? "PAYMASTER_SA_LIMIT",
+          policyData: { ...(limit.data ?? {}) },
+          cycleStartMs: limit.type && limit.type !== "PAYMASTER_SA_LIMIT" ? null : ANCHOR,
+        }),
+      ),
     );
   }
   return { id: paymaster.id, policies } satisfies Paymaster;
@@ -160,7 +165,7 @@ const refused = (reason: string): RuleResult => ({ rule: "spendingLimits", passe
 describe("spendingLimits: what a passing operation claims", () => {
   test("no spending limit (other rules only): passes with no claim", async () => {
     const paymaster = await paymasterWith([
-      { name: "hook", type: "WEBHOOK", data: undefined },
+      { name: "hook", type: "WEBHOOK", data: { url: "https://hooks.example.com/verify" } },
       { name: "deploy", type: "WALLET_DEPLOYMENT" },
     ]);
     assert.deepEqual(await rule.evaluate(input(paymaster, userOp(ALICE, 1n))), {

@@ -14,7 +14,7 @@ import {
 } from "../../src/sponsorship/rules/fundingAndRules";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
-import type { Policy } from "../../src/storage/policies";
+import { testPolicy } from "../helpers/policies";
 
 const FUNDING = "0x00000000000000000000000000000000000f0f0f" as Address;
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
@@ -41,19 +41,6 @@ const executeBatch = (calls: [Address, Hex][]) =>
     args: [calls.map(([to]) => to), calls.map(([, data]) => data)],
   });
 
-function policy(policyType: PolicyType, name: string = policyType): Policy {
-  return {
-    id: `id-${name}`,
-    paymasterId: "pm",
-    createdBy: "account",
-    name,
-    policyType,
-    active: true,
-    policyData: {},
-    cycleStartMs: null,
-  };
-}
-
 interface Given {
   funding?: Address | null;
   policies?: PolicyType[];
@@ -70,7 +57,7 @@ function input(given: Given): RuleInput {
     accountId: "account",
     chainId: 31337,
     fundingAddress: given.funding === undefined ? FUNDING : given.funding,
-    policies: (given.policies ?? []).map((type) => policy(type)),
+    policies: (given.policies ?? []).map((type) => testPolicy(type)),
     contracts: new Map(
       Object.entries(given.contracts ?? {}).map(([address, selectors]) => [address.toLowerCase(), new Set(selectors)]),
     ),

@@ -18,14 +18,15 @@ import {
 } from "viem";
 import type { PolicyType } from "../../src/schemas/management/policyKinds";
 import type { SmartAccountInfo } from "../../src/sponsorship/callData";
-import { CHEAP_RULES, decide } from "../../src/sponsorship/decide";
+import { decide } from "../../src/sponsorship/decide";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
+import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
 import { CONTRACT_NOT_FOUND_REASON, contractWhitelist } from "../../src/sponsorship/rules/contractWhitelist";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
-import type { Policy } from "../../src/storage/policies";
+import { testPolicy } from "../helpers/policies";
 
 const SENDER = getAddress("0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4");
 const TOKEN = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Address;
@@ -88,22 +89,12 @@ const execute7579Batch = (calls: Triple[]) =>
   });
 
 function setup(policies: PolicyType[], contracts: Record<string, string[]>): SponsorshipSetup {
-  const policy = (policyType: PolicyType): Policy => ({
-    id: `id-${policyType}`,
-    paymasterId: "pm",
-    createdBy: "account",
-    name: policyType,
-    policyType,
-    active: true,
-    policyData: {},
-    cycleStartMs: null,
-  });
   return {
     paymasterId: "pm",
     accountId: "account",
     chainId: 31337,
     fundingAddress: "0x00000000000000000000000000000000000f0f0f",
-    policies: policies.map(policy),
+    policies: policies.map((policyType) => testPolicy(policyType)),
     contracts: new Map(Object.entries(contracts).map(([a, s]) => [a.toLowerCase(), new Set(s)])),
     webhooks: [],
   };

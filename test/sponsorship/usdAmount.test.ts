@@ -2,11 +2,9 @@
 // up; dollar thresholds read as written; prices as decimal texts both ways; one price read per request.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { type NativeUsdPrice, type PriceReading, parsePriceText } from "../../src/chain/nativeUsdPrice";
 import {
   dollarsToUsdUnits,
-  type NativeUsdPrice,
-  type PriceReading,
-  parsePriceText,
   priceText,
   RequestPrice,
   usdUnitsToDollars,

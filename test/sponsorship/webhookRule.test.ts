@@ -9,7 +9,7 @@ import type { PartialUserOperation } from "../../src/sponsorship/partialUserOper
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
 import { userOpJson, webhookRule } from "../../src/sponsorship/rules/webhooks";
-import type { Policy } from "../../src/storage/policies";
+import type { PolicyOf, ReadablePolicy } from "../../src/storage/policies";
 import type { Webhook } from "../../src/storage/webhooks";
 import { accountWebhookSecret, type WebhookSettings } from "../../src/webhooks/settings";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/webhooks/signature";
@@ -49,7 +49,7 @@ const registered = (path: string, requestType: "GET" | "POST" = "POST"): Webhook
   requestType,
   active: true,
 });
-const webhookPolicy = (name: string, url: string): Policy => ({
+const webhookPolicy = (name: string, url: string): PolicyOf<"WEBHOOK"> => ({
   id: `policy-${name}`,
   paymasterId: "pm",
   createdBy: ACCOUNT,
@@ -60,7 +60,7 @@ const webhookPolicy = (name: string, url: string): Policy => ({
   cycleStartMs: null,
 });
 
-function input(webhooks: Webhook[], policies: Policy[], webhookData?: Record<string, unknown>): RuleInput {
+function input(webhooks: Webhook[], policies: ReadablePolicy[], webhookData?: Record<string, unknown>): RuleInput {
   return {
     setup: {
       paymasterId: "pm",
@@ -269,7 +269,7 @@ describe("what each webhook receives", () => {
   const cases: {
     name: string;
     webhookData?: Record<string, unknown>;
-    target: () => { webhooks: Webhook[]; policies: Policy[] };
+    target: () => { webhooks: Webhook[]; policies: ReadablePolicy[] };
     expected: { method: string; target: string; body: unknown };
   }[] = [
     {

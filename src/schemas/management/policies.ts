@@ -172,6 +172,32 @@ export const POLICY_DATA_SCHEMAS: Record<PolicyType, TSchema> = {
   SENDER_BLOCKLIST: SenderBlocklistData,
 };
 
+/** A spending limit as stored: its cycle always in the object form (the text form is read into it on the way in). */
+const StoredSpendingLimitData = Type.Object({ ...SpendingLimitData.properties, cycleDuration: CycleDurationObject });
+
+/** A window as stored: one bound at least (creation checks it), and nothing else. */
+const StoredTimeWindowData = withProblem(
+  Type.Object(TimeWindowData.properties, { minProperties: 1, additionalProperties: false }),
+  { minProperties: "needs startTimeInEpoch, endTimeInEpoch or both" },
+);
+
+/**
+ * What each kind of rule keeps in its stored settings, as creation and update write them: storage reads every row back
+ * through these (src/storage/policies.ts), so the code above it sees each rule's settings typed by its kind.
+ */
+export const STORED_POLICY_DATA = {
+  PAYMASTER_SA_LIMIT: StoredSpendingLimitData,
+  WEBHOOK: WebhookData,
+  WALLET_DEPLOYMENT: WalletDeploymentData,
+  MAX_COST_PER_OP: MaxCostPerOpData,
+  TIME_WINDOW: StoredTimeWindowData,
+  SENDER_ALLOWLIST: SenderAllowlistData,
+  SENDER_BLOCKLIST: SenderBlocklistData,
+} as const satisfies Record<PolicyType, TSchema>;
+
+/** The stored settings of each kind of rule. */
+export type StoredPolicyData = { [K in PolicyType]: Static<(typeof STORED_POLICY_DATA)[K]> };
+
 export const UpdatePolicyBody = Type.Object(
   {
     name: Type.Optional(Name),

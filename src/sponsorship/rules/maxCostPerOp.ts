@@ -1,4 +1,4 @@
-import type { Policy } from "../../storage/policies";
+import { type PolicyOf, policiesOfKind } from "../../storage/policies";
 import { worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { etherToWei, weiToEther } from "../spendingLimit";
@@ -6,22 +6,19 @@ import { dollarsToUsdUnits, priceText, usdUnitsToDollars, weiToUsdUnits } from "
 
 const RULE = "maxCostPerOp";
 
-/**
- * The cap in its own unit (wei for NATIVE_ASSET, USD units for USD), or undefined when the stored data is not a
- * positive amount of either (then the rule refuses).
- */
-function capOf(policy: Policy): { units: bigint; usd: boolean } | undefined {
+type CostCap = PolicyOf<"MAX_COST_PER_OP">;
+
+/** The cap in its own unit: wei for NATIVE_ASSET, USD units for USD. */
+function capOf(policy: CostCap): { units: bigint; usd: boolean } {
   const { threshold, thresholdType } = policy.policyData;
-  if (typeof threshold !== "number" || !(threshold > 0)) return undefined;
-  if (thresholdType === "NATIVE_ASSET") return { units: etherToWei(threshold), usd: false };
-  if (thresholdType === "USD") return { units: dollarsToUsdUnits(threshold), usd: true };
-  return undefined;
+  return thresholdType === "USD"
+    ? { units: dollarsToUsdUnits(threshold), usd: true }
+    : { units: etherToWei(threshold), usd: false };
 }
 
 /** Why `policy`'s cap refuses an operation whose worst case is `worstCase` wei, or undefined when it fits. */
-async function capRefusal(policy: Policy, worstCase: bigint, input: RuleInput): Promise<string | undefined> {
+async function capRefusal(policy: CostCap, worstCase: bigint, input: RuleInput): Promise<string | undefined> {
   const cap = capOf(policy);
-  if (cap === undefined) return `Cost cap "${policy.name}" has unreadable settings`;
   if (!cap.usd) {
     if (worstCase <= cap.units) return undefined;
     return (
@@ -46,13 +43,14 @@ async function capRefusal(policy: Policy, worstCase: bigint, input: RuleInput): 
 /**
  * Rule 4: no operation may cost more, at worst, than any active MAX_COST_PER_OP cap allows. The worst case is the most
  * the EntryPoint can charge the deposit for it, whatever its version (operationView); a USD cap compares it in
- * dollars at the chain's native token price, rounded up. Fail-closed: a cap whose data cannot be read, or a USD cap
- * without a usable price (none configured, stale, unreadable, not positive), refuses rather than sponsoring unchecked.
+ * dollars at the chain's native token price, rounded up. Fail-closed: a USD cap without a usable price (none
+ * configured, stale, unreadable, not positive) refuses rather than sponsoring unchecked (a cap whose stored settings
+ * cannot be read never gets here: rule 1 refuses).
  */
 export const maxCostPerOp: Rule = {
   name: RULE,
   async evaluate(input) {
-    const caps = input.setup.policies.filter((policy) => policy.policyType === "MAX_COST_PER_OP");
+    const caps = policiesOfKind(input.setup.policies, "MAX_COST_PER_OP");
     if (caps.length === 0) return pass(RULE);
     const worstCase = worstCaseCost(input.userOp);
     for (const policy of caps) {

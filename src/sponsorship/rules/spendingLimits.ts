@@ -1,28 +1,29 @@
+import type { NativeUsdPrice } from "../../chain/nativeUsdPrice";
 import type { LimitLedger, Reservation } from "../../storage/limitLedger";
-import type { Policy } from "../../storage/policies";
+import { type PolicyOf, policiesOfKind } from "../../storage/policies";
 import { viewOf, worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { currentCycleStartMs, formatUsage, type SpendingLimit, thresholdUnits, weiToEther } from "../spendingLimit";
-import { type NativeUsdPrice, priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
+import { priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
 
 const RULE = "spendingLimits";
 
 /** A limit that refused an operation: the limit alert's trigger. Must not throw nor block. */
 export interface LimitRefused {
   input: RuleInput;
-  policy: Policy;
+  policy: LimitPolicy;
   cycleStartMs: number;
   reason: string;
 }
 
-const limitOf = (policy: Policy) => policy.policyData as unknown as SpendingLimit;
+type LimitPolicy = PolicyOf<"PAYMASTER_SA_LIMIT">;
 
 /**
  * What the operation reserves against `policy`: 1 for COUNT, the worst-case cost in wei for NATIVE_ASSET, and for USD
  * that cost in USD units at the request's price, rounded up (so the dollars counted are never fewer than spent).
  */
-function reservationFor(policy: Policy, input: RuleInput, price: NativeUsdPrice | undefined): Reservation {
-  const limit = limitOf(policy);
+function reservationFor(policy: LimitPolicy, input: RuleInput, price: NativeUsdPrice | undefined): Reservation {
+  const limit = policy.policyData;
   const userOp = viewOf(input.userOp);
   const worstCase = worstCaseCost(input.userOp);
   return {
@@ -44,8 +45,8 @@ function reservationFor(policy: Policy, input: RuleInput, price: NativeUsdPrice 
 
 const UNITS = { COUNT: "user operations", NATIVE_ASSET: "ETH", USD: "USD" } as const;
 
-function reason(policy: Policy, reservation: Reservation, used: bigint, cost: string): string {
-  const limit = limitOf(policy);
+function reason(policy: LimitPolicy, reservation: Reservation, used: bigint, cost: string): string {
+  const limit = policy.policyData;
   const who = limit.type === "SMART_ACCOUNT" ? ` by sender ${reservation.sender}` : "";
   return (
     `Spending limit "${policy.name}" (${limit.type}, ${limit.thresholdType}) reached: ` +
@@ -80,10 +81,10 @@ export function spendingLimitRule(ledger: LimitLedger, onRefused?: (refusal: Lim
   return {
     name: RULE,
     async evaluate(input) {
-      const limits = input.setup.policies.filter((policy) => policy.policyType === "PAYMASTER_SA_LIMIT");
+      const limits = policiesOfKind(input.setup.policies, "PAYMASTER_SA_LIMIT");
       if (limits.length === 0) return pass(RULE);
       let price: NativeUsdPrice | undefined;
-      const usdLimit = limits.find((policy) => limitOf(policy).thresholdType === "USD");
+      const usdLimit = limits.find((policy) => policy.policyData.thresholdType === "USD");
       if (usdLimit) {
         const reading = input.nativeUsdPrice
           ? await input.nativeUsdPrice.read()
@@ -97,8 +98,8 @@ export function spendingLimitRule(ledger: LimitLedger, onRefused?: (refusal: Lim
       const reservations = limits.map((policy) => reservationFor(policy, input, price));
       const refusal = (i: number, used: bigint) => {
         const reservation = reservations[i] as Reservation;
-        const policy = limits[i] as Policy;
-        const words = reason(policy, reservation, used, costNote(limitOf(policy), reservation, worstCase, price));
+        const policy = limits[i] as LimitPolicy;
+        const words = reason(policy, reservation, used, costNote(policy.policyData, reservation, worstCase, price));
         // Words every refusal, here or at record time: the one point that tells the limit alert (docs/alerts.md).
         onRefused?.({ input, policy, cycleStartMs: reservation.cycleStartMs, reason: words });
         return words;

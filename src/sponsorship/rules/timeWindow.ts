@@ -1,18 +1,13 @@
-import type { Policy } from "../../storage/policies";
+import { type PolicyOf, policiesOfKind } from "../../storage/policies";
 import { pass, type Rule, refuse } from "../rule";
 
 const RULE = "timeWindow";
 
-const isEpochMs = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value);
 const at = (ms: number) => new Date(ms).toISOString();
 
-/** Why the window does not hold now, or undefined when it does; unreadable settings refuse (fail-closed). */
-function outside(policy: Policy, nowMs: number): string | undefined {
+/** Why the window does not hold now, or undefined when it does. */
+function outside(policy: PolicyOf<"TIME_WINDOW">, nowMs: number): string | undefined {
   const { startTimeInEpoch: start, endTimeInEpoch: end } = policy.policyData;
-  const readable = (start === undefined || isEpochMs(start)) && (end === undefined || isEpochMs(end));
-  if (!readable || (start === undefined && end === undefined)) {
-    return `Sponsorship window "${policy.name}" has unreadable settings`;
-  }
   if (start !== undefined && nowMs < start) {
     return `Sponsorship window "${policy.name}" opens at ${at(start)} (${start}); it is now ${at(nowMs)}`;
   }
@@ -30,8 +25,7 @@ function outside(policy: Policy, nowMs: number): string | undefined {
 export const timeWindow: Rule = {
   name: RULE,
   evaluate({ setup, nowMs }) {
-    for (const policy of setup.policies) {
-      if (policy.policyType !== "TIME_WINDOW") continue;
+    for (const policy of policiesOfKind(setup.policies, "TIME_WINDOW")) {
       const reason = outside(policy, nowMs);
       if (reason !== undefined) return refuse(RULE, reason);
     }

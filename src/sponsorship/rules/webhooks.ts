@@ -1,4 +1,5 @@
 import type { Metrics, WebhookOutcome } from "../../metrics/metrics";
+import { policiesOfKind } from "../../storage/policies";
 import type { ListenAddress } from "../../webhooks/addressGuard";
 import { type CallOptions, type CallResult, callWebhook } from "../../webhooks/call";
 import { registeredWebhookRequest, type WebhookRequest, webhookRuleRequest } from "../../webhooks/requests";
@@ -43,15 +44,10 @@ export function webhookRule(
           label: `Webhook ${webhook.id} (${origin(webhook.url)})`,
           request: registeredWebhookRequest(webhook.url, webhook.requestType, webhookData),
         })),
-        ...setup.policies
-          .filter((policy) => policy.policyType === "WEBHOOK")
-          .map((policy) => {
-            const url = String(policy.policyData.url);
-            return {
-              label: `Webhook rule "${policy.name}" (${origin(url)})`,
-              request: webhookRuleRequest(url, webhookData, userOpJson(userOp)),
-            };
-          }),
+        ...policiesOfKind(setup.policies, "WEBHOOK").map(({ name, policyData: { url } }) => ({
+          label: `Webhook rule "${name}" (${origin(url)})`,
+          request: webhookRuleRequest(url, webhookData, userOpJson(userOp)),
+        })),
       ];
       if (targets.length === 0) return pass(RULE);
       const secret = accountWebhookSecret(settings, setup.accountId);

@@ -9,8 +9,8 @@ import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/a
 import { type Address, concat, type SignedAuthorization } from "viem";
 import type { SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../../src/chain/localAddresses";
 import type { LaterEntryPointVersion } from "../../../src/config";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../../src/devChain/localAddresses";
 import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
 import { anvilKeys } from "../fixtures";
 import {

@@ -2,9 +2,9 @@ import type { Address } from "viem";
 import type { LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 
-// Where the project deploys its paymasters on the local development chain (31337). deployments.ts and
+// Where the project deploys its paymasters on the local development chain (31337). src/devChain/deployments.ts and
 // tokenDeployment.ts compute them from the contracts' bytecode, which needs the development packages; the service only
-// needs the addresses as defaults, so they are written here and test/chain/localAddresses.test.ts checks that they
+// needs the addresses as defaults (sponsoringChains.ts), so they are written here, below both, and test/chain/localAddresses.test.ts checks that they
 // are still what the bytecode gives (a rebuilt contract moves them: update both here and in docs/local-chain.md).
 
 /** Our VerifyingPaymaster, CREATE2 from the committed bytecode, canonical EntryPoint, anvil's first account. */
