@@ -3,6 +3,7 @@
 // now, the signing window, the sender's balance covers the most it can be charged), its paymaster fields signed and
 // recorded. The allowance is not checked: the contract's validation reads the balance only, since the account's batch
 // approves the token paymaster in the same operation.
+
 import type { Hex } from "viem";
 import type { TokenConfig } from "../config";
 import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
@@ -15,6 +16,7 @@ import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperatio
 import { maxTokenCost, tokenPaymaster, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { encodeTokenPaymasterData } from "../sponsorship/paymasters/tokenPaymasterAndData";
+import { tokenBalanceRule } from "../sponsorship/rules/tokenBalance";
 import { feeToken, requestedTokens, requireBalance, termsNow, tokenChain } from "../tokens/erc20Terms";
 import { quoteOfMaximum } from "../tokens/quote";
 import type { ActionContext } from "./context";
@@ -102,7 +104,8 @@ async function signV07(
   terms: TokenFeeTerms,
   userOp: SignableUserOperationV07,
 ): Promise<SponsorAnswerV07> {
-  const kind = tokenPaymaster({ chain: tokenChain(ctx.chain), token, terms, log: ctx.log });
+  const check = { chain: tokenChain(ctx.chain), token, terms, log: ctx.log };
+  const kind = tokenPaymaster({ terms, balanceRule: (sender, maximum) => tokenBalanceRule(check, sender, maximum) });
   const answer = await decideV07(ctx, request, userOp, kind);
   // The sender must hold the operation's maximum charge, or the check throws: ERC20 mode has no refusal by rule.
   if (answer.reason !== undefined) throw new Error(`ERC20 mode signature not recorded: ${answer.reason}`);

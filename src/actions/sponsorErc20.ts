@@ -3,6 +3,7 @@ import type { TokenInfo } from "../schemas/rpc/mode";
 import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { tokenPaymaster } from "../sponsorship/paymasters/token";
+import { tokenBalanceRule } from "../sponsorship/rules/tokenBalance";
 import { feeToken, termsNow, tokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
 import { signedOrThrow, signOperation } from "./signOperation";
@@ -49,7 +50,10 @@ export async function sponsorErc20(ctx: ActionContext, request: Erc20Request): P
     await signOperation(ctx, {
       version: entryPointV06,
       entryPoint: chain.entryPoint,
-      kind: tokenPaymaster({ chain, token, terms, log: ctx.log }),
+      kind: tokenPaymaster({
+        terms,
+        balanceRule: (sender, maximum) => tokenBalanceRule({ chain, token, terms, log: ctx.log }, sender, maximum),
+      }),
       paymaster: chain.tokenPaymaster,
       userOp,
       expirySeconds: request.expirySeconds,

@@ -1,8 +1,8 @@
 import type { Hex } from "viem";
+import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import { invalidParams } from "../errors";
 import { canEstimateGas } from "../gasEstimation/gasEstimation";
 import { PLACEHOLDER_PAYMASTER_ID } from "../gasEstimation/gasEstimationStub";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";

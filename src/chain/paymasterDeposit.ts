@@ -4,29 +4,6 @@ import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "./chainClient";
 import type { SponsoringChain } from "./sponsoringChains";
 
 /**
- * VerifyingPaymaster.POST_OP_OVERHEAD_GAS: gas the contract charges on top of the EntryPoint's cost, reserved at
- * maxFeePerGas in validation. test/chain checks it against the deployed contract.
- */
-export const POST_OP_OVERHEAD_GAS = 12_000n;
-
-/**
- * What the contract takes from the dApp's balance in validation (and gives back the unused part of in postOp):
- * the EntryPoint's maxCost for an operation with a paymaster, (callGasLimit + 3 × verificationGasLimit +
- * preVerificationGas) × maxFeePerGas, plus the overhead at maxFeePerGas. An operation the balance cannot cover fails
- * validation on chain, so this is the most a signature can ever cost the deposit.
- */
-export function maxChargeWei(op: {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-}): bigint {
-  return (
-    (op.callGasLimit + 3n * op.verificationGasLimit + op.preVerificationGas + POST_OP_OVERHEAD_GAS) * op.maxFeePerGas
-  );
-}
-
-/**
  * How long after its validUntil a sponsorship still counts against the deposit: block timestamps may lag our clock,
  * and settlement needs a moment to see the block. Settlement releases expired sponsorships after the same margin.
  */

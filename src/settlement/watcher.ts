@@ -1,10 +1,10 @@
 import type { PublicClient } from "viem";
 import { chainClient } from "../chain/chainClient";
+import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import { describeChainError, EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDeposit";
 import { type SponsoringChain, sponsoringChains } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
 import type { Metrics } from "../metrics/metrics";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import type { Database } from "../storage/database";
 import {
   type ChainCursor,

@@ -1,7 +1,9 @@
 // The sponsorship's steps that every EntryPoint version and paymaster kind shares: the rules decide, what they allow is
 // signed, and the answer is recorded (its limits reserved with it) before it is given out. What is signed and hashed
 // is the engine's (engine.ts), from the version and the kind.
+
 import type { Hex } from "viem";
+import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { SponsorshipLog, SponsorshipRecord } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
@@ -9,9 +11,6 @@ import { decide } from "./decide";
 import type { Rule, RuleInput } from "./rule";
 import type { SponsorshipSetup } from "./setup";
 import { priceText, RequestPrice } from "./usdAmount";
-
-/** Clocks of our host and of the chain's block producers differ a little; an operation must not be born expired. */
-export const CLOCK_SKEW_SECONDS = 60;
 
 /** A validity window, unix seconds. */
 interface Window {

@@ -117,42 +117,6 @@ export function weiToEther(wei: bigint): string {
 }
 
 /**
- * The most an operation can cost in wei (docs/sponsorship-rpc.md, 'Sponsorship rules', rule 7): what a NATIVE_ASSET
- * limit reserves.
- */
-export function worstCaseCostWei(gas: {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-}): bigint {
-  return (gas.callGasLimit + 3n * gas.verificationGasLimit + gas.preVerificationGas) * gas.maxFeePerGas;
-}
-
-/**
- * The most a v0.7 or v0.8 operation can cost in wei: exactly the prefund the EntryPoint takes from the paymaster's
- * deposit before validation (its _getRequiredPrefund). The paymaster's limits are their own fields there, where v0.6
- * counted the verification limit three times to cover the paymaster's validation and postOp.
- */
-export function worstCaseCostWeiV07(gas: {
-  verificationGasLimit: bigint;
-  callGasLimit: bigint;
-  paymasterVerificationGasLimit: bigint;
-  paymasterPostOpGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-}): bigint {
-  return (
-    (gas.verificationGasLimit +
-      gas.callGasLimit +
-      gas.paymasterVerificationGasLimit +
-      gas.paymasterPostOpGasLimit +
-      gas.preVerificationGas) *
-    gas.maxFeePerGas
-  );
-}
-
-/**
  * The threshold in the ledger's unit: operations for COUNT, wei for NATIVE_ASSET, and for USD 10^-18 dollar, which
  * the same exact 18-decimal arithmetic as ether reads and writes (src/sponsorship/usdAmount.ts).
  */

@@ -2,10 +2,10 @@
 // the fee token asked for, its price now, the signing window, and the sender's balance.
 import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
 import { chainClient } from "../chain/chainClient";
+import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
 import type { TokenInfo } from "../schemas/rpc/mode";
-import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
 import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { readTokenPrice, tokenName } from "./price";
 import { feeTerms } from "./quote";

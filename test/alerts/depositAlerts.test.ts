@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseGwei } from "viem";
-import { POST_OP_OVERHEAD_GAS } from "../../src/chain/paymasterDeposit";
+import { POST_OP_OVERHEAD_GAS } from "../../src/sponsorship/entryPoints/prefund";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import { anvilKeys, reservedFor } from "../contracts/fixtures";

@@ -24,10 +24,10 @@ import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/si
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
+import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
 import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
-import { worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -16,7 +16,6 @@ import {
   zeroAddress,
 } from "viem";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
-import { maxChargeWei } from "../../src/chain/paymasterDeposit";
 import type { ChainConfig, TokenConfig } from "../../src/config";
 import { LOCAL_TOKENS, prepareLocalTokenStack } from "../../src/devChain/localTokens";
 import {
@@ -27,6 +26,7 @@ import {
 } from "../../src/devChain/tokenDeployment";
 import { withWorstCaseSignatures } from "../../src/gasEstimation/gasEstimationStub";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import {

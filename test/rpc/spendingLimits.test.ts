@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { size } from "viem";
-import { etherToWei, worstCaseCostWei } from "../../src/sponsorship/spendingLimit";
+import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
+import { etherToWei } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";

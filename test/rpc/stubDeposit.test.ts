@@ -8,16 +8,16 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Address, type Hex, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { maxChargeWei, POST_OP_OVERHEAD_GAS } from "../../src/chain/paymasterDeposit";
 import type { ChainConfig } from "../../src/config";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { maxChargeWei, POST_OP_OVERHEAD_GAS, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
 import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
 } from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
-import { weiToEther, worstCaseCostWeiV07 } from "../../src/sponsorship/spendingLimit";
+import { weiToEther } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { eventually, outboxOf, setAlerts } from "../alerts/helpers";
 import { anvilKeys } from "../contracts/fixtures";

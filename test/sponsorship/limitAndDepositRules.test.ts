@@ -10,8 +10,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "viem";
-import { DepositBalances, maxChargeWei } from "../../src/chain/paymasterDeposit";
+import { DepositBalances } from "../../src/chain/paymasterDeposit";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
+import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
 import type { SignableUserOperation } from "../../src/sponsorship/entryPoints/v06";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";

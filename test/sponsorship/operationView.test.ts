@@ -3,12 +3,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
-import { maxChargeWei } from "../../src/chain/paymasterDeposit";
+import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
 import type { Eip7702Authorization } from "../../src/sponsorship/entryPoints/userOperationV07";
 import { maxDepositCharge, operationJson, viewOf, worstCaseCost } from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
-import { worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/spendingLimit";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const FACTORY = "0x9406cc6185a346906296840746125a0e44976454" as Address;

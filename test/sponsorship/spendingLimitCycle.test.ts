@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { CYCLE_UNITS } from "../../src/schemas/management/policyKinds";
+import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
 import { MAX_FEE, MAX_GAS } from "../../src/sponsorship/partialUserOperation";
 import {
   type CycleDuration,
@@ -14,7 +15,6 @@ import {
   type SpendingLimit,
   thresholdUnits,
   weiToEther,
-  worstCaseCostWei,
 } from "../../src/sponsorship/spendingLimit";
 
 const HOUR = 3_600_000;

@@ -2,10 +2,9 @@
 // then the paymaster kind's data); the paymaster has no gas limits of its own, and postOp runs on the operation's
 // verificationGasLimit, which the prefund counts three times.
 import { concat, type Hex } from "viem";
-import { maxChargeWei } from "../../chain/paymasterDeposit";
 import type { PartialUserOperation } from "../partialUserOperation";
-import { worstCaseCostWei } from "../spendingLimit";
 import type { EntryPointVersion, PaymasterPart } from "./entryPointVersion";
+import { maxChargeWei, worstCaseCostWei } from "./prefund";
 import { paymasterHashPrefixV06 } from "./userOperation";
 import { getUserOpHash } from "./userOpHash";
 

@@ -4,9 +4,9 @@
 
 import type { PartialUserOperationV07 } from "../partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
-import { worstCaseCostWeiV07 } from "../spendingLimit";
 import type { EntryPointVersion } from "./entryPointVersion";
 import { paymasterHashPrefixWords } from "./packedUserOperation";
+import { worstCaseCostWeiV07 } from "./prefund";
 import { type EntryPointVersionV07, getUserOpHashV07, packUserOperation } from "./userOperationV07";
 
 /** A v0.7/v0.8 operation with every field our signature covers, the paymaster's two gas limits included. */

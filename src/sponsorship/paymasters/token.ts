@@ -2,8 +2,7 @@
 // mode's rules apply (no funding wallet, policy, spending limit or webhook); the one check is that the sender holds
 // the most the operation can be charged. The signature commits to the token terms, fixed before the decision (the
 // price read now, the window cut to the price's own end).
-import type { TokenConfig } from "../../config";
-import { erc20Outcome, requireBalance, type TokenChain } from "../../tokens/erc20Terms";
+import type { Address } from "viem";
 import type { EntryPointVersion } from "../entryPoints/entryPointVersion";
 import type { SponsoredUserOperation } from "../partialUserOperationV07";
 import type { Rule } from "../rule";
@@ -51,29 +50,22 @@ export function maxTokenCost<Op extends SponsoredUserOperation>(
 }
 
 export interface TokenPaymasterRequest {
-  chain: TokenChain;
-  token: TokenConfig;
   terms: TokenFeeTerms;
-  log: { warn(object: object, message: string): void };
+  /**
+   * The sender's balance check for its maximum charge (src/sponsorship/rules/tokenBalance.ts): ERC20 mode's one rule,
+   * handed in because it reads the chain, which this kind does not.
+   */
+  balanceRule: (sender: Address, maximum: bigint) => Rule;
 }
 
 /** The kind for one request's token and terms. */
 export function tokenPaymaster(request: TokenPaymasterRequest): PaymasterKind<TokenFeeTerms> {
-  const { chain, token, terms, log } = request;
+  const { terms, balanceRule } = request;
   return {
     mode: "ERC20",
     // The user pays, so no deposit is held against the signature.
     holdsDeposit: false,
-    rules: (_sponsoredRules, op, version): Rule[] => [
-      {
-        name: "ERC20",
-        evaluate: async () => {
-          const maximum = maxTokenCost(version, op, terms);
-          await requireBalance(chain, token, op.sender, maximum, log);
-          return erc20Outcome(token, terms, maximum);
-        },
-      },
-    ],
+    rules: (_sponsoredRules, op, version): Rule[] => [balanceRule(op.sender, maxTokenCost(version, op, terms))],
     terms: () => terms,
     hashedTerms: tokenHashedTerms,
     encodeData: (signed, signature) => encodeTokenPaymasterData({ ...signed, signature }),
