@@ -1,4 +1,5 @@
-// Which test files run in which lane, and which run again against PostgreSQL (docs/testing.md, 'Lanes').
+// Which test files run in which lane, and which run again against PostgreSQL (docs/testing.md, 'The database
+// selection').
 //
 // Lanes split the files by what they need: unit (the code alone), integration (PGlite/PostgreSQL, anvil, the real
 // EntryPoint), e2e (Alto, or the service as its own process). The database selection cuts across them: the files whose
