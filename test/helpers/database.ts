@@ -3,6 +3,15 @@ import { type Database, openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { openPgliteFromSnapshot } from "./pgliteSnapshot";
 
+/**
+ * This process's environment, for a child that inherits it (PATH, HOME, the suite's DATABASE_URL). It lives here
+ * because the child then runs on the suite's database: a test that uses it is in the database selection
+ * (scripts/testLanes.ts).
+ */
+export function inheritedEnv(): NodeJS.ProcessEnv {
+  return { ...process.env };
+}
+
 /** The PostgreSQL of the suite's second pass (DATABASE_URL), or undefined on the PGlite pass. */
 export function testDatabaseUrl(): string | undefined {
   return process.env.DATABASE_URL || undefined;

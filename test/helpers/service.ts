@@ -17,11 +17,6 @@ export interface RunningService {
   stop(): Promise<number | null>;
 }
 
-/** This process's environment, for a child that inherits it (PATH, HOME, the suite's DATABASE_URL). */
-export function inheritedEnv(): NodeJS.ProcessEnv {
-  return { ...process.env };
-}
-
 /**
  * Environment for a child that must use the embedded database, whatever the test run itself uses. Without a local chain
  * unless `extra` asks for one (LOCAL_CHAIN: "auto"): 31337 then signs without a node, as these tests and the benchmark

@@ -7,8 +7,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createAccount } from "../../src/storage/accounts";
 import { openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
-import { testDatabaseUrl } from "../helpers/database";
-import { inheritedEnv, type RunningService, startService } from "../helpers/service";
+import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
+import { type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // Two service processes sharing one PostgreSQL database: the limits must hold across them, in every unit (COUNT, USD)

@@ -8,8 +8,8 @@ import { createAccount } from "../../src/storage/accounts";
 import { type Database, openDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrations";
 import { openStorage } from "../../src/storage/open";
-import { testDatabaseUrl } from "../helpers/database";
-import { embeddedEnv, inheritedEnv, type RunningService, startService } from "../helpers/service";
+import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
+import { embeddedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // SIGKILL under load, then a restart: a spending limit's usage must equal the sponsorships on record, on both

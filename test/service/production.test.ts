@@ -7,8 +7,8 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openDatabase } from "../../src/storage/database";
-import { testDatabaseUrl } from "../helpers/database";
-import { inheritedEnv, type RunningService, startService } from "../helpers/service";
+import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
+import { type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // The production path end to end, as an operator takes it (and as the Dockerfile does): build, pack, install the pack
