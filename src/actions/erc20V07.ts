@@ -9,7 +9,8 @@ import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import { cheapestCompletion } from "../sponsorship/eligibility";
-import { ENTRY_POINT_VERSIONS_V07, type SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
+import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
+import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { maxTokenCost, tokenPaymaster, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
@@ -67,7 +68,7 @@ export async function tokenStubFieldsV07(ctx: ActionContext, request: TokenReque
     paymasterVerificationGasLimit: stub.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit,
   });
-  const least = maxTokenCost(ENTRY_POINT_VERSIONS_V07[request.target.version], cheapest, terms);
+  const least = maxTokenCost(ENTRY_POINT_VERSIONS[request.target.version], cheapest, terms);
   await requireBalance(tokenChain(ctx.chain), token, request.userOp.sender, least, ctx.log);
   return stub;
 }
@@ -140,7 +141,7 @@ export async function quoteTokensV07(
     const { maxTokenCost: _, ...quote } = quoteOfMaximum(
       token,
       terms,
-      maxTokenCost(ENTRY_POINT_VERSIONS_V07[request.target.version], gas, terms),
+      maxTokenCost(ENTRY_POINT_VERSIONS[request.target.version], gas, terms),
     );
     return quote;
   });

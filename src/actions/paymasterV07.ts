@@ -4,7 +4,8 @@ import type { Address, Hex } from "viem";
 import { invalidParams } from "../errors";
 import { estimateWithBundlerV07 } from "../gasEstimation/gasEstimationBundlerV07";
 import { DUMMY_SIGNATURE } from "../gasEstimation/gasEstimationStub";
-import { ENTRY_POINT_VERSIONS_V07, type SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
+import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
+import { ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import {
@@ -26,7 +27,7 @@ export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaste
 
 /** The EntryPoint a request named and our verifying paymaster for it. */
 export interface EntryPointV07 {
-  version: "0.7" | "0.8";
+  version: LaterEntryPointVersion;
   entryPoint: Address;
   paymaster: Address;
 }
@@ -152,7 +153,7 @@ export async function decideV07<Terms extends SigningWindow>(
 ): Promise<SponsorAnswerV07> {
   const { target } = request;
   const answer = await signOperation(ctx, {
-    version: ENTRY_POINT_VERSIONS_V07[target.version],
+    version: ENTRY_POINT_VERSIONS[target.version],
     entryPoint: target.entryPoint,
     kind,
     paymaster: target.paymaster,

@@ -1,6 +1,7 @@
 import type { Hex } from "viem";
 import type { TokenInfo } from "../schemas/rpc/mode";
-import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { tokenPaymaster } from "../sponsorship/paymasters/token";
 import { feeToken, termsNow, tokenChain } from "../tokens/erc20Terms";
@@ -47,7 +48,7 @@ export async function sponsorErc20(ctx: ActionContext, request: Erc20Request): P
   // The sender must hold the operation's maximum charge; then the token paymaster signs the terms, on record.
   const signed = signedOrThrow(
     await signOperation(ctx, {
-      version: entryPointV06,
+      version: ENTRY_POINT_VERSIONS["0.6"],
       entryPoint: chain.entryPoint,
       kind: tokenPaymaster({ chain, token, terms, log: ctx.log }),
       paymaster: chain.tokenPaymaster,

@@ -3,7 +3,8 @@ import { invalidParams } from "../errors";
 import { canEstimateGas } from "../gasEstimation/gasEstimation";
 import { PLACEHOLDER_PAYMASTER_ID } from "../gasEstimation/gasEstimationStub";
 import { CLOCK_SKEW_SECONDS } from "../sponsorship/decideSignRecord";
-import { entryPointV06, paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
 import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
 import type { ActionContext } from "./context";
@@ -51,7 +52,7 @@ export async function sponsorV06(
   request: Pick<SponsorRequest, "expirySeconds" | "smartAccount" | "webhookData"> & { userOp: SignableUserOperation },
 ): Promise<SponsorAnswer> {
   const { paymaster, paymasterData, ...answer } = await signOperation(ctx, {
-    version: entryPointV06,
+    version: ENTRY_POINT_VERSIONS["0.6"],
     entryPoint: ctx.chain.entryPoint,
     kind: verifyingPaymaster,
     paymaster: ctx.chain.verifyingPaymaster,
@@ -64,8 +65,8 @@ export async function sponsorV06(
 }
 
 /**
- * The terms a stub paymasterAndData carries while gas is estimated: the window that sponsor() will sign, to the second
- * or nearly, and the deposit it will name, so that the stub has the final bytes.
+ * The terms a stub paymasterAndData carries while gas is estimated: the window the engine (sponsorOperation) will
+ * sign, to the second or nearly, and the deposit it will name, so that the stub has the final bytes.
  */
 export function stubTerms(ctx: ActionContext, expirySeconds: number) {
   const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
@@ -116,7 +117,7 @@ async function withEstimatedGas(
     chain,
     userOp,
     signature: request.signature,
-    // The window that sponsor() will sign, to the second or nearly: the stub has the final bytes.
+    // The window the engine (sponsorOperation) will sign, to the second or nearly: the stub has the final bytes.
     terms: stubTerms(ctx, request.expirySeconds),
   });
   ctx.log.debug(

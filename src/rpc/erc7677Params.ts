@@ -5,6 +5,7 @@
 
 import type { EntryPointV07 } from "../actions/paymasterV07";
 import { invalidParams } from "../errors";
+import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
@@ -17,7 +18,12 @@ import { readUserOperationV07 } from "./userOperationV07Input";
 
 export type Erc7677Request =
   | { version: "0.6"; userOp: PartialUserOperation; mode: SponsoredMode | TokenMode }
-  | { version: "0.7" | "0.8"; target: EntryPointV07; userOp: PartialUserOperationV07; mode: SponsoredMode | TokenMode };
+  | {
+      version: LaterEntryPointVersion;
+      target: EntryPointV07;
+      userOp: PartialUserOperationV07;
+      mode: SponsoredMode | TokenMode;
+    };
 
 /** Unreachable: a context asking for ERC20 mode is read as such before. */
 const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";

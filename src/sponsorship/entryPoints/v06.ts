@@ -5,6 +5,7 @@ import { concat, type Hex } from "viem";
 import { maxChargeWei } from "../../chain/paymasterDeposit";
 import type { PartialUserOperation } from "../partialUserOperation";
 import { worstCaseCostWei } from "../spendingLimit";
+import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import type { EntryPointVersion, PaymasterPart } from "./entryPointVersion";
 import { paymasterHashPrefixV06 } from "./userOperation";
 import { getUserOpHash } from "./userOpHash";
@@ -19,6 +20,7 @@ export function paymasterAndDataV06(part: PaymasterPart): Hex {
 
 export const entryPointV06: EntryPointVersion<SignableUserOperation> = {
   name: "0.6",
+  canonicalAddress: ENTRY_POINT_V06_ADDRESS,
   paymasterGasOf: () => undefined,
   paymasterHashPrefix: paymasterHashPrefixV06,
   userOpHash: (op, part, entryPoint, chainId) =>
