@@ -5,6 +5,7 @@ import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from
 import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { keccak256 } from "../../abi/keccak";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
+import type { AccountGasAndFees } from "./userOperation";
 
 /** An EIP-7702 authorization as it travels with a v0.8 operation (`eip7702Auth`): the EOA delegates to `address`. */
 export interface Eip7702Authorization {
@@ -16,18 +17,13 @@ export interface Eip7702Authorization {
   s: Hex;
 }
 
-export interface UserOperationV07 {
+export interface UserOperationV07 extends AccountGasAndFees {
   sender: Address;
   nonce: bigint;
   /** Absent when the account exists; `0x7702` (the EIP-7702 marker) for an EOA delegating through `eip7702Auth`. */
   factory?: Address | Hex;
   factoryData?: Hex;
   callData: Hex;
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
   paymaster?: Address;
   paymasterVerificationGasLimit?: bigint;
   paymasterPostOpGasLimit?: bigint;
