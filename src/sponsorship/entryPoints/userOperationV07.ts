@@ -4,6 +4,7 @@
 import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
 import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { keccak256 } from "../../abi/keccak";
+import type { LaterEntryPointVersion } from "../../config";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
 import type { AccountGasAndFees } from "./userOperation";
 
@@ -32,7 +33,8 @@ export interface UserOperationV07 extends AccountGasAndFees {
   eip7702Auth?: Eip7702Authorization;
 }
 
-export type EntryPointVersionV07 = "0.7" | "0.8";
+/** The later EntryPoint versions, which share this operation (the chains file's `entryPoints` keys). */
+export type EntryPointVersionV07 = LaterEntryPointVersion;
 
 /** The EIP-7702 marker a v0.8 operation carries as its factory: 0x7702, zero-padded to 20 bytes on chain. */
 const EIP7702_MARKER_PADDED = "0x7702000000000000000000000000000000000000";
