@@ -1,11 +1,14 @@
-// The engine (src/sponsorship/engine.ts) as the use cases call it: the request's paymaster and chain, the decision
-// noted for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
+// The engine (src/sponsorship/engine.ts) as the steps call it: the request's paymaster and chain, the decision noted
+// for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
 import type { Address, Hex } from "viem";
 import { type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
+import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
+import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { SponsoredUserOperation } from "../sponsorship/partialUserOperationV07";
-import type { PaymasterGasLimits } from "../sponsorship/paymasters/paymasterAndDataV07";
-import type { SigningWindow } from "../sponsorship/paymasters/paymasterKind";
+import type { PaymasterKind, SigningWindow } from "../sponsorship/paymasters/paymasterKind";
 import type { ActionContext } from "./context";
+import type { EntryPointV07, PaymasterFieldsV07, SponsoredKind } from "./stepRequest";
 
 type Signable = SponsorshipRequest<
   SponsoredUserOperation & {
@@ -25,13 +28,6 @@ export interface AccountGas {
   preVerificationGas: bigint;
 }
 
-/** Our paymaster's fields of a v0.7/v0.8 operation, as ERC-7677 and Pimlico answer them. */
-export interface PaymasterFieldsV07 extends PaymasterGasLimits {
-  paymaster: Address;
-  /** Our part of paymasterAndData (ERC-7677's paymasterData); `0x` when refused. */
-  paymasterData: Hex;
-}
-
 /** A decision and the gas it covers: signed paymaster data, or a refusal with its reason (and the refusing rule). */
 export type SignedAnswer = AccountGas & {
   paymaster?: Address;
@@ -42,8 +38,17 @@ export type SignedAnswer = AccountGas & {
   refusedBy?: string;
 };
 
+/** A v0.6 decision: paymasterAndData signed (`0x` when refused) over the gas it carries. */
+export type SponsorAnswer = Omit<SignedAnswer, "paymaster" | "paymasterData"> & { paymasterAndData: Hex };
+
+/** A v0.7/v0.8 decision: our paymaster fields, signed (`0x` paymasterData when refused), and the account's gas. */
+export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaster" | "paymasterData">;
+
+/** What a signature's record carries besides the operation: the window asked for, and SPONSORED mode's extras. */
+type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData">;
+
 /** Signs through the engine for the request's paymaster and chain; notes the refusing rule for the decision metrics. */
-export async function signOperation<Op extends Signable, Terms extends SigningWindow>(
+async function signOperation<Op extends Signable, Terms extends SigningWindow>(
   ctx: ActionContext,
   request: Omit<SponsorshipRequest<Op, Terms>, "setup" | "chain">,
 ): Promise<SignedAnswer> {
@@ -64,8 +69,59 @@ export async function signOperation<Op extends Signable, Terms extends SigningWi
   };
 }
 
+/** A v0.6 operation, signed by our paymaster of `kind` at `paymaster` for the chain's own EntryPoint. */
+export async function signV06<Terms extends SigningWindow>(
+  ctx: ActionContext,
+  kind: PaymasterKind<Terms>,
+  paymaster: Address | undefined,
+  userOp: SignableUserOperation,
+  options: SigningOptions,
+): Promise<SponsorAnswer> {
+  const {
+    paymaster: signer,
+    paymasterData,
+    ...answer
+  } = await signOperation(ctx, {
+    version: ENTRY_POINT_VERSIONS["0.6"],
+    entryPoint: ctx.chain.entryPoint,
+    kind,
+    paymaster,
+    userOp,
+    expirySeconds: options.expirySeconds,
+    smartAccount: options.smartAccount,
+    webhookData: options.webhookData,
+  });
+  return { ...answer, paymasterAndData: signer ? paymasterAndDataV06({ paymaster: signer, paymasterData }) : "0x" };
+}
+
+/** A v0.7/v0.8 operation, signed by our paymaster of `kind` for the EntryPoint it named, answered as our fields. */
+export async function signV07<Terms extends SigningWindow>(
+  ctx: ActionContext,
+  target: EntryPointV07,
+  kind: PaymasterKind<Terms>,
+  userOp: SignableUserOperationV07,
+  options: SigningOptions,
+): Promise<SponsorAnswerV07> {
+  const answer = await signOperation(ctx, {
+    version: ENTRY_POINT_VERSIONS[target.version],
+    entryPoint: target.entryPoint,
+    kind,
+    paymaster: target.paymaster,
+    userOp,
+    expirySeconds: options.expirySeconds,
+    smartAccount: options.smartAccount,
+    webhookData: options.webhookData,
+  });
+  return {
+    ...answer,
+    paymaster: target.paymaster,
+    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
+  };
+}
+
 /** A signature that must be given (ERC20 mode has no refusal by rule): the answer, or an error if none was recorded. */
-export function signedOrThrow(answer: SignedAnswer): SignedAnswer & { paymaster: Address } {
-  if (answer.paymaster === undefined) throw new Error(`ERC20 mode signature not recorded: ${answer.reason}`);
-  return answer as SignedAnswer & { paymaster: Address };
+export function signedOrThrow<Answer extends { reason?: string }>(answer: Answer): Answer {
+  if (answer.reason !== undefined) throw new Error(`ERC20 mode signature not recorded: ${answer.reason}`);
+  return answer;
 }

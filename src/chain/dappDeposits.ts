@@ -3,9 +3,10 @@
 // chain client's timeout. VerifyingPaymasterV07 keeps the v0.6 contract's getBalance(paymasterId).
 import type { Address } from "viem";
 import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
+import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { chainClient } from "./chainClient";
 import { describeChainError } from "./paymasterDeposit";
-import type { KnownEntryPointVersion, SponsoringChain } from "./sponsoringChains";
+import type { SponsoringChain } from "./sponsoringChains";
 
 /** The balance of one version's verifying paymaster, or why it is not known. */
 export interface VersionDeposit {

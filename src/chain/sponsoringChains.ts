@@ -2,6 +2,7 @@ import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import {
   LOCAL_ENTRY_POINT_STACKS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
@@ -40,12 +41,6 @@ export interface SponsoringChain {
 
 export const LOCAL_CHAIN_ID = 31337;
 
-/** Where EntryPoint v0.7 and v0.8 sit on every chain (their CREATE2 deployments). */
-const CANONICAL_ENTRY_POINTS: Readonly<Record<LaterEntryPointVersion, Address>> = {
-  "0.7": ENTRY_POINT_V07_ADDRESS,
-  "0.8": ENTRY_POINT_V08_ADDRESS,
-};
-
 /**
  * Fills each configured chain's defaults: the canonical EntryPoints, and on the local development chain the
  * deterministic addresses where the project deploys its paymasters, so that signing works on a fresh start.
@@ -64,7 +59,7 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
     resolved.set(chain.chainId, {
       chainId: chain.chainId,
       name: chain.name,
-      entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_V06_ADDRESS,
+      entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_VERSIONS["0.6"].canonicalAddress,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
       ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl } : {}),
       ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
@@ -90,9 +85,9 @@ function laterEntryPoints(
   for (const version of LATER_ENTRY_POINT_VERSIONS) {
     const listed = chain.entryPoints?.[version];
     if (!listed && !local) continue;
-    const entryPoint = (listed?.entryPoint as Address | undefined) ?? CANONICAL_ENTRY_POINTS[version];
+    const entryPoint = (listed?.entryPoint as Address | undefined) ?? ENTRY_POINT_VERSIONS[version].canonicalAddress;
     const localStack =
-      local && isAddressEqual(entryPoint, CANONICAL_ENTRY_POINTS[version])
+      local && isAddressEqual(entryPoint, ENTRY_POINT_VERSIONS[version].canonicalAddress)
         ? LOCAL_ENTRY_POINT_STACKS[version]
         : undefined;
     const verifyingPaymaster = (listed?.verifyingPaymaster as Address | undefined) ?? localStack?.verifyingPaymaster;
@@ -108,8 +103,6 @@ function laterEntryPoints(
   return served;
 }
 
-/** Every EntryPoint version the service signs for. */
-export type KnownEntryPointVersion = "0.6" | LaterEntryPointVersion;
 /** Which of our paymasters a request needs: SPONSORED mode signs with the verifying one, ERC20 mode with the token one. */
 export type PaymasterKind = "verifying" | "token";
 
@@ -136,7 +129,7 @@ export function paymasterForEntryPoint(
   const found = servedVersion(chain, entryPoint);
   if (!found) {
     const version = LATER_ENTRY_POINT_VERSIONS.find((later) =>
-      isAddressEqual(entryPoint, CANONICAL_ENTRY_POINTS[later]),
+      isAddressEqual(entryPoint, ENTRY_POINT_VERSIONS[later].canonicalAddress),
     );
     if (!version) return refuse(`it serves ${servedList(chain)}`);
     const elsewhere = chain.entryPoints.get(version)?.entryPoint;

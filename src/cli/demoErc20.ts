@@ -29,8 +29,8 @@ import {
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
 import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
 import { tokenPaymasterArtifact } from "../sponsorship/paymasters/tokenArtifacts";
+import { demoRpc } from "./demoRpc";
 
-const REQUEST_TIMEOUT_MS = 30_000;
 const MINTED = parseUnits("100", LOCAL_TEST_TOKEN.decimals);
 
 export interface TokenDemoContext {
@@ -57,17 +57,8 @@ interface FeeQuote {
   validUntil: number;
 }
 
-async function rpc<T>(context: TokenDemoContext, method: string, params: unknown[]): Promise<T> {
-  const reply = await fetch(`${context.baseUrl}/api/v1/${context.chainId}/${context.apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const body = (await reply.json()) as { result?: T; error?: { code: number; message: string } };
-  if (!body.result) throw new Error(`${method} (ERC20 mode) failed: ${JSON.stringify(body.error ?? body)}`);
-  return body.result;
-}
+const rpc = <T>(context: TokenDemoContext, method: string, params: unknown[]): Promise<T> =>
+  demoRpc<T>(context, method, params, " (ERC20 mode)");
 
 /** Runs the token-paid operation, printing each step; returns the next step's number, throws when a step fails. */
 export async function runTokenPaidDemo(context: TokenDemoContext): Promise<number> {

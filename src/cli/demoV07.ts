@@ -31,8 +31,8 @@ import {
   type UserOperationV07,
 } from "../sponsorship/entryPoints/userOperationV07";
 import { verifyingPaymasterV07Artifact } from "../sponsorship/paymasters/artifacts";
+import { demoRpc } from "./demoRpc";
 
-const REQUEST_TIMEOUT_MS = 30_000;
 /** What the funding wallet deposits in each later version's paymaster: those keep their own balances. */
 const DEPOSIT = parseEther("0.1");
 /**
@@ -71,17 +71,8 @@ interface PaymasterFields {
 
 const eth = (wei: bigint) => `${formatEther(wei)} ETH`;
 
-async function rpc<T>(context: LaterEntryPointDemoContext, method: string, params: unknown[]): Promise<T> {
-  const reply = await fetch(`${context.baseUrl}/api/v1/${context.chainId}/${context.apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const body = (await reply.json()) as { result?: T; error?: { code: number; message: string } };
-  if (!body.result) throw new Error(`${method} failed: ${JSON.stringify(body.error ?? body)}`);
-  return body.result;
-}
+const rpc = <T>(context: LaterEntryPointDemoContext, method: string, params: unknown[]): Promise<T> =>
+  demoRpc<T>(context, method, params);
 
 /** Runs the v0.7 and the EIP-7702 operation, printing each step; returns the next step's number. */
 export async function runLaterEntryPointDemo(context: LaterEntryPointDemoContext): Promise<number> {

@@ -3,10 +3,8 @@
 // (also v0.8's) when it is a later EntryPoint the chain serves. The context is this service's SPONSORED mode object
 // (sponsorshipInfo, expiryDuration), or ERC20 mode with the fee token as `token` (src/rpc/tokenContext.ts).
 
-import type { EntryPointV07 } from "../actions/paymasterV07";
+import type { StepRequest } from "../actions/stepRequest";
 import { invalidParams } from "../errors";
-import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
-import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext } from "./methodContext";
 import { parseSponsoredContext, type SponsoredMode } from "./mode";
@@ -15,9 +13,8 @@ import { asksForToken, parseTokenContext, type TokenMode } from "./tokenContext"
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
 
-export type Erc7677Request =
-  | { version: "0.6"; userOp: PartialUserOperation; mode: SponsoredMode | TokenMode }
-  | { version: "0.7" | "0.8"; target: EntryPointV07; userOp: PartialUserOperationV07; mode: SponsoredMode | TokenMode };
+/** The operation and the paymaster kind its context asks for, as the ERC-7677 steps take them (stub.ts, paymasterData.ts). */
+export type Erc7677Request = StepRequest & { mode: SponsoredMode | TokenMode };
 
 /** Unreachable: a context asking for ERC20 mode is read as such before. */
 const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";

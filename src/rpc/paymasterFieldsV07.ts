@@ -1,5 +1,5 @@
 import { toHex } from "viem";
-import type { PaymasterFieldsV07 } from "../actions/paymasterV07";
+import type { PaymasterFieldsV07 } from "../actions/stepRequest";
 
 /** The paymaster fields of a v0.7/v0.8 answer as ERC-7677 and Pimlico give them: numbers as hex quantities. */
 export function paymasterFieldsResult(fields: PaymasterFieldsV07) {

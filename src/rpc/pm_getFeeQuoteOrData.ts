@@ -1,5 +1,4 @@
-import { quoteTokensV07 } from "../actions/erc20V07";
-import { quoteErc20 } from "../actions/quoteErc20";
+import { quote } from "../actions/quote";
 import type { Erc20QuoteResult } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import { laterEntryPoint } from "./entryPointChoice";
 import type { RpcMethod } from "./methodContext";
@@ -22,9 +21,9 @@ function asksForQuote(context: unknown): boolean {
 
 /**
  * `pm_getFeeQuoteOrData` (and its misspelling `pm_getFeeQuotesOrData`): in mode ERC20 the fee quotes of the requested
- * tokens (src/actions/quoteErc20.ts), nothing signed; in SPONSORED mode the same answer as pm_sponsorUserOperation.
+ * tokens (src/actions/quote.ts), nothing signed; in SPONSORED mode the same answer as pm_sponsorUserOperation.
  * For a v0.7/v0.8 operation the form is `[userOp, entryPoint, context]`, and a context with `token`, `preferredToken`,
- * `tokenList` or mode ERC20 asks for quotes from that version's token paymaster (src/actions/erc20V07.ts).
+ * `tokenList` or mode ERC20 asks for quotes from that version's token paymaster.
  */
 export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
   const later = laterEntryPoint(ctx.chain, params[1], asksForQuote(params[2]) ? "token" : "verifying");
@@ -32,8 +31,15 @@ export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
     if (!asksForQuote(params[2])) return pm_sponsorUserOperation(params, ctx);
     const { userOp, signature } = readUserOperationV07(params[0], later.version);
     const { expirySeconds, selection } = parseQuoteContext(params[2], "params[2]");
-    const quote = await quoteTokensV07(ctx, { target: later, userOp, signature, expirySeconds, selection });
-    const result: Erc20QuoteResult = { mode: "ERC20", MODE: "ERC20", ...quote };
+    const quoted = await quote(ctx, {
+      version: later.version,
+      target: later,
+      userOp,
+      signature,
+      expirySeconds,
+      selection,
+    });
+    const result: Erc20QuoteResult = { mode: "ERC20", MODE: "ERC20", ...quoted };
     return result;
   }
   // In the order pm_sponsorUserOperation reads them, so that both name the same first problem.
@@ -41,7 +47,14 @@ export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
   const { userOp, signature } = readUserOperation(params[0]);
   const { mode } = parseModeParams(params);
   if (mode.mode !== "ERC20") return pm_sponsorUserOperation(params, ctx);
-  const quote = await quoteErc20(ctx, { ...mode, userOp, signature });
-  const result: Erc20QuoteResult = { mode: "ERC20", MODE: "ERC20", ...quote };
+  const quoted = await quote(ctx, {
+    version: "0.6",
+    userOp,
+    signature,
+    expirySeconds: mode.expirySeconds,
+    calculateGasLimits: mode.calculateGasLimits,
+    selection: mode.tokenInfo,
+  });
+  const result: Erc20QuoteResult = { mode: "ERC20", MODE: "ERC20", ...quoted };
   return result;
 };

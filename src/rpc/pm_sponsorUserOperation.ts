@@ -1,8 +1,6 @@
 import { toHex } from "viem";
-import { sponsorTokenV07 } from "../actions/erc20V07";
-import { type SponsorAnswerV07, sponsorUserOperationV07 } from "../actions/paymasterV07";
-import { sponsorErc20 } from "../actions/sponsorErc20";
-import { sponsorUserOperation } from "../actions/sponsorUserOperation";
+import type { SponsorAnswerV07 } from "../actions/signOperation";
+import { sponsor } from "../actions/sponsor";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
 import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
@@ -18,9 +16,9 @@ import { hasV07Fields, readUserOperationV07 } from "./userOperationV07Input";
 /**
  * `pm_sponsorUserOperation` (and `pm_getFeeQuoteOrData`, which answers SPONSORED mode the same way): a signed
  * paymasterAndData for a partial user operation. Params are read with their schemas (src/schemas/rpc/), the work is
- * the use case's (src/actions/sponsorUserOperation.ts, or sponsorErc20.ts in mode ERC20), and a refusal is answered as
+ * the sponsor step's (src/actions/sponsor.ts), and a refusal is answered as
  * the params' form asks (src/rpc/mode.ts): `0x` with the reason after a mode object, a -32003 error with the reason
- * after an EntryPoint address. A v0.7 or v0.8 EntryPoint address makes it a v0.7 request (sponsorV07, or erc20V07.ts
+ * after an EntryPoint address. A v0.7 or v0.8 EntryPoint address makes it a v0.7 request (the token paymaster's
  * when the context names a fee token).
  */
 export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
@@ -33,16 +31,22 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   const { mode } = request;
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
-    const signed = await sponsorErc20(ctx, {
-      ...mode,
+    const signed = await sponsor(ctx, {
+      version: "0.6",
       userOp,
       signature,
-      feeTokenLabel: "params[1].tokenInfo.feeTokenAddress",
+      mode: {
+        mode: "ERC20",
+        expirySeconds: mode.expirySeconds,
+        calculateGasLimits: mode.calculateGasLimits,
+        feeToken: mode.tokenInfo.feeTokenAddress,
+        feeTokenLabel: "params[1].tokenInfo.feeTokenAddress",
+      },
     });
     const result: Erc20SponsorResult = {
       mode: "ERC20",
       MODE: "ERC20",
-      paymasterAndData: signed.paymasterAndData,
+      paymasterAndData: signed.answer.paymasterAndData,
       preVerificationGas: signed.userOp.preVerificationGas.toString(),
       verificationGasLimit: Number(signed.userOp.verificationGasLimit),
       callGasLimit: Number(signed.userOp.callGasLimit),
@@ -53,7 +57,7 @@ export const pm_sponsorUserOperation: RpcMethod = async (params, ctx) => {
   if (request.form === "entryPoint" && request.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
     throw unsupportedEntryPoint(ctx.chain, request.entryPoint);
   }
-  const outcome = await sponsorUserOperation(ctx, { ...mode, userOp, signature });
+  const outcome = await sponsor(ctx, { version: "0.6", userOp, signature, mode });
   if (outcome.answer.reason !== undefined && request.form === "entryPoint") {
     throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${outcome.answer.reason}`);
   }
@@ -75,12 +79,18 @@ async function sponsorV07Request(
   if (asksForToken(params[2])) {
     const { expirySeconds, feeToken, feeTokenLabel } = parseTokenContext(params[2], "params[2]");
     ctx.decision.mode = "erc20";
-    const signed = await sponsorTokenV07(ctx, { target, userOp, signature, expirySeconds, feeToken, feeTokenLabel });
-    return gasResult(signed);
+    const signed = await sponsor(ctx, {
+      version: target.version,
+      target,
+      userOp,
+      signature,
+      mode: { mode: "ERC20", expirySeconds, feeToken, feeTokenLabel },
+    });
+    return gasResult(signed.answer);
   }
   const mode = parseSponsoredContext(params[2], "params[2]", "unreachable: mode ERC20 is read as ERC20 above");
   ctx.decision.mode = "sponsored";
-  const answer = await sponsorUserOperationV07(ctx, { ...mode, target, userOp, signature });
+  const { answer } = await sponsor(ctx, { version: target.version, target, userOp, signature, mode });
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   return gasResult(answer);
 }

@@ -1,4 +1,4 @@
-import type { SponsorAnswer } from "../actions/sponsorUserOperation";
+import type { SponsorAnswer } from "../actions/signOperation";
 import type { SponsoredResult } from "../schemas/rpc/pm_sponsorUserOperation";
 
 /**

@@ -1,6 +1,7 @@
 import { type Address, type Hex, numberToHex } from "viem";
 import { invalidParams } from "../errors";
 import { PartialUserOperationV07 as PartialUserOperationV07Schema } from "../schemas/rpc/userOperationV07";
+import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { MAX_GAS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { inRange } from "./params";
@@ -40,7 +41,7 @@ export interface UserOperationV07Input {
  */
 export function readUserOperationV07(
   value: unknown,
-  version: "0.7" | "0.8",
+  version: LaterEntryPointVersion,
   label = "params[0]",
 ): UserOperationV07Input {
   const op = userOperationCheck.read(value, label);

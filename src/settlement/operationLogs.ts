@@ -11,9 +11,10 @@ import {
   type PublicClient,
   parseAbi,
 } from "viem";
-import type { KnownEntryPointVersion, SponsoringChain } from "../chain/sponsoringChains";
+import type { SponsoringChain } from "../chain/sponsoringChains";
 import { entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
 import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
+import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import type { OperationEvent } from "../storage/settlement";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });

@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import type { LaterEntryPointVersion } from "../config";
 import type { Eip7702Authorization } from "./entryPoints/userOperationV07";
 import type { PartialUserOperation } from "./partialUserOperation";
 
@@ -7,20 +8,12 @@ import type { PartialUserOperation } from "./partialUserOperation";
  * initCode, the paymaster's two gas limits beside the account's. Gas fields may be missing while the operation is
  * sponsored; signatures are ignored.
  */
-export interface PartialUserOperationV07 {
+export interface PartialUserOperationV07 extends Omit<PartialUserOperation, "initCode"> {
   /** Which EntryPoint the operation is for; what tells it apart from a v0.6 operation (which has initCode). */
-  entryPointVersion: "0.7" | "0.8";
-  sender: Address;
-  nonce: bigint;
+  entryPointVersion: LaterEntryPointVersion;
   /** The account's factory when it is deployed by this operation; in v0.8 also the EIP-7702 marker `0x7702…`. */
   factory?: Address;
   factoryData?: Hex;
-  callData: Hex;
-  callGasLimit?: bigint;
-  verificationGasLimit?: bigint;
-  preVerificationGas?: bigint;
-  maxFeePerGas?: bigint;
-  maxPriorityFeePerGas?: bigint;
   paymasterVerificationGasLimit?: bigint;
   paymasterPostOpGasLimit?: bigint;
   /** v0.8 only: the EIP-7702 authorization the bundler includes with the operation. */

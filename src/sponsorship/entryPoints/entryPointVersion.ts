@@ -3,6 +3,7 @@
 // implementation per version (v06.ts; v07.ts for v0.7 and v0.8, which differ only in the user operation hash); a new
 // version is one more file here and one more entry in versions.ts.
 import type { Address, Hex } from "viem";
+import type { LaterEntryPointVersion } from "../../config";
 import type { SponsoredUserOperation } from "../partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
 
@@ -20,7 +21,9 @@ export interface PaymasterPart {
 }
 
 export interface EntryPointVersion<Op extends SponsoredUserOperation> {
-  readonly name: "0.6" | "0.7" | "0.8";
+  readonly name: "0.6" | LaterEntryPointVersion;
+  /** Where the version's EntryPoint sits on every chain (its CREATE2 deployment): a chain's default for it. */
+  readonly canonicalAddress: Address;
   /**
    * The paymaster's own gas limits, when the version has them (v0.7 on: the EntryPoint reads them from
    * paymasterAndData and our hash binds them); undefined for v0.6, where postOp runs on verificationGasLimit.

@@ -2,17 +2,21 @@ import type { Address, Hex } from "viem";
 import { addressWord, bytesHashWord, uintWord } from "../../abi/abiWords";
 import type { PaymasterHashPlace } from "./entryPointVersion";
 
-/** An ERC-4337 user operation as EntryPoint v0.6 takes it; the field names match the ABI struct, so viem encodes it as is. */
-export interface UserOperation {
-  sender: Address;
-  nonce: bigint;
-  initCode: Hex;
-  callData: Hex;
+/** The account's gas limits and fees: the same five fields in every EntryPoint version's operation. */
+export interface AccountGasAndFees {
   callGasLimit: bigint;
   verificationGasLimit: bigint;
   preVerificationGas: bigint;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
+}
+
+/** An ERC-4337 user operation as EntryPoint v0.6 takes it; the field names match the ABI struct, so viem encodes it as is. */
+export interface UserOperation extends AccountGasAndFees {
+  sender: Address;
+  nonce: bigint;
+  initCode: Hex;
+  callData: Hex;
   paymasterAndData: Hex;
   signature: Hex;
 }

@@ -4,7 +4,9 @@
 import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
 import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { keccak256 } from "../../abi/keccak";
+import type { LaterEntryPointVersion } from "../../config";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
+import type { AccountGasAndFees } from "./userOperation";
 
 /** An EIP-7702 authorization as it travels with a v0.8 operation (`eip7702Auth`): the EOA delegates to `address`. */
 export interface Eip7702Authorization {
@@ -16,18 +18,13 @@ export interface Eip7702Authorization {
   s: Hex;
 }
 
-export interface UserOperationV07 {
+export interface UserOperationV07 extends AccountGasAndFees {
   sender: Address;
   nonce: bigint;
   /** Absent when the account exists; `0x7702` (the EIP-7702 marker) for an EOA delegating through `eip7702Auth`. */
   factory?: Address | Hex;
   factoryData?: Hex;
   callData: Hex;
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
   paymaster?: Address;
   paymasterVerificationGasLimit?: bigint;
   paymasterPostOpGasLimit?: bigint;
@@ -36,7 +33,8 @@ export interface UserOperationV07 {
   eip7702Auth?: Eip7702Authorization;
 }
 
-export type EntryPointVersionV07 = "0.7" | "0.8";
+/** The later EntryPoint versions, which share this operation (the chains file's `entryPoints` keys). */
+export type EntryPointVersionV07 = LaterEntryPointVersion;
 
 /** The EIP-7702 marker a v0.8 operation carries as its factory: 0x7702, zero-padded to 20 bytes on chain. */
 const EIP7702_MARKER_PADDED = "0x7702000000000000000000000000000000000000";

@@ -3,6 +3,7 @@
 // verificationGasLimit, which the prefund counts three times.
 import { concat, type Hex } from "viem";
 import type { PartialUserOperation } from "../partialUserOperation";
+import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import type { EntryPointVersion, PaymasterPart } from "./entryPointVersion";
 import { maxChargeWei, worstCaseCostWei } from "./prefund";
 import { paymasterHashPrefixV06 } from "./userOperation";
@@ -18,6 +19,7 @@ export function paymasterAndDataV06(part: PaymasterPart): Hex {
 
 export const entryPointV06: EntryPointVersion<SignableUserOperation> = {
   name: "0.6",
+  canonicalAddress: ENTRY_POINT_V06_ADDRESS,
   paymasterGasOf: () => undefined,
   paymasterHashPrefix: paymasterHashPrefixV06,
   userOpHash: (op, part, entryPoint, chainId) =>

@@ -1,7 +1,7 @@
 // EntryPoint v0.7 and v0.8 for the sponsorship engine: the unpacked operation (factory, the paymaster's two gas limits
 // beside the account's), packed for the hashes; our paymaster's part is paymaster + its two limits + paymasterData.
 // The two versions differ only in the user operation hash (v0.8's is EIP-712, and reads EIP-7702 authorizations).
-
+import type { Address } from "viem";
 import type { PartialUserOperationV07 } from "../partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
 import type { EntryPointVersion } from "./entryPointVersion";
@@ -24,10 +24,14 @@ const paymasterGasOf = (op: SignableUserOperationV07): PaymasterGasLimits => ({
   paymasterPostOpGasLimit: op.paymasterPostOpGasLimit,
 });
 
-/** The two later EntryPoints, one implementation with the version as its parameter. */
-function entryPointV07(name: EntryPointVersionV07): EntryPointVersion<SignableUserOperationV07> {
+/** The two later EntryPoints, one implementation with the version as its parameter (registered in versions.ts). */
+export function entryPointV07(
+  name: EntryPointVersionV07,
+  canonicalAddress: Address,
+): EntryPointVersion<SignableUserOperationV07> {
   return {
     name,
+    canonicalAddress,
     paymasterGasOf,
     paymasterHashPrefix: (op, place) =>
       paymasterHashPrefixWords(packUserOperation({ ...op, signature: "0x" }), { ...paymasterGasOf(op), ...place }),
@@ -39,5 +43,3 @@ function entryPointV07(name: EntryPointVersionV07): EntryPointVersion<SignableUs
     maxDepositChargeWei: worstCaseCostWeiV07,
   };
 }
-
-export const ENTRY_POINT_VERSIONS_V07 = { "0.7": entryPointV07("0.7"), "0.8": entryPointV07("0.8") } as const;

@@ -27,8 +27,6 @@ import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 278;
 const PRICE_SOURCE_OFFSET = 20;
-const TERMS_OFFSET = 21;
-const SIGNATURE_OFFSET = 213;
 
 /** Where the exchange rate comes from: the service signs it, or the contract reads the oracle aggregator. */
 export const PRICE_SOURCE = { exchangeRate: 0, oracle: 1 } as const;
@@ -174,16 +172,28 @@ export function decodeTokenPaymasterAndData(paymasterAndData: Hex): TokenPaymast
   if (length !== TOKEN_PAYMASTER_AND_DATA_LENGTH) {
     throw new RangeError(`token paymasterAndData must be ${TOKEN_PAYMASTER_AND_DATA_LENGTH} bytes, got ${length}`);
   }
-  const priceSource = hexToNumber(slice(paymasterAndData, PRICE_SOURCE_OFFSET, TERMS_OFFSET));
+  return {
+    paymaster: getAddress(slice(paymasterAndData, 0, PRICE_SOURCE_OFFSET)),
+    ...decodeTokenPaymasterData(paymasterAndData, PRICE_SOURCE_OFFSET),
+  };
+}
+
+/**
+ * The token paymaster's data from `offset` on (after v0.6's paymaster address, or v0.7's address and gas limits): the
+ * price source, the terms and the signature, the same bytes under every EntryPoint version.
+ */
+export function decodeTokenPaymasterData(paymasterAndData: Hex, offset: number): TokenFeeTerms & { signature: Hex } {
+  const termsOffset = offset + 1;
+  const signatureOffset = termsOffset + 6 * 32;
+  const priceSource = hexToNumber(slice(paymasterAndData, offset, termsOffset));
   if (priceSource !== PRICE_SOURCE.exchangeRate && priceSource !== PRICE_SOURCE.oracle) {
     throw new RangeError(`priceSource must be 0 (signed rate) or 1 (oracle), got ${priceSource}`);
   }
   const [validUntil, validAfter, feeToken, oracleAggregator, exchangeRate, priceMarkup] = decodeAbiParameters(
     termsParameters,
-    slice(paymasterAndData, TERMS_OFFSET, SIGNATURE_OFFSET),
+    slice(paymasterAndData, termsOffset, signatureOffset),
   );
   return {
-    paymaster: getAddress(slice(paymasterAndData, 0, PRICE_SOURCE_OFFSET)),
     priceSource,
     validUntil,
     validAfter,
@@ -191,7 +201,7 @@ export function decodeTokenPaymasterAndData(paymasterAndData: Hex): TokenPaymast
     oracleAggregator,
     exchangeRate,
     priceMarkup,
-    signature: slice(paymasterAndData, SIGNATURE_OFFSET),
+    signature: slice(paymasterAndData, signatureOffset),
   };
 }
 

@@ -10,7 +10,7 @@
 //                        uint256 exchangeRate, uint32 priceMarkup)
 //   [245:310] signature, 65 raw bytes r,s,v
 // Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/sponsorship/paymasters/tokenPaymasterAndData.ts).
-import { type Address, decodeAbiParameters, type Hex, hexToNumber, size, slice } from "viem";
+import { type Address, type Hex, size } from "viem";
 import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";
 import {
@@ -22,15 +22,13 @@ import {
 import { PAYMASTER_SIGNATURE_LENGTH } from "./paymasterAndData";
 import type { PaymasterGasLimits } from "./paymasterAndDataV07";
 import {
+  decodeTokenPaymasterData,
   encodeTokenPaymasterData,
-  PRICE_SOURCE,
   type TokenFeeTerms,
   tokenAmountForWei,
   tokenHashedTerms,
 } from "./tokenPaymasterAndData";
 
-const TERMS_OFFSET = PAYMASTER_DATA_OFFSET + 1;
-const SIGNATURE_OFFSET = TERMS_OFFSET + 6 * 32;
 /** Our part after the EntryPoint's 52 bytes: price source, six terms words, the raw signature. */
 export const TOKEN_PAYMASTER_DATA_V07_LENGTH = 1 + 6 * 32 + PAYMASTER_SIGNATURE_LENGTH;
 export const TOKEN_PAYMASTER_AND_DATA_V07_LENGTH = PAYMASTER_DATA_OFFSET + TOKEN_PAYMASTER_DATA_V07_LENGTH;
@@ -57,15 +55,6 @@ export const TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT = 50_000n;
  * unused part to the deposit; v0.8 charges nothing while under 40,000 gas are unused, which 50,000 keeps.
  */
 export const TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT = 50_000n;
-
-const termsParameters = [
-  { name: "validUntil", type: "uint48" },
-  { name: "validAfter", type: "uint48" },
-  { name: "feeToken", type: "address" },
-  { name: "oracleAggregator", type: "address" },
-  { name: "exchangeRate", type: "uint256" },
-  { name: "priceMarkup", type: "uint32" },
-] as const;
 
 export interface TokenPaymasterDataV07 extends TokenFeeTerms, PaymasterGasLimits {
   paymaster: Address;
@@ -99,24 +88,9 @@ export function decodeTokenPaymasterAndDataV07(paymasterAndData: Hex): TokenPaym
       `token paymasterAndData (v0.7) must be ${TOKEN_PAYMASTER_AND_DATA_V07_LENGTH} bytes, got ${length}`,
     );
   }
-  const priceSource = hexToNumber(slice(paymasterAndData, PAYMASTER_DATA_OFFSET, TERMS_OFFSET));
-  if (priceSource !== PRICE_SOURCE.exchangeRate && priceSource !== PRICE_SOURCE.oracle) {
-    throw new RangeError(`priceSource must be 0 (signed rate) or 1 (oracle), got ${priceSource}`);
-  }
-  const [validUntil, validAfter, feeToken, oracleAggregator, exchangeRate, priceMarkup] = decodeAbiParameters(
-    termsParameters,
-    slice(paymasterAndData, TERMS_OFFSET, SIGNATURE_OFFSET),
-  );
   return {
     ...unpackPaymasterAndData(paymasterAndData),
-    priceSource,
-    validUntil,
-    validAfter,
-    feeToken,
-    oracleAggregator,
-    exchangeRate,
-    priceMarkup,
-    signature: slice(paymasterAndData, SIGNATURE_OFFSET),
+    ...decodeTokenPaymasterData(paymasterAndData, PAYMASTER_DATA_OFFSET),
   };
 }
 

@@ -1,0 +1,63 @@
+// The gas a v0.6 operation in SPONSORED mode is signed over: as the client sent it, or estimated first.
+import type { Hex } from "viem";
+import { invalidParams } from "../errors";
+import { canEstimateGas } from "../gasEstimation/gasEstimation";
+import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
+import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
+import type { ActionContext } from "./context";
+import { observedGasEstimate } from "./observedGasEstimation";
+import { stubTerms } from "./stub";
+
+/** `calculateGasLimits` false: the signature covers the gas values the client sent, so all must be there. */
+export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
+  const missingGas = GAS_LIMIT_FIELDS.filter((field) => userOp[field] === undefined);
+  if (missingGas.length > 0) {
+    throw invalidParams(
+      `params[0] is missing ${missingGas.join(", ")}: the signature covers the gas limits, so send them or set ` +
+        "calculateGasLimits to true",
+    );
+  }
+  const missingFees = FEE_FIELDS.filter((field) => userOp[field] === undefined);
+  if (missingFees.length > 0) throw invalidParams(`params[0] is missing ${missingFees.join(", ")}`);
+  return userOp as SignableUserOperation;
+}
+
+/**
+ * `calculateGasLimits` true: the three limits are estimated (src/gasEstimation/gasEstimation.ts). A limit the client
+ * sent is a lower bound: the estimate raises a limit that is too low and keeps one that is higher. Missing fees are
+ * chosen by the chain.
+ */
+export async function withEstimatedGas(
+  ctx: ActionContext,
+  request: { userOp: PartialUserOperation; signature: Hex; expirySeconds: number },
+): Promise<{ userOp: SignableUserOperation; feesChosen: boolean }> {
+  const { userOp } = request;
+  const missing = [...GAS_LIMIT_FIELDS, ...FEE_FIELDS].filter((field) => userOp[field] === undefined);
+  const { chain } = ctx;
+  if (!canEstimateGas(chain)) {
+    // Nothing to estimate for: sign over what was sent, as without calculateGasLimits.
+    if (missing.length === 0) return { userOp: userOp as SignableUserOperation, feesChosen: false };
+    const why = chain.verifyingPaymaster ? "it has no RPC or bundler configured" : "it has no verifying paymaster";
+    throw invalidParams(
+      `Chain ${chain.chainId} (${chain.name}) cannot estimate gas: ${why}; send the gas limits and fees ` +
+        `(missing: ${missing.join(", ")})`,
+    );
+  }
+  const started = performance.now();
+  const estimate = await observedGasEstimate(ctx, {
+    chain,
+    userOp,
+    signature: request.signature,
+    // The window the engine (sponsorOperation) will sign, to the second or nearly: the stub has the final bytes.
+    terms: stubTerms(ctx, request.expirySeconds),
+  });
+  ctx.log.debug(
+    { chainId: chain.chainId, source: estimate.source, ms: Math.round(performance.now() - started) },
+    "gas estimated",
+  );
+  const { source: _, ...values } = estimate;
+  return {
+    userOp: { ...userOp, ...values },
+    feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
+  };
+}
