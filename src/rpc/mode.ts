@@ -9,6 +9,7 @@ import {
 } from "../schemas/rpc/mode";
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, address as readAddress } from "./params";
+import type { SponsorParams } from "./paramsForm";
 import { schemaCheck } from "./schemaCheck";
 import { limitTokenList } from "./tokenContext";
 
@@ -46,13 +47,14 @@ export type ModeParams =
 const modeObjectCheck = schemaCheck<typeof ModeObject, ModeObject>(ModeObject);
 const contextCheck = schemaCheck<typeof SponsoredContext, SponsoredContext>(SponsoredContext);
 
-export function parseModeParams(params: unknown[]): ModeParams {
-  if (typeof params[1] !== "string") return { form: "modeObject", mode: parseMode(params[1]) };
+/** The mode of params sorted by form (src/rpc/paramsForm.ts), read with the form's schema. */
+export function parseModeParams(params: SponsorParams): ModeParams {
+  if (params.form === "modeObject") return { form: "modeObject", mode: parseMode(params.modeObject) };
   return {
     form: "entryPoint",
-    entryPoint: readAddress(params[1], "params[1]"),
+    entryPoint: readAddress(params.entryPoint, "params[1]"),
     mode: parseSponsoredContext(
-      params[2],
+      params.context,
       "params[2]",
       "a context after the EntryPoint address serves SPONSORED mode; for ERC20 send the mode object as params[1]",
     ),

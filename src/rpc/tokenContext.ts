@@ -22,17 +22,6 @@ function member(context: unknown, name: string): unknown {
   return (context as Record<string, unknown>)[name];
 }
 
-/** True when the context names a fee token (Pimlico's `token`). */
-export function namesToken(context: unknown): boolean {
-  const token = member(context, "token");
-  return token !== undefined && token !== null;
-}
-
-/** True when the context asks for ERC20 mode: it names a `token`, or says mode ERC20. */
-export function asksForToken(context: unknown): boolean {
-  return namesToken(context) || member(context, "mode") === "ERC20";
-}
-
 /** The ERC20 context: its token (required), and the signing window (expiryDuration) as in every mode. */
 export function parseTokenContext(context: unknown, where: string): TokenMode {
   const mode = parseContextMode(context, where);
