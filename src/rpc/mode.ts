@@ -4,6 +4,7 @@ import {
   DEFAULT_EXPIRY_SECONDS,
   MAX_EXPIRY_SECONDS,
   ModeObject,
+  PaymasterContext,
   SponsoredContext,
   type TokenInfo,
 } from "../schemas/rpc/mode";
@@ -46,6 +47,7 @@ export type ModeParams =
 
 const modeObjectCheck = schemaCheck<typeof ModeObject, ModeObject>(ModeObject);
 const contextCheck = schemaCheck<typeof SponsoredContext, SponsoredContext>(SponsoredContext);
+const paymasterContextCheck = schemaCheck<typeof PaymasterContext, PaymasterContext>(PaymasterContext);
 
 /** The mode of params sorted by form (src/rpc/paramsForm.ts), read with the form's schema. */
 export function parseModeParams(params: SponsorParams): ModeParams {
@@ -73,11 +75,13 @@ export function parseSponsoredContext(value: unknown, where: string, erc20Refusa
   return mode;
 }
 
-/** A context object read with its schema, any mode (SPONSORED when absent); for the flows that serve ERC20 too. */
-export function parseContextMode(value: unknown, where: string): ModeRequest {
-  if (value === undefined || value === null) return toMode({ mode: "SPONSORED" });
-  const context = contextCheck.read(value, where);
-  return toMode({ ...context, mode: context.mode ?? "SPONSORED" });
+/**
+ * A context object read with its schema, fee token fields included, for the flows that serve ERC20 too: its mode
+ * (SPONSORED when absent) and the checked fields.
+ */
+export function parseContextMode(value: unknown, where: string): { mode: ModeRequest; context: PaymasterContext } {
+  const context = value === undefined || value === null ? {} : paymasterContextCheck.read(value, where);
+  return { mode: toMode({ ...context, mode: context.mode ?? "SPONSORED" }), context };
 }
 
 /** Reads the mode object (src/schemas/rpc/mode.ts); `where` names it in error messages. */
