@@ -5,11 +5,13 @@
 
 import type { StepRequest } from "../actions/stepRequest";
 import { invalidParams } from "../errors";
+import { ChainId } from "../schemas/rpc/erc7677Params";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext } from "./methodContext";
 import { parseSponsoredContext, type SponsoredMode } from "./mode";
-import { address, uint } from "./params";
+import { address } from "./params";
 import { type Erc7677Params, erc7677ParamsForm } from "./paramsForm";
+import { schemaCheck } from "./schemaCheck";
 import { parseTokenContext, type TokenMode } from "./tokenContext";
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
@@ -44,9 +46,11 @@ function readContext(form: Erc7677Params): SponsoredMode | TokenMode {
     : parseSponsoredContext(form.context, "params[3]", ERC20_REFUSAL);
 }
 
+const chainIdCheck = schemaCheck<typeof ChainId, string | number>(ChainId);
+
 function checkChainId(value: unknown, ctx: MethodContext): void {
-  if (value === undefined || value === null) throw invalidParams("params[2] is required: the chain id");
-  const chainId = uint(value, "params[2]");
+  // null is read as absent, as everywhere else in the params; any other chain than ours is refused below.
+  const chainId = BigInt(chainIdCheck.read(value ?? undefined, "params[2]"));
   if (chainId !== BigInt(ctx.chain.chainId)) {
     throw invalidParams(`params[2]: chain ${chainId} is not this endpoint's chain ${ctx.chain.chainId}`);
   }
