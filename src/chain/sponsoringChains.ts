@@ -1,7 +1,5 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import {
   LOCAL_ENTRY_POINT_STACKS,

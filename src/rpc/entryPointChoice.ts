@@ -20,10 +20,10 @@ export interface LaterEntryPoint {
  */
 export function laterEntryPoint(
   chain: SponsoringChain,
-  value: unknown,
+  value: string,
   kind: PaymasterKind = "verifying",
 ): LaterEntryPoint | undefined {
-  if (typeof value !== "string" || !isAddress(value, { strict: false })) return undefined;
+  if (!isAddress(value, { strict: false })) return undefined;
   const listed = [...chain.entryPoints.values()].some((served) => isAddressEqual(served.entryPoint, value));
   if (!listed) return undefined;
   const answer = paymasterForEntryPoint(chain, value, kind);

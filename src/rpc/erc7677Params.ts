@@ -5,11 +5,14 @@
 
 import type { StepRequest } from "../actions/stepRequest";
 import { invalidParams } from "../errors";
+import { ChainId } from "../schemas/rpc/erc7677Params";
 import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext } from "./methodContext";
 import { parseSponsoredContext, type SponsoredMode } from "./mode";
-import { address, uint } from "./params";
-import { asksForToken, parseTokenContext, type TokenMode } from "./tokenContext";
+import { address } from "./params";
+import { type Erc7677Params, erc7677ParamsForm } from "./paramsForm";
+import { schemaCheck } from "./schemaCheck";
+import { parseTokenContext, type TokenMode } from "./tokenContext";
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
 
@@ -19,30 +22,35 @@ export type Erc7677Request = StepRequest & { mode: SponsoredMode | TokenMode };
 /** Unreachable: a context asking for ERC20 mode is read as such before. */
 const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";
 
+/** The params sorted by their form's schema (src/rpc/paramsForm.ts), then each position read by its version's schema. */
 export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc7677Request {
-  const erc20 = asksForToken(params[3]);
-  const target = laterEntryPoint(ctx.chain, params[1], erc20 ? "token" : "verifying");
+  const form = erc7677ParamsForm(params);
+  const kind = form.asksForToken ? "token" : "verifying";
+  const target = form.entryPoint === undefined ? undefined : laterEntryPoint(ctx.chain, form.entryPoint, kind);
   if (target) {
-    const { userOp } = readUserOperationV07(params[0], target.version);
-    checkChainId(params[2], ctx);
-    const mode = erc20
-      ? parseTokenContext(params[3], "params[3]")
-      : parseSponsoredContext(params[3], "params[3]", ERC20_REFUSAL);
-    return { version: target.version, target, userOp, mode };
+    const { userOp } = readUserOperationV07(form.userOp, target.version);
+    checkChainId(form.chainId, ctx);
+    return { version: target.version, target, userOp, mode: readContext(form) };
   }
-  const userOp = parseUserOperation(params[0]);
-  const entryPoint = address(params[1], "params[1]");
+  const userOp = parseUserOperation(form.userOp);
+  const entryPoint = address(form.entryPoint, "params[1]");
   if (entryPoint !== ctx.chain.entryPoint.toLowerCase()) throw unsupportedEntryPoint(ctx.chain, entryPoint);
-  checkChainId(params[2], ctx);
-  const mode = asksForToken(params[3])
-    ? parseTokenContext(params[3], "params[3]")
-    : parseSponsoredContext(params[3], "params[3]", ERC20_REFUSAL);
-  return { version: "0.6", userOp, mode };
+  checkChainId(form.chainId, ctx);
+  return { version: "0.6", userOp, mode: readContext(form) };
 }
 
+/** params[3]: ERC20 mode when it asks for it (by the form's schema), else SPONSORED mode. */
+function readContext(form: Erc7677Params): SponsoredMode | TokenMode {
+  return form.asksForToken
+    ? parseTokenContext(form.context, "params[3]")
+    : parseSponsoredContext(form.context, "params[3]", ERC20_REFUSAL);
+}
+
+const chainIdCheck = schemaCheck<typeof ChainId, string | number>(ChainId);
+
 function checkChainId(value: unknown, ctx: MethodContext): void {
-  if (value === undefined || value === null) throw invalidParams("params[2] is required: the chain id");
-  const chainId = uint(value, "params[2]");
+  // null is read as absent, as everywhere else in the params; any other chain than ours is refused below.
+  const chainId = BigInt(chainIdCheck.read(value ?? undefined, "params[2]"));
   if (chainId !== BigInt(ctx.chain.chainId)) {
     throw invalidParams(`params[2]: chain ${chainId} is not this endpoint's chain ${ctx.chain.chainId}`);
   }

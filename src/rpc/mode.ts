@@ -4,11 +4,13 @@ import {
   DEFAULT_EXPIRY_SECONDS,
   MAX_EXPIRY_SECONDS,
   ModeObject,
+  PaymasterContext,
   SponsoredContext,
   type TokenInfo,
 } from "../schemas/rpc/mode";
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, address as readAddress } from "./params";
+import type { SponsorParams } from "./paramsForm";
 import { schemaCheck } from "./schemaCheck";
 import { limitTokenList } from "./tokenContext";
 
@@ -45,14 +47,16 @@ export type ModeParams =
 
 const modeObjectCheck = schemaCheck<typeof ModeObject, ModeObject>(ModeObject);
 const contextCheck = schemaCheck<typeof SponsoredContext, SponsoredContext>(SponsoredContext);
+const paymasterContextCheck = schemaCheck<typeof PaymasterContext, PaymasterContext>(PaymasterContext);
 
-export function parseModeParams(params: unknown[]): ModeParams {
-  if (typeof params[1] !== "string") return { form: "modeObject", mode: parseMode(params[1]) };
+/** The mode of params sorted by form (src/rpc/paramsForm.ts), read with the form's schema. */
+export function parseModeParams(params: SponsorParams): ModeParams {
+  if (params.form === "modeObject") return { form: "modeObject", mode: parseMode(params.modeObject) };
   return {
     form: "entryPoint",
-    entryPoint: readAddress(params[1], "params[1]"),
+    entryPoint: readAddress(params.entryPoint, "params[1]"),
     mode: parseSponsoredContext(
-      params[2],
+      params.context,
       "params[2]",
       "a context after the EntryPoint address serves SPONSORED mode; for ERC20 send the mode object as params[1]",
     ),
@@ -71,11 +75,13 @@ export function parseSponsoredContext(value: unknown, where: string, erc20Refusa
   return mode;
 }
 
-/** A context object read with its schema, any mode (SPONSORED when absent); for the flows that serve ERC20 too. */
-export function parseContextMode(value: unknown, where: string): ModeRequest {
-  if (value === undefined || value === null) return toMode({ mode: "SPONSORED" });
-  const context = contextCheck.read(value, where);
-  return toMode({ ...context, mode: context.mode ?? "SPONSORED" });
+/**
+ * A context object read with its schema, fee token fields included, for the flows that serve ERC20 too: its mode
+ * (SPONSORED when absent) and the checked fields.
+ */
+export function parseContextMode(value: unknown, where: string): { mode: ModeRequest; context: PaymasterContext } {
+  const context = value === undefined || value === null ? {} : paymasterContextCheck.read(value, where);
+  return { mode: toMode({ ...context, mode: context.mode ?? "SPONSORED" }), context };
 }
 
 /** Reads the mode object (src/schemas/rpc/mode.ts); `where` names it in error messages. */

@@ -14,19 +14,6 @@ const userOperationCheck = schemaCheck<typeof PartialUserOperationV07Schema, Par
   PartialUserOperationV07Schema,
 );
 
-/** Gas fields of a v0.7 operation the client may send: the account's three, and the paymaster's two. */
-const PAYMASTER_GAS_FIELDS = ["paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
-
-/** The members only a v0.7 or v0.8 operation has: with one of them, the operation is not a v0.6 one. */
-const V07_ONLY_FIELDS = [
-  "factory",
-  "factoryData",
-  "paymaster",
-  "paymasterData",
-  ...PAYMASTER_GAS_FIELDS,
-  "eip7702Auth",
-] as const;
-
 export interface UserOperationV07Input {
   userOp: PartialUserOperationV07;
   /** The account's signature as sent (`0x` when none): read only to size an estimate. */
@@ -84,13 +71,6 @@ export function readUserOperationV07(
     };
   }
   return { userOp, signature: lower(op.signature) ?? "0x" };
-}
-
-/** Whether a params[0] that is not read yet carries a member only v0.7 and v0.8 operations have. */
-export function hasV07Fields(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const fields = value as Record<string, unknown>;
-  return V07_ONLY_FIELDS.some((field) => fields[field] !== undefined && fields[field] !== null);
 }
 
 const lower = (value: string | null | undefined) =>

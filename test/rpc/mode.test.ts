@@ -11,6 +11,7 @@ import {
   parseModeParams,
   parseSponsoredContext,
 } from "../../src/rpc/mode";
+import { sponsorParamsForm } from "../../src/rpc/paramsForm";
 import { assertInvalidParams } from "../helpers/invalidParams";
 
 const SPONSORED_DEFAULTS = { mode: "SPONSORED", calculateGasLimits: false, expirySeconds: DEFAULT_EXPIRY_SECONDS };
@@ -271,7 +272,7 @@ describe("parseModeParams: the two forms", () => {
     },
   ];
   for (const { name, input, expected } of accepted)
-    test(name, () => assert.deepEqual(parseModeParams(input), expected));
+    test(name, () => assert.deepEqual(parseModeParams(sponsorParamsForm(input)), expected));
 
   const refused: { name: string; input: unknown[]; expected: string }[] = [
     { name: "[userOp] alone", input: [OP], expected: "params[1] is required: the mode object" },
@@ -290,6 +291,6 @@ describe("parseModeParams: the two forms", () => {
     { name: "a context that is not an object", input: [OP, ENTRY_POINT, "x"], expected: "params[2] must be an object" },
   ];
   for (const { name, input, expected } of refused) {
-    test(`refused: ${name}`, () => assertInvalidParams(() => parseModeParams(input), expected));
+    test(`refused: ${name}`, () => assertInvalidParams(() => parseModeParams(sponsorParamsForm(input)), expected));
   }
 });

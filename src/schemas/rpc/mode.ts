@@ -102,30 +102,44 @@ export const SponsoredContext = withMessages(
 export type SponsoredContext = Static<typeof SponsoredContext>;
 
 /**
- * The context as the OpenRPC document publishes it: SponsoredContext's fields and ERC20 mode's fee token fields
- * (src/rpc/tokenContext.ts reads these; the flows check each against the chain's tokens).
+ * The context of the flows that serve ERC20 mode too, as they read it and the OpenRPC document publishes it:
+ * SponsoredContext's fields and ERC20 mode's fee token fields (src/rpc/tokenContext.ts; the flows check each token
+ * against the chain's tokens). Empty strings and null count as absent, as in tokenInfo.
  */
-export const PaymasterContext = Type.Object(
-  {
-    ...modeFields(OptionalMode),
-    token: Type.Optional(
-      Type.Union([Address, Type.Null()], {
-        description: "the fee token that pays (Pimlico's name); selects ERC20 mode",
-      }),
-    ),
-    preferredToken: Type.Optional(
-      Type.Union([Address, Type.Null()], { description: "v0.7/v0.8, pm_getFeeQuoteOrData: quote this token only" }),
-    ),
-    tokenList: Type.Optional(
-      Type.Union([Type.Array(Address), Type.Null()], {
-        description: `v0.7/v0.8, pm_getFeeQuoteOrData: quote these tokens (at most ${MAX_TOKEN_LIST})`,
-      }),
-    ),
-  },
-  {
-    title: "PaymasterContext",
-    description:
-      "the mode object's fields, mode SPONSORED when absent; a `token` selects ERC20 mode; " +
-      "unknown members are ignored",
-  },
+export const PaymasterContext = withMessages(
+  Type.Object(
+    {
+      ...modeFields(OptionalMode),
+      token: Type.Optional(
+        withMessages(
+          Type.Union([...TokenAddress.anyOf], {
+            description: "the fee token that pays (Pimlico's name); selects ERC20 mode",
+          }),
+          { problem: TOKEN_ADDRESS, showsValue: true },
+        ),
+      ),
+      preferredToken: Type.Optional(
+        withMessages(
+          Type.Union([...TokenAddress.anyOf], {
+            description: "v0.7/v0.8, pm_getFeeQuoteOrData: quote this token only",
+          }),
+          { problem: TOKEN_ADDRESS, showsValue: true },
+        ),
+      ),
+      tokenList: nullable(
+        Type.Array(withMessages(Address, { problem: TOKEN_ADDRESS, showsValue: true }), {
+          description: `v0.7/v0.8, pm_getFeeQuoteOrData: quote these tokens (at most ${MAX_TOKEN_LIST})`,
+        }),
+        "must be an array of token addresses",
+      ),
+    },
+    {
+      title: "PaymasterContext",
+      description:
+        "the mode object's fields, mode SPONSORED when absent; a `token` selects ERC20 mode; " +
+        "unknown members are ignored",
+    },
+  ),
+  { problem: "must be an object" },
 );
+export type PaymasterContext = Static<typeof PaymasterContext>;
