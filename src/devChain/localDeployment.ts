@@ -9,6 +9,7 @@ import {
   type Hex,
   isAddressEqual,
   type PublicClient,
+  parseAbi,
   type Transport,
   type WalletClient,
 } from "viem";
@@ -201,14 +202,32 @@ export async function rotateVerifyingSigner(
   newSigner: Address,
   paymaster: Address = localVerifyingPaymasterDeployment.address,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
+  return setVerifyingSignerIfNeeded(clients, paymaster, newSigner, "rotating the verifying signer");
+}
+
+/** The signer functions every paymaster of ours has (both verifying paymasters and both token paymasters). */
+const signerAbi = parseAbi([
+  "function verifyingSigner() view returns (address)",
+  "function owner() view returns (address)",
+  "function setVerifyingSigner(address signer)",
+]);
+
+/** Sets the paymaster's verifying signer as its owner; nothing is sent when it already is `newSigner`. */
+export async function setVerifyingSignerIfNeeded(
+  clients: ChainClients,
+  paymaster: Address,
+  newSigner: Address,
+  what: string,
+): Promise<{ changed: boolean; transactionHash?: Hex }> {
   const { publicClient, walletClient } = clients;
-  // verifyingSigner, owner and setVerifyingSigner read the same in VerifyingPaymasterV07: this serves both contracts.
-  const contract = { address: paymaster, abi: verifyingPaymasterArtifact.abi } as const;
+  const contract = { address: paymaster, abi: signerAbi } as const;
   const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
   if (isAddressEqual(current, newSigner)) return { changed: false };
   const owner = await publicClient.readContract({ ...contract, functionName: "owner" });
   if (!isAddressEqual(owner, walletClient.account.address)) {
-    throw new Error(`only the paymaster's owner ${owner} can rotate its signer, not ${walletClient.account.address}`);
+    throw new Error(
+      `only the paymaster's owner ${owner} can rotate the signer of ${paymaster}, not ${walletClient.account.address}`,
+    );
   }
   const hash = await walletClient.writeContract({
     ...contract,
@@ -217,6 +236,6 @@ export async function rotateVerifyingSigner(
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(publicClient, hash, "rotating the verifying signer");
+  await confirm(publicClient, hash, what);
   return { changed: true, transactionHash: hash };
 }

@@ -25,7 +25,12 @@ import {
   entryPointDeployment,
 } from "./deployments";
 import { confirm, deployCreate2Batch } from "./localBatch";
-import { type ChainClients, checkEntryPointArtifact, type DeployOutcome } from "./localDeployment";
+import {
+  type ChainClients,
+  checkEntryPointArtifact,
+  type DeployOutcome,
+  setVerifyingSignerIfNeeded,
+} from "./localDeployment";
 
 function create2(name: string, initCode: Hex): Create2Deployment {
   return {
@@ -206,25 +211,7 @@ export async function rotateTokenPaymasterSigner(
   newSigner: Address,
   paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
-  const { publicClient, walletClient } = clients;
-  const contract = { address: paymaster, abi: tokenPaymasterArtifact.abi } as const;
-  const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
-  if (isAddressEqual(current, newSigner)) return { changed: false };
-  await requireOwner(
-    clients,
-    paymaster,
-    await publicClient.readContract({ ...contract, functionName: "owner" }),
-    "rotate its signer",
-  );
-  const hash = await walletClient.writeContract({
-    ...contract,
-    functionName: "setVerifyingSigner",
-    args: [newSigner],
-    account: walletClient.account,
-    chain: walletClient.chain,
-  });
-  await confirm(clients.publicClient, hash, "rotating the token paymaster's signer");
-  return { changed: true, transactionHash: hash };
+  return setVerifyingSignerIfNeeded(clients, paymaster, newSigner, "rotating the token paymaster's signer");
 }
 
 /** Mints local test tokens to `to` (anyone may mint them: they exist on local chains only). */

@@ -1,4 +1,4 @@
-import type { Address, Hex } from "viem";
+import { type Address, type Hex, maxUint256 } from "viem";
 import { invalidParams } from "../errors";
 import { AnyObject, RpcAddress, RpcBoolean, RpcBytes, RpcUint } from "../schemas/rpc/fields";
 import { schemaCheck } from "./schemaCheck";
@@ -9,8 +9,6 @@ import { schemaCheck } from "./schemaCheck";
  * wrong with it. Whole params positions are read by their own schemas (userOperationInput.ts, mode.ts).
  */
 export type Fields = Record<string, unknown>;
-
-const MAX_UINT256 = (1n << 256n) - 1n;
 
 const uintCheck = schemaCheck<typeof RpcUint, string | number>(RpcUint);
 const addressCheck = schemaCheck<typeof RpcAddress, string>(RpcAddress);
@@ -23,7 +21,7 @@ export function object(value: unknown, label: string): Fields {
 }
 
 /** A uint as `0x` hex, a decimal string or a JSON number (clients send all three), at most `max`. */
-export function uint(value: unknown, label: string, max = MAX_UINT256): bigint {
+export function uint(value: unknown, label: string, max = maxUint256): bigint {
   return inRange(BigInt(uintCheck.read(value, label)), label, max);
 }
 

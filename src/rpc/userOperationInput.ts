@@ -1,4 +1,4 @@
-import type { Address, Hex } from "viem";
+import { type Address, type Hex, maxUint256 } from "viem";
 import { PartialUserOperationV06 } from "../schemas/rpc/userOperationV06";
 import {
   FEE_FIELDS,
@@ -10,7 +10,6 @@ import {
 import { inRange } from "./params";
 import { schemaCheck } from "./schemaCheck";
 
-const MAX_UINT256 = (1n << 256n) - 1n;
 const userOperationCheck = schemaCheck<typeof PartialUserOperationV06, PartialUserOperationV06>(
   PartialUserOperationV06,
 );
@@ -26,7 +25,7 @@ export function readUserOperation(value: unknown, label = "params[0]"): UserOper
   const op = userOperationCheck.read(value, label);
   const userOp: PartialUserOperation = {
     sender: op.sender.toLowerCase() as Address,
-    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, MAX_UINT256),
+    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, maxUint256),
     initCode: lowerBytes(op.initCode),
     callData: lowerBytes(op.callData),
   };

@@ -1,4 +1,4 @@
-import { type Address, type Hex, numberToHex } from "viem";
+import { type Address, type Hex, maxUint64, maxUint256, numberToHex } from "viem";
 import { invalidParams } from "../errors";
 import { PartialUserOperationV07 as PartialUserOperationV07Schema } from "../schemas/rpc/userOperationV07";
 import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
@@ -8,8 +8,6 @@ import { inRange } from "./params";
 import { schemaCheck } from "./schemaCheck";
 import { readGasFields } from "./userOperationInput";
 
-const MAX_UINT256 = (1n << 256n) - 1n;
-const MAX_UINT64 = (1n << 64n) - 1n;
 const userOperationCheck = schemaCheck<typeof PartialUserOperationV07Schema, PartialUserOperationV07Schema>(
   PartialUserOperationV07Schema,
 );
@@ -35,7 +33,7 @@ export function readUserOperationV07(
   const userOp: PartialUserOperationV07 = {
     entryPointVersion: version,
     sender: op.sender.toLowerCase() as Address,
-    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, MAX_UINT256),
+    nonce: inRange(BigInt(op.nonce), `${label}.nonce`, maxUint256),
     callData: lower(op.callData) ?? "0x",
   };
   if (op.factory !== undefined && op.factory !== null) {
@@ -62,12 +60,12 @@ export function readUserOperationV07(
     const where = `${label}.eip7702Auth`;
     const yParity = inRange(BigInt(auth.yParity), `${where}.yParity`, 1n);
     userOp.eip7702Auth = {
-      chainId: inRange(BigInt(auth.chainId), `${where}.chainId`, MAX_UINT256),
+      chainId: inRange(BigInt(auth.chainId), `${where}.chainId`, maxUint256),
       address: auth.address.toLowerCase() as Address,
-      nonce: inRange(BigInt(auth.nonce), `${where}.nonce`, MAX_UINT64),
+      nonce: inRange(BigInt(auth.nonce), `${where}.nonce`, maxUint64),
       yParity: Number(yParity),
-      r: numberToHex(inRange(BigInt(auth.r), `${where}.r`, MAX_UINT256), { size: 32 }),
-      s: numberToHex(inRange(BigInt(auth.s), `${where}.s`, MAX_UINT256), { size: 32 }),
+      r: numberToHex(inRange(BigInt(auth.r), `${where}.r`, maxUint256), { size: 32 }),
+      s: numberToHex(inRange(BigInt(auth.s), `${where}.s`, maxUint256), { size: 32 }),
     };
   }
   return { userOp, signature: lower(op.signature) ?? "0x" };
