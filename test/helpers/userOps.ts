@@ -1,4 +1,5 @@
 import { type Address, type Hex, toHex } from "viem";
+import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import type { UserOperationV07 } from "../../src/sponsorship/entryPoints/userOperationV07";
 
@@ -103,19 +104,7 @@ export function answeredUserOpV07(
 
 /** A v0.6 operation as wallets send it: every number in hex, and no paymaster data or signature yet. */
 export function sentUserOpV06(op: UserOperation) {
-  return {
-    sender: op.sender,
-    nonce: toHex(op.nonce),
-    initCode: op.initCode,
-    callData: op.callData,
-    callGasLimit: toHex(op.callGasLimit),
-    verificationGasLimit: toHex(op.verificationGasLimit),
-    preVerificationGas: toHex(op.preVerificationGas),
-    maxFeePerGas: toHex(op.maxFeePerGas),
-    maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-    paymasterAndData: "0x",
-    signature: "0x",
-  };
+  return { ...toRpcUserOperation(op), paymasterAndData: "0x", signature: "0x" };
 }
 
 /** A v0.6 operation as an SDK sends it: numbers in hex, only `fields` (all by default), signature 0x unless given. */
