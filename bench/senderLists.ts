@@ -11,7 +11,7 @@ import { loadSponsorshipSetup } from "../src/sponsorship/loadSetup";
 import { senderLists } from "../src/sponsorship/rules/senderLists";
 import { startTestApp, type TestApp } from "../test/helpers/app";
 import { linkFundingWallet, rpc } from "../test/helpers/dappSetup";
-import { plainUserOp } from "../test/helpers/userOps";
+import { userOpV06 } from "../test/helpers/userOps";
 
 const { values } = parseArgs({
   options: {
@@ -105,7 +105,7 @@ async function measure(t: TestApp, size: number) {
     apiKey: dapp.apiKey,
     body: { name: "deploy", policyType: "WALLET_DEPLOYMENT", policyData: {} },
   });
-  const op = (nonce: number) => plainUserOp(OFF_LIST, nonce);
+  const op = (nonce: number) => userOpV06(OFF_LIST, nonce);
   const sponsor = (nonce: number) =>
     rpc(t, dapp, "pm_getPaymasterData", [op(nonce), ENTRY_POINT_V06_ADDRESS, "0x7a69", {}]);
   for (let i = 0; i < 20; i++) await sponsor(i);

@@ -15,7 +15,7 @@ import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 import { testLookup } from "../helpers/dns";
 import { captureLog } from "../helpers/logCapture";
-import { plainUserOp } from "../helpers/userOps";
+import { userOpV06 } from "../helpers/userOps";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
 import { eventually, outboxOf, setAlerts, webhookSecretOf } from "./helpers";
 
@@ -55,7 +55,7 @@ after(async () => {
 });
 
 const SENDER = "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4";
-const op = (nonce: number) => plainUserOp(SENDER, nonce);
+const op = (nonce: number) => userOpV06(SENDER, nonce);
 let nonce = 0;
 const sponsor = async (dapp: Dapp, via: TestApp = t) => {
   const reply = await rpc(via, dapp, "pm_sponsorUserOperation", [op(nonce++), { mode: "SPONSORED" }]);

@@ -42,6 +42,7 @@ import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperat
 import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   anvilKeys,
+  depositOn,
   handleOps,
   newAccountOperation,
   type Sponsored,
@@ -69,14 +70,7 @@ before(async () => {
     rpcUrl: env.anvil.rpcUrl,
     entryPoints: new Map(),
   };
-  const hash = await env.wallet(anvilKeys.fundingWallet).writeContract({
-    address: env.paymaster,
-    abi: verifyingPaymasterArtifact.abi,
-    functionName: "depositFor",
-    args: [fundingWallet.address],
-    value: parseEther("1"),
-  });
-  await env.publicClient.waitForTransactionReceipt({ hash });
+  await depositOn(env, parseEther("1"), anvilKeys.fundingWallet);
   // A node that accepts connections and never answers: only a timeout ends a request to it.
   silent = createServer((socket) => sockets.add(socket));
   await new Promise<void>((resolve) => silent?.listen(0, "127.0.0.1", resolve));

@@ -27,6 +27,7 @@ import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "../.
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
@@ -95,6 +96,19 @@ export async function startSponsoredChain(options: AnvilOptions = {}): Promise<S
     await local.anvil.stop();
     throw error;
   }
+}
+
+/** Puts `value` into the funding wallet's balance in the chain's verifying paymaster; the wallet pays it. */
+export async function depositOn(env: Sponsored, value: bigint, fundingKey: Hex = anvilKeys.fundingWallet) {
+  const wallet = env.wallet(fundingKey);
+  const hash = await wallet.writeContract({
+    address: env.paymaster,
+    abi: verifyingPaymasterArtifact.abi,
+    functionName: "depositFor",
+    args: [wallet.account.address],
+    value,
+  });
+  await env.publicClient.waitForTransactionReceipt({ hash });
 }
 
 const gasLimits = {

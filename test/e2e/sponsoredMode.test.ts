@@ -16,7 +16,6 @@ import {
   parseEther,
   parseEventLogs,
   size,
-  toHex,
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { MANAGEMENT_PREFIX } from "../../src/app";
@@ -42,6 +41,7 @@ import {
   startLocalChain,
 } from "../contracts/fixtures";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { sentUserOpV06 } from "../helpers/userOps";
 
 const AA24 = "AA24 signature error";
 const AA32 = "AA32 paymaster expired or not due";
@@ -205,19 +205,7 @@ let rpcId = 0;
 
 /** The sponsorship endpoint over real HTTP, with every number as hex as wallets send them. */
 async function sponsorOverHttp(op: UserOperation, mode: Record<string, unknown> = {}) {
-  const userOp = {
-    sender: op.sender,
-    nonce: toHex(op.nonce),
-    initCode: op.initCode,
-    callData: op.callData,
-    callGasLimit: toHex(op.callGasLimit),
-    verificationGasLimit: toHex(op.verificationGasLimit),
-    preVerificationGas: toHex(op.preVerificationGas),
-    maxFeePerGas: toHex(op.maxFeePerGas),
-    maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-    paymasterAndData: "0x",
-    signature: "0x",
-  };
+  const userOp = sentUserOpV06(op);
   const id = ++rpcId;
   const response = await fetch(`${baseUrl}/api/v1/${CHAIN_ID}/${dapp.apiKey}`, {
     method: "POST",

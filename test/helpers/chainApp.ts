@@ -1,16 +1,16 @@
 // The service in front of a real local chain: anvil with the EntryPoint and our paymaster deployed, the service's key as
 // the paymaster's verifying signer, the chain's RPC in the service's configuration, and a clock the test can move.
 import type { Address, Hex } from "viem";
-import { parseEther, toHex } from "viem";
+import { parseEther } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
-import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
+import { anvilKeys, depositOn, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import type { Dapp, TestApp } from "./app";
 import { startTestApp } from "./app";
-import { addPolicy, linkFundingWallet, rpc, whitelist } from "./dappSetup";
+import { fundedDapp, rpc } from "./dappSetup";
+import { sentUserOpV06 } from "./userOps";
 
 export const INFINITISM = { name: "INFINITISM", version: "1.0.0" };
 /** What the test operations call: a plain address, whitelisted with an ABI of no functions (a call without data). */
@@ -62,25 +62,11 @@ export async function startChainApp(
 
 /** A dApp whose funding wallet is `fundingKey` (an anvil account with ether), deploying accounts and calling TARGET. */
 export async function chainDapp(t: TestApp, fundingKey: Hex = anvilKeys.fundingWallet): Promise<Dapp> {
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp, fundingKey);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
-  await whitelist(t, dapp, TARGET, [], []);
-  return dapp;
+  return fundedDapp(t, { fundingKey, walletDeployment: true, contract: { address: TARGET } });
 }
 
 /** Puts `value` into the funding wallet's balance in our paymaster. */
-export async function deposit(app: ChainApp, value: bigint, fundingKey: Hex = anvilKeys.fundingWallet) {
-  const wallet = app.env.wallet(fundingKey);
-  const hash = await wallet.writeContract({
-    address: app.env.paymaster,
-    abi: verifyingPaymasterArtifact.abi,
-    functionName: "depositFor",
-    args: [wallet.account.address],
-    value,
-  });
-  await app.env.publicClient.waitForTransactionReceipt({ hash });
-}
+export const deposit = (app: ChainApp, value: bigint, fundingKey?: Hex) => depositOn(app.env, value, fundingKey);
 
 export const ONE_ETHER = parseEther("1");
 
@@ -97,19 +83,7 @@ export async function requestSponsorship(
   mode: Record<string, unknown> = {},
 ): Promise<{ paymasterAndData: Hex; reason?: string; callGasLimit: number; verificationGasLimit: number }> {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [
-    {
-      sender: op.sender,
-      nonce: toHex(op.nonce),
-      initCode: op.initCode,
-      callData: op.callData,
-      callGasLimit: toHex(op.callGasLimit),
-      verificationGasLimit: toHex(op.verificationGasLimit),
-      preVerificationGas: toHex(op.preVerificationGas),
-      maxFeePerGas: toHex(op.maxFeePerGas),
-      maxPriorityFeePerGas: toHex(op.maxPriorityFeePerGas),
-      paymasterAndData: "0x",
-      signature: "0x",
-    },
+    sentUserOpV06(op),
     { mode: "SPONSORED", calculateGasLimits: false, sponsorshipInfo: { smartAccountInfo: INFINITISM }, ...mode },
   ]);
   if (reply.status !== 200 || !reply.body.result) throw new Error(`sponsorship failed: ${JSON.stringify(reply.body)}`);

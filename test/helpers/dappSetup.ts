@@ -17,6 +17,32 @@ export async function linkFundingWallet(t: TestApp, dapp: Dapp, privateKey: Hex 
   return wallet.address.toLowerCase() as Hex;
 }
 
+export interface FundedDappSetup {
+  /** The funding wallet's private key: an anvil account with ether for tests on a chain; a fresh key by default. */
+  fundingKey?: Hex;
+  /** Adds the WALLET_DEPLOYMENT policy, so that operations deploying an account pass that rule. */
+  walletDeployment?: boolean;
+  /** One contract to whitelist: no ABI and no methods by default, which allows calls without data. */
+  contract?: { address: string; abi?: readonly unknown[]; methods?: string[] };
+  /** What `t.dapp` takes (a name, another chain). */
+  dapp?: Parameters<TestApp["dapp"]>[0];
+}
+
+/**
+ * A dApp whose funding wallet is linked through the real flow (the first thing sponsorship asks for), with the
+ * deployment policy and one whitelisted contract when asked; returns it with the funding wallet's address.
+ */
+export async function fundedDapp(t: TestApp, setup: FundedDappSetup = {}): Promise<Dapp & { fundingAddress: Hex }> {
+  const dapp = await t.dapp(setup.dapp);
+  const fundingAddress = await linkFundingWallet(t, dapp, setup.fundingKey);
+  if (setup.walletDeployment) await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  if (setup.contract) {
+    const { address, abi = [], methods = [] } = setup.contract;
+    await whitelist(t, dapp, address, abi, methods);
+  }
+  return { ...dapp, fundingAddress };
+}
+
 export async function whitelist(t: TestApp, dapp: Dapp, address: string, abi: readonly unknown[], methods?: string[]) {
   const reply = await t.call("POST", "smart-contract", {
     token: dapp.token,

@@ -5,7 +5,7 @@ import { MANAGEMENT_PREFIX } from "../../src/app";
 import { problemOf } from "../../src/schemas/validate";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { linkFundingWallet, rpc } from "../helpers/dappSetup";
-import { plainUserOp } from "../helpers/userOps";
+import { userOpV06 } from "../helpers/userOps";
 
 /**
  * The answers the service really sends match what GET /openapi.json says they are: one dApp's whole life through the
@@ -132,7 +132,7 @@ test("every answer of a dApp's life matches the document", async () => {
     404,
   );
   // A record in the ledger, sponsored or refused: every answer is one.
-  const op = plainUserOp(`0x${"12".repeat(20)}`, 0);
+  const op = userOpV06(`0x${"12".repeat(20)}`, 0);
   assert.equal((await rpc(t, d, "pm_sponsorUserOperation", [op, { mode: "SPONSORED" }])).status, 200);
   assert.equal(((await answer("GET", "sponsorships", auth)) as unknown[]).length, 1);
   await answer("GET", "sponsorships", { ...auth, query: { status: "mined", limit: "10" } });

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { setPolicyActive } from "../../src/storage/policies";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
-import { plainUserOp } from "../helpers/userOps";
+import { userOpV06 } from "../helpers/userOps";
 
 /**
  * A management write drops the cached sponsorship setup of its own paymaster, and only after it succeeded. The cache
@@ -17,7 +17,7 @@ before(async () => {
 after(() => t.close());
 
 let nonce = 0;
-const userOp = () => plainUserOp("0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4", nonce++);
+const userOp = () => userOpV06("0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4", nonce++);
 
 /** Whether the dApp's next operation is sponsored (a signed paymasterAndData) rather than refused. */
 async function sponsored(dapp: Dapp): Promise<boolean> {

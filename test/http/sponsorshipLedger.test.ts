@@ -7,6 +7,7 @@ import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
 import { openCursor, releaseExpired, settleRange } from "../../src/storage/settlement";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
 
 let clockMs = Date.UTC(2026, 10, 23, 12, 0, 0);
 let t: TestApp;
@@ -15,18 +16,8 @@ const SENDER_A = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4";
 const SENDER_B = "0x1111111111111111111111111111111111111111";
 const EXPIRY_SECONDS = 600;
 
-const gas = { callGasLimit: 100_000n, verificationGasLimit: 50_000n, preVerificationGas: 40_000n };
-const op = (sender: string, nonce: number, maxFeePerGas: bigint) => ({
-  sender,
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: gas.callGasLimit.toString(),
-  verificationGasLimit: gas.verificationGasLimit.toString(),
-  preVerificationGas: gas.preVerificationGas.toString(),
-  maxFeePerGas: maxFeePerGas.toString(),
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (sender: string, nonce: number, maxFeePerGas: bigint) =>
+  userOpV06(sender, nonce, { maxFeePerGas: maxFeePerGas.toString() });
 const CHEAP = 1_000_000_000n;
 /** Above the cap: refused by rule. */
 const DEAR = 2_000_000_000n;
@@ -107,7 +98,7 @@ describe("GET /sponsorships", () => {
     assert.equal(byStatus("refused").length, 3);
 
     const mined = byStatus("mined")[0] as Row;
-    const worstCase = maxChargeWei({ ...gas, maxFeePerGas: CHEAP }).toString();
+    const worstCase = maxChargeWei({ ...PLAIN_GAS, maxFeePerGas: CHEAP }).toString();
     assert.deepEqual(
       { ...mined, createdAt: typeof mined.createdAt, settledAt: mined.settledAt === clockMs },
       {
@@ -315,7 +306,7 @@ describe("GET /sponsorships/stats", () => {
     }
     assert.deepEqual(total, { pending: 5, mined: 1, expired: 2, refused: 3 });
     assert.equal(spend, 123_456_789n, "the mined operation's actual cost");
-    assert.equal(held, 5n * maxChargeWei({ ...gas, maxFeePerGas: CHEAP }), "the pending ones' worst case");
+    assert.equal(held, 5n * maxChargeWei({ ...PLAIN_GAS, maxFeePerGas: CHEAP }), "the pending ones' worst case");
     // Each row is in the bucket of its creation hour.
     for (const bucket of data.buckets) {
       const inside = all.filter((row) => row.createdAt >= bucket.start && row.createdAt < bucket.start + hour);

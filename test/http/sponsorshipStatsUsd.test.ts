@@ -15,26 +15,16 @@ import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmoun
 import { openCursor, settleRange } from "../../src/storage/settlement";
 import { startTestApp, TEST_CHAINS } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
 
 const HOUR = 3_600_000;
 const CURRENT: NativeUsdPrice = { answer: 123_456n, decimals: 2 }; // 1234.56, the chains file's fixed price
 const RECORDED: NativeUsdPrice = { answer: 2000n, decimals: 0 }; // what the USD rule read when it signed (see below)
-const gas = { callGasLimit: 100_000n, verificationGasLimit: 50_000n, preVerificationGas: 40_000n };
 const FEE = 1_000_000_000n;
-const WORST_CASE = maxChargeWei({ ...gas, maxFeePerGas: FEE });
+const WORST_CASE = maxChargeWei({ ...PLAIN_GAS, maxFeePerGas: FEE });
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4";
 
-const op = (nonce: number) => ({
-  sender: SENDER,
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: gas.callGasLimit.toString(),
-  verificationGasLimit: gas.verificationGasLimit.toString(),
-  preVerificationGas: gas.preVerificationGas.toString(),
-  maxFeePerGas: FEE.toString(),
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (nonce: number) => userOpV06(SENDER, nonce, { maxFeePerGas: FEE.toString() });
 
 /** An app on `chains` (the real clock: the database's writes created_at), one dApp, and what its calls need. */
 async function world(chains: ReadonlyMap<number, ChainConfig>) {

@@ -6,6 +6,7 @@ import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entry
 import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS_FIELDS, userOpV06, userOpV07 } from "../helpers/userOps";
 
 const NOW = Date.UTC(2027, 0, 1);
 let t: TestApp;
@@ -16,15 +17,8 @@ after(() => t.close());
 
 const SENDER = "0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4";
 let nonce = 0;
-const gas = {
-  callGasLimit: "100000",
-  verificationGasLimit: "50000",
-  preVerificationGas: "40000",
-  maxFeePerGas: "1000000000",
-  maxPriorityFeePerGas: "1000000",
-};
-const v06 = () => ({ sender: SENDER, nonce: `0x${(++nonce).toString(16)}`, initCode: "0x", callData: "0x", ...gas });
-const v07 = () => ({ sender: SENDER, nonce: `0x${(++nonce).toString(16)}`, callData: "0x", ...gas });
+const v06 = () => userOpV06(SENDER, ++nonce);
+const v07 = () => userOpV07(SENDER, ++nonce, PLAIN_GAS_FIELDS);
 
 async function refusedBy(policyType: string, policyData: unknown): Promise<Dapp> {
   const dapp = await t.dapp();

@@ -25,7 +25,7 @@ import {
   startChainApp,
   TARGET,
 } from "../helpers/chainApp";
-import { linkFundingWallet, whitelist } from "../helpers/dappSetup";
+import { fundedDapp } from "../helpers/dappSetup";
 
 let app: ChainApp;
 
@@ -175,9 +175,7 @@ async function appWithRpc(rpcUrl: string | undefined) {
   const t = await startTestApp({
     chains: new Map([[31337, { chainId: 31337, name: "local", ...(rpcUrl ? { rpcUrl } : {}) }]]),
   });
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await whitelist(t, dapp, TARGET, [], []);
+  const dapp = await fundedDapp(t, { contract: { address: TARGET } });
   return { t, dapp };
 }
 

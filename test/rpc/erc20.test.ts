@@ -12,7 +12,6 @@ import {
   type Hex,
   recoverMessageAddress,
   size,
-  toHex,
   zeroAddress,
 } from "viem";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
@@ -40,6 +39,7 @@ import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { rpc } from "../helpers/dappSetup";
+import { sentFieldsV06, withAnsweredGas } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 /** 2,500 eighteen-decimal OTH per ether, as a fixed rate. */
@@ -123,16 +123,6 @@ afterEach(async () => {
   await env.testClient.revert({ id: snapshot });
 });
 
-/** The operation as wallets send it: numbers as hex. */
-function wire(op: UserOperation, fields: (keyof UserOperation)[] = Object.keys(op) as (keyof UserOperation)[]) {
-  const out: Record<string, unknown> = { signature: "0x" };
-  for (const field of fields) {
-    const value = op[field];
-    out[field] = typeof value === "bigint" ? toHex(value) : value;
-  }
-  return out;
-}
-
 const BASE_FIELDS: (keyof UserOperation)[] = ["sender", "nonce", "initCode", "callData"];
 
 /** A fresh account's first operation; its sender holds 1,000 of each fee token unless told otherwise. */
@@ -147,7 +137,7 @@ async function operation(funded = true): Promise<UserOperation> {
 }
 
 async function quote(op: UserOperation, mode: Record<string, unknown>, app = main, method = "pm_getFeeQuoteOrData") {
-  return rpc(app.t, app.dapp, method, [wire(op), { mode: "ERC20", ...mode }]);
+  return rpc(app.t, app.dapp, method, [sentFieldsV06(op), { mode: "ERC20", ...mode }]);
 }
 
 async function sponsorErc20(op: Record<string, unknown>, mode: Record<string, unknown>, app = main): Promise<Reply> {
@@ -265,7 +255,7 @@ test("preferredToken quotes that token only; tokenList quotes the supported ones
 test("a quote without gas fields estimates them with the token paymaster's stub; without calculateGasLimits it asks for them", async () => {
   const op = await operation();
   const reply = await rpc(main.t, main.dapp, "pm_getFeeQuoteOrData", [
-    wire(op, BASE_FIELDS),
+    sentFieldsV06(op, BASE_FIELDS),
     { mode: "ERC20", calculateGasLimits: true, tokenInfo: { preferredToken: TUSD.address } },
   ]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
@@ -276,7 +266,7 @@ test("a quote without gas fields estimates them with the token paymaster's stub;
   const onlyOth = await operation(false);
   await mintTestTokens(env.clients(anvilKeys.owner), onlyOth.sender, 10n ** 18n, otherToken);
   const partial = await rpc(main.t, main.dapp, "pm_getFeeQuoteOrData", [
-    wire(onlyOth, BASE_FIELDS),
+    sentFieldsV06(onlyOth, BASE_FIELDS),
     { mode: "ERC20", calculateGasLimits: true },
   ]);
   assert.equal(partial.status, 200, JSON.stringify(partial.body));
@@ -287,21 +277,21 @@ test("a quote without gas fields estimates them with the token paymaster's stub;
   assert.deepEqual(partial.body.result.unsupportedTokens, [TUSD.address]);
   refused(
     await rpc(main.t, main.dapp, "pm_getFeeQuoteOrData", [
-      wire(await operation(false), BASE_FIELDS),
+      sentFieldsV06(await operation(false), BASE_FIELDS),
       { mode: "ERC20", calculateGasLimits: true },
     ]),
     /Gas estimation failed: the operation fails validation: AA33 reverted: TokenPaymaster: fee token balance below/,
   );
 
   refused(
-    await rpc(main.t, main.dapp, "pm_getFeeQuoteOrData", [wire(op, BASE_FIELDS), { mode: "ERC20" }]),
+    await rpc(main.t, main.dapp, "pm_getFeeQuoteOrData", [sentFieldsV06(op, BASE_FIELDS), { mode: "ERC20" }]),
     /params\[0\] is missing callGasLimit, verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas: the quote prices the gas values/,
   );
 });
 
 test("sponsoring with the aggregator's price: the oracle source, signed by the service over the gas as given, and recorded", async () => {
   const op = await operation();
-  const reply = await sponsorErc20(wire(op), {
+  const reply = await sponsorErc20(sentFieldsV06(op), {
     calculateGasLimits: false,
     tokenInfo: { feeTokenAddress: TUSD.address },
   });
@@ -363,7 +353,10 @@ test("sponsoring with the aggregator's price: the oracle source, signed by the s
 
 test("sponsoring with a fixed rate: the rate is signed as configured, with no aggregator", async () => {
   const op = await operation();
-  const reply = await sponsorErc20(wire(op), { tokenInfo: { feeTokenAddress: otherToken }, expiryDuration: 60 });
+  const reply = await sponsorErc20(sentFieldsV06(op), {
+    tokenInfo: { feeTokenAddress: otherToken },
+    expiryDuration: 60,
+  });
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   const data = decodeTokenPaymasterAndData(reply.body.result.paymasterAndData);
   assert.equal(data.priceSource, PRICE_SOURCE.exchangeRate);
@@ -380,7 +373,7 @@ test("sponsoring with a fixed rate: the rate is signed as configured, with no ag
 
 test("sponsoring without gas fields: estimated with the 278-byte stub, raised to the postOp floor, fees chosen and returned", async () => {
   const op = await operation();
-  const reply = await sponsorErc20(wire(op, BASE_FIELDS), {
+  const reply = await sponsorErc20(sentFieldsV06(op, BASE_FIELDS), {
     calculateGasLimits: true,
     tokenInfo: { feeTokenAddress: TUSD.address },
   });
@@ -389,14 +382,7 @@ test("sponsoring without gas fields: estimated with the 278-byte stub, raised to
   assert.ok(result.verificationGasLimit >= Number(TOKEN_POSTOP_MIN_VERIFICATION_GAS));
   assert.ok(result.callGasLimit > 0 && BigInt(result.preVerificationGas) > 40_000n, JSON.stringify(result));
   assert.match(result.maxFeePerGas, /^0x[0-9a-f]+$/);
-  const signed = {
-    ...op,
-    callGasLimit: BigInt(result.callGasLimit),
-    verificationGasLimit: BigInt(result.verificationGasLimit),
-    preVerificationGas: BigInt(result.preVerificationGas),
-    maxFeePerGas: BigInt(result.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(result.maxPriorityFeePerGas),
-  };
+  const signed = withAnsweredGas(op, result);
   const data = decodeTokenPaymasterAndData(result.paymasterAndData);
   const hash = getTokenPaymasterHash(signed, { ...data, chainId: CHAIN_ID });
   assert.equal(
@@ -408,12 +394,12 @@ test("sponsoring without gas fields: estimated with the 278-byte stub, raised to
 test("a sender without the tokens for the maximum charge is refused before anything is signed", async () => {
   const unfunded = await operation(false);
   refused(
-    await sponsorErc20(wire(unfunded), { tokenInfo: { feeTokenAddress: TUSD.address } }),
+    await sponsorErc20(sentFieldsV06(unfunded), { tokenInfo: { feeTokenAddress: TUSD.address } }),
     /Sender 0x[0-9a-f]{40} holds 0 TUSD of fee token TUSD \(0x[0-9a-f]{40}\), less than the [\d.]+ TUSD this operation can be charged at most/,
   );
   // With calculateGasLimits, the simulation meets the contract's own check first.
   refused(
-    await sponsorErc20(wire(unfunded, BASE_FIELDS), {
+    await sponsorErc20(sentFieldsV06(unfunded, BASE_FIELDS), {
       calculateGasLimits: true,
       tokenInfo: { feeTokenAddress: TUSD.address },
     }),
@@ -429,21 +415,24 @@ test("ERC-7677 stub with { token }: a sender who cannot pay even the cheapest co
   const holdsNothing = /^Sender 0x[0-9a-f]{40} holds 0 TUSD of fee token TUSD \(0x[0-9a-f]{40}\), less than the /;
   const unfunded = await operation(false);
   // As viem sends it at the stub (fees, no gas yet): the fees alone already make a charge above nothing.
-  refused(await stubOf(wire(unfunded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"])), holdsNothing);
+  refused(
+    await stubOf(sentFieldsV06(unfunded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"])),
+    holdsNothing,
+  );
   // With the gas sent, the stub and the final request weigh the same maximum and refuse in the same words.
-  const atStub = await stubOf(wire(unfunded));
+  const atStub = await stubOf(sentFieldsV06(unfunded));
   refused(atStub, holdsNothing);
-  const atFinal = await dataOf(wire(unfunded));
+  const atFinal = await dataOf(sentFieldsV06(unfunded));
   assert.equal(atFinal.body.error?.message, atStub.body.error?.message);
 
   const funded = await operation();
-  const stub = await stubOf(wire(funded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"]));
+  const stub = await stubOf(sentFieldsV06(funded, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"]));
   assert.equal(stub.status, 200, JSON.stringify(stub.body));
   assert.equal(size(stub.body.result.paymasterAndData as Hex), TOKEN_PAYMASTER_AND_DATA_LENGTH);
 });
 
 test("a missing, empty, malformed, zero-address or unsupported fee token: HTTP 400, -32602 naming the token", async () => {
-  const op = wire(await operation());
+  const op = sentFieldsV06(await operation());
   const accepts = new RegExp(`chain 31337 accepts TUSD \\(${TUSD.address}\\), OTH \\(${otherToken.toLowerCase()}\\)`);
   refused(await sponsorErc20(op, {}), /params\[1\]\.tokenInfo\.feeTokenAddress is required in mode ERC20/);
   refused(await sponsorErc20(op, { tokenInfo: { feeTokenAddress: "" } }), accepts);
@@ -474,7 +463,7 @@ test("a missing, empty, malformed, zero-address or unsupported fee token: HTTP 4
 });
 
 test("a zero, negative or unfinished oracle price is refused, never signed", async () => {
-  const op = wire(await operation());
+  const op = sentFieldsV06(await operation());
   const mode = { tokenInfo: { feeTokenAddress: TUSD.address } };
   const recordsBefore = (await listSponsorships(main.t.db, main.dapp.paymasterId)).length;
   await setPrice(0n, nowSeconds());
@@ -496,7 +485,7 @@ test("a stale oracle price is refused; the contract's maxPriceAge and the config
   // Older than the contract's maxPriceAge (one day).
   await setPrice(LOCAL_PRICE.answer, nowSeconds() - 86_400 - 60);
   refused(
-    await sponsorErc20(wire(op), mode),
+    await sponsorErc20(sentFieldsV06(op), mode),
     /TUSD price feed .* is stale \(updated \d+ s ago, at most 86400 s allowed\)/,
   );
 
@@ -513,11 +502,11 @@ test("a stale oracle price is refused; the contract's maxPriceAge and the config
   // Fresh for the contract, stale for a configuration that allows 10 minutes.
   const priceSetAt = nowSeconds() - 700;
   await setPrice(LOCAL_PRICE.answer, priceSetAt);
-  assert.equal((await sponsorErc20(wire(op), mode)).status, 200);
+  assert.equal((await sponsorErc20(sentFieldsV06(op), mode)).status, 200);
   const strict = await service([
     { ...TUSD, price: { aggregator: LOCAL_PRICE_AGGREGATOR_ADDRESS, maxAgeSeconds: 600 } },
   ]);
-  const staleReply = await sponsorErc20(wire(op), mode, strict);
+  const staleReply = await sponsorErc20(sentFieldsV06(op), mode, strict);
   refused(staleReply, /is stale \(updated \d+ s ago, at most 600 s allowed\)/);
   // The age is the price's real one: 700 s when it was set, plus however long this test has run since (under load,
   // seconds), never less.
@@ -527,7 +516,7 @@ test("a stale oracle price is refused; the contract's maxPriceAge and the config
   // A price that ages out before the requested expiry cuts the signed window (as the contract would).
   const updatedAt = nowSeconds() - 500;
   await setPrice(LOCAL_PRICE.answer, updatedAt);
-  const cut = await sponsorErc20(wire(op), mode, strict);
+  const cut = await sponsorErc20(sentFieldsV06(op), mode, strict);
   assert.equal(cut.status, 200, JSON.stringify(cut.body));
   assert.equal(decodeTokenPaymasterAndData(cut.body.result.paymasterAndData).validUntil, updatedAt + 600);
   const quoted = await quote(op, {}, strict);
@@ -535,7 +524,7 @@ test("a stale oracle price is refused; the contract's maxPriceAge and the config
 });
 
 test("a configuration whose decimals differ from the token's, or an unreachable node: refused, retryable only for the node", async () => {
-  const op = wire(await operation());
+  const op = sentFieldsV06(await operation());
   const mode = { tokenInfo: { feeTokenAddress: TUSD.address } };
   const wrong = await service([{ ...TUSD, decimals: 18 }]);
   refused(await sponsorErc20(op, mode, wrong), /the token has 6 decimals on chain, the configuration says 18/);

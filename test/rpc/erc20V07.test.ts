@@ -47,6 +47,7 @@ import {
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { rpc } from "../helpers/dappSetup";
+import { answeredUserOpV07, ESTIMATED_GAS, userOpV06, userOpV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 const TOKEN: Address = "0x00000000000000000000000000000000000000bb";
@@ -80,18 +81,10 @@ before(async () => {
 });
 after(() => t.close());
 
-const userOp = (overrides: Record<string, unknown> = {}) => ({
-  sender: SENDER,
-  nonce: `0x${(++nonce).toString(16)}`,
-  callData: encodeFunctionData({ abi: simpleAccount, functionName: "execute", args: [TARGET, 0n, "0x"] }),
-  callGasLimit: "0x186a0",
-  verificationGasLimit: "0x30d40",
-  preVerificationGas: "0xc350",
-  maxFeePerGas: "0x3b9aca00",
-  maxPriorityFeePerGas: "0x3b9aca00",
-  signature: "0x",
-  ...overrides,
-});
+const executeTarget = () =>
+  encodeFunctionData({ abi: simpleAccount, functionName: "execute", args: [TARGET, 0n, "0x"] });
+const userOp = (overrides: Record<string, unknown> = {}) =>
+  userOpV07(SENDER, ++nonce, { callData: executeTarget(), signature: "0x", ...overrides });
 
 const chainIdHex = `0x${CHAIN_ID.toString(16)}`;
 
@@ -114,21 +107,7 @@ const entryPointOf = (version: "0.7" | "0.8") =>
 
 /** The operation as it goes on chain, with the answer's paymaster fields in. */
 function onChain(op: ReturnType<typeof userOp>, answer: Record<string, unknown>, version: "0.7" | "0.8") {
-  const complete: UserOperationV07 = {
-    sender: op.sender,
-    nonce: BigInt(op.nonce),
-    callData: op.callData,
-    callGasLimit: BigInt(op.callGasLimit),
-    verificationGasLimit: BigInt(op.verificationGasLimit),
-    preVerificationGas: BigInt(op.preVerificationGas),
-    maxFeePerGas: BigInt(op.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas),
-    paymaster: answer.paymaster as Address,
-    paymasterVerificationGasLimit: hexToBigInt(answer.paymasterVerificationGasLimit as Hex),
-    paymasterPostOpGasLimit: hexToBigInt(answer.paymasterPostOpGasLimit as Hex),
-    paymasterData: answer.paymasterData as Hex,
-    signature: "0x",
-  };
+  const complete = answeredUserOpV07(op, answer);
   const paymasterAndData = concat([
     complete.paymaster as Address,
     uint128Bytes("paymasterVerificationGasLimit", complete.paymasterVerificationGasLimit ?? 0n),
@@ -303,20 +282,14 @@ describe("ERC20 mode for v0.7: quotes and refusals", () => {
 });
 
 describe("ERC20 mode through ERC-7677 for a v0.6 operation", () => {
-  const v06 = (overrides: Record<string, unknown> = {}) => ({
-    sender: SENDER,
-    nonce: `0x${(++nonce).toString(16)}`,
-    initCode: "0x",
-    callData: encodeFunctionData({ abi: simpleAccount, functionName: "execute", args: [TARGET, 0n, "0x"] }),
-    callGasLimit: "0x186a0",
-    verificationGasLimit: "0x30d40",
-    preVerificationGas: "0xc350",
-    maxFeePerGas: "0x3b9aca00",
-    maxPriorityFeePerGas: "0x3b9aca00",
-    paymasterAndData: "0x",
-    signature: "0x",
-    ...overrides,
-  });
+  const v06 = (overrides: Record<string, unknown> = {}) =>
+    userOpV06(SENDER, ++nonce, {
+      callData: executeTarget(),
+      ...ESTIMATED_GAS,
+      paymasterAndData: "0x",
+      signature: "0x",
+      ...overrides,
+    });
 
   test("{ token }: a 278-byte stub, then the token paymaster's paymasterAndData signed and recorded", async () => {
     const op = v06();

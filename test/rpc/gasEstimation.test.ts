@@ -3,7 +3,7 @@
 // retryable -32002 with HTTP 503 within the bound; a chain that cannot estimate says so.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { encodeFunctionData, type Hex, parseEther, recoverMessageAddress, toHex, zeroAddress } from "viem";
+import { encodeFunctionData, type Hex, parseEther, recoverMessageAddress, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../../src/config";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
@@ -13,13 +13,14 @@ import {
   getVerifyingPaymasterHash,
 } from "../../src/sponsorship/paymasters/paymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
+import { anvilKeys, depositOn, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { INFINITISM } from "../helpers/chainApp";
+import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { sentFieldsV06, withAnsweredGas } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 const fundingWallet = privateKeyToAccount(anvilKeys.fundingWallet);
-const INFINITISM = { name: "INFINITISM", version: "1.0.0" };
 
 let env: Sponsored | undefined;
 const apps: TestApp[] = [];
@@ -34,22 +35,13 @@ async function service(chain: Partial<ChainConfig>) {
     chains: new Map([[CHAIN_ID, { chainId: CHAIN_ID, name: "local", ...chain }]]),
   });
   apps.push(t);
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp, anvilKeys.fundingWallet);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  const dapp = await fundedDapp(t, { fundingKey: anvilKeys.fundingWallet, walletDeployment: true });
   return { t, dapp };
 }
 
 before(async () => {
   env = await startSponsoredChain({ chainId: CHAIN_ID });
-  const hash = await env.wallet(anvilKeys.fundingWallet).writeContract({
-    address: env.paymaster,
-    abi: verifyingPaymasterArtifact.abi,
-    functionName: "depositFor",
-    args: [fundingWallet.address],
-    value: parseEther("1"),
-  });
-  await env.publicClient.waitForTransactionReceipt({ hash });
+  await depositOn(env, parseEther("1"), anvilKeys.fundingWallet);
   withNode = await service({ rpcUrl: env.anvil.rpcUrl, verifyingPaymaster: env.paymaster });
   unreachable = await service({ rpcUrl: "http://127.0.0.1:1", verifyingPaymaster: env.paymaster });
   withoutNode = await service({ verifyingPaymaster: env.paymaster });
@@ -63,16 +55,6 @@ after(async () => {
   }
 });
 
-/** The operation as the SDK sends it: numbers as hex, and only the fields given. */
-function wire(op: UserOperation, fields: (keyof UserOperation)[]) {
-  const out: Record<string, unknown> = { signature: "0x" };
-  for (const field of fields) {
-    const value = op[field];
-    out[field] = typeof value === "bigint" ? toHex(value) : value;
-  }
-  return out;
-}
-
 const BASE_FIELDS: (keyof UserOperation)[] = ["sender", "nonce", "initCode", "callData"];
 const calculate = { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: INFINITISM } };
 
@@ -84,7 +66,10 @@ async function operation(data?: Hex, to = zeroAddress as Hex) {
 test("without gas fields or fees: the estimate is signed, recorded and returned, fees included", async () => {
   assert.ok(env);
   const op = await operation();
-  const reply = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [wire(op, BASE_FIELDS), calculate]);
+  const reply = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [
+    sentFieldsV06(op, BASE_FIELDS),
+    calculate,
+  ]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   const result = reply.body.result;
   assert.equal(result.reason, undefined, result.reason);
@@ -94,14 +79,7 @@ test("without gas fields or fees: the estimate is signed, recorded and returned,
   assert.match(result.maxPriorityFeePerGas, /^0x[0-9a-f]+$/);
 
   // The signature covers exactly the returned values.
-  const signed = {
-    ...op,
-    callGasLimit: BigInt(result.callGasLimit),
-    verificationGasLimit: BigInt(result.verificationGasLimit),
-    preVerificationGas: BigInt(result.preVerificationGas),
-    maxFeePerGas: BigInt(result.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(result.maxPriorityFeePerGas),
-  };
+  const signed = withAnsweredGas(op, result);
   const terms = decodeVerifyingPaymasterAndData(result.paymasterAndData);
   const hash = getVerifyingPaymasterHash(signed, { ...terms, chainId: CHAIN_ID });
   assert.equal(
@@ -117,7 +95,7 @@ test("without gas fields or fees: the estimate is signed, recorded and returned,
 test("with the fees and a too-low callGasLimit sent: the fees are kept, the limit raised, nothing extra returned", async () => {
   const op = await operation();
   const reply = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [
-    { ...wire(op, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"]), callGasLimit: "0x1" },
+    { ...sentFieldsV06(op, [...BASE_FIELDS, "maxFeePerGas", "maxPriorityFeePerGas"]), callGasLimit: "0x1" },
     calculate,
   ]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
@@ -133,14 +111,17 @@ test("a call that reverts in estimation: HTTP 400, -32602 and the revert reason"
     args: [fundingWallet.address, 1n],
   });
   const op = await operation(withdraw, env.paymaster);
-  const reply = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [wire(op, BASE_FIELDS), calculate]);
+  const reply = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [
+    sentFieldsV06(op, BASE_FIELDS),
+    calculate,
+  ]);
   assert.equal(reply.status, 400);
   assert.equal(reply.body.error.code, -32602);
   assert.equal(
     reply.body.error.message,
     "Gas estimation failed: the operation's call reverts: VerifyingPaymaster: amount exceeds balance",
   );
-  const wrongNonce = { ...wire(op, BASE_FIELDS), nonce: "0x7", callData: "0x" };
+  const wrongNonce = { ...sentFieldsV06(op, BASE_FIELDS), nonce: "0x7", callData: "0x" };
   const refused = await rpc(withNode.t, withNode.dapp, "pm_sponsorUserOperation", [wrongNonce, calculate]);
   assert.equal(refused.status, 400);
   assert.match(refused.body.error.message, /^Gas estimation failed: .*AA25 invalid account nonce/);
@@ -150,7 +131,7 @@ test("an unreachable node: HTTP 503 and -32002 at once, without the node's URL",
   const op = await operation();
   const started = performance.now();
   const reply = await rpc(unreachable.t, unreachable.dapp, "pm_sponsorUserOperation", [
-    wire(op, BASE_FIELDS),
+    sentFieldsV06(op, BASE_FIELDS),
     calculate,
   ]);
   const ms = performance.now() - started;
@@ -166,7 +147,7 @@ test("an unreachable node: HTTP 503 and -32002 at once, without the node's URL",
 test("a chain without node or bundler: gas must be sent, and when it is, it is signed as given", async () => {
   const op = await operation();
   const missing = await rpc(withoutNode.t, withoutNode.dapp, "pm_sponsorUserOperation", [
-    wire(op, [...BASE_FIELDS, "callGasLimit"]),
+    sentFieldsV06(op, [...BASE_FIELDS, "callGasLimit"]),
     calculate,
   ]);
   assert.equal(missing.status, 400);
@@ -184,7 +165,10 @@ test("a chain without node or bundler: gas must be sent, and when it is, it is s
     "maxFeePerGas",
     "maxPriorityFeePerGas",
   ];
-  const given = await rpc(withoutNode.t, withoutNode.dapp, "pm_sponsorUserOperation", [wire(op, all), calculate]);
+  const given = await rpc(withoutNode.t, withoutNode.dapp, "pm_sponsorUserOperation", [
+    sentFieldsV06(op, all),
+    calculate,
+  ]);
   assert.equal(given.status, 200, JSON.stringify(given.body));
   assert.equal(given.body.result.callGasLimit, Number(op.callGasLimit));
   assert.equal(given.body.result.preVerificationGas, op.preVerificationGas.toString());

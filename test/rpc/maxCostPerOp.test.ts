@@ -7,6 +7,7 @@ import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
 
 let t: TestApp;
 before(async () => {
@@ -14,26 +15,10 @@ before(async () => {
 });
 after(() => t.close());
 
-const gas = {
-  callGasLimit: 100_000n,
-  verificationGasLimit: 50_000n,
-  preVerificationGas: 40_000n,
-  maxFeePerGas: 1_000_000_000n,
-};
 // (100k + 3·50k + 40k) gas at 1 gwei = 0.00029 ETH
-assert.equal(worstCaseCostWei(gas), 290_000_000_000_000n);
+assert.equal(worstCaseCostWei(PLAIN_GAS), 290_000_000_000_000n);
 
-const op = (nonce: number) => ({
-  sender: "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4",
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: gas.callGasLimit.toString(),
-  verificationGasLimit: gas.verificationGasLimit.toString(),
-  preVerificationGas: gas.preVerificationGas.toString(),
-  maxFeePerGas: gas.maxFeePerGas.toString(),
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (nonce: number) => userOpV06("0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4", nonce);
 const sponsor = async (dapp: Dapp, nonce: number) => {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [op(nonce), { mode: "SPONSORED" }]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));

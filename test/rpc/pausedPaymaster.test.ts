@@ -6,8 +6,8 @@ import { size } from "viem";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
-import { plainUserOp } from "../helpers/userOps";
+import { addPolicy, fundedDapp, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { userOpV06 } from "../helpers/userOps";
 
 let t: TestApp;
 before(async () => {
@@ -15,14 +15,12 @@ before(async () => {
 });
 after(() => t.close());
 
-const op = (nonce: number) => plainUserOp("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
+const op = (nonce: number) => userOpV06("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
 const setPaused = (dapp: Dapp, body: Record<string, unknown>) =>
   t.call("PATCH", "paymasterParameters", { token: dapp.token, apiKey: dapp.apiKey, body });
 
 test("paused: every method refused naming the paymaster, nothing recorded; resumed: sponsored again", async () => {
-  const dapp = await t.dapp({ name: "shop" });
-  await linkFundingWallet(t, dapp);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  const dapp = await fundedDapp(t, { dapp: { name: "shop" }, walletDeployment: true });
   const paused = await setPaused(dapp, { paymasterId: dapp.paymasterId, type: "active", active: false });
   assert.equal(paused.status, 200, JSON.stringify(paused.body));
   assert.equal(paused.body.message, "Paymaster updated successfully");
@@ -47,11 +45,8 @@ test("paused: every method refused naming the paymaster, nothing recorded; resum
 });
 
 test("pausing one paymaster leaves the others sponsoring", async () => {
-  const [a, b] = [await t.dapp(), await t.dapp()];
-  for (const dapp of [a, b]) {
-    await linkFundingWallet(t, dapp);
-    await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
-  }
+  const a = await fundedDapp(t, { walletDeployment: true });
+  const b = await fundedDapp(t, { walletDeployment: true });
   assert.equal((await setPaused(a, { paymasterId: a.paymasterId, type: "active", active: false })).status, 200);
   assert.equal((await rpc(t, a, "pm_sponsorUserOperation", [op(0), { mode: "SPONSORED" }])).body.error.code, -32003);
   const other = await rpc(t, b, "pm_sponsorUserOperation", [op(0), { mode: "SPONSORED" }]);

@@ -9,6 +9,7 @@ import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/spon
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { ESTIMATED_GAS, userOpV06, userOpV07 } from "../helpers/userOps";
 
 const BLOCKED: Address = "0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4";
 const ALLOWED: Address = "0x2222222222222222222222222222222222222222";
@@ -20,29 +21,21 @@ before(async () => {
 });
 after(() => t.close());
 
-const gas = {
-  callGasLimit: "0x186a0",
-  verificationGasLimit: "0x30d40",
-  preVerificationGas: "0xc350",
-  maxFeePerGas: "0x3b9aca00",
-  maxPriorityFeePerGas: "0x3b9aca00",
-};
-const next = () => `0x${(++nonce).toString(16)}`;
 const VERSIONS = [
   {
     version: "0.6",
     entryPoint: ENTRY_POINT_V06_ADDRESS,
-    op: (sender: Address) => ({ sender, nonce: next(), initCode: "0x", callData: "0x", ...gas }),
+    op: (sender: Address) => userOpV06(sender, ++nonce, ESTIMATED_GAS),
   },
   {
     version: "0.7",
     entryPoint: ENTRY_POINT_V07_ADDRESS,
-    op: (sender: Address) => ({ sender, nonce: next(), callData: "0x", ...gas }),
+    op: (sender: Address) => userOpV07(sender, ++nonce),
   },
   {
     version: "0.8",
     entryPoint: ENTRY_POINT_V08_ADDRESS,
-    op: (sender: Address) => ({ sender, nonce: next(), callData: "0x", ...gas }),
+    op: (sender: Address) => userOpV07(sender, ++nonce),
   },
 ];
 

@@ -5,7 +5,8 @@ import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
 import { etherToWei } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { addPolicy, fundedDapp, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
 
 // The service's clock, for sponsorship decisions and the cycles the management API starts; tests move it.
 let clockOffsetMs = 0;
@@ -16,26 +17,10 @@ before(async () => {
 after(() => t.close());
 
 const SENDER = "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4";
-const gas = {
-  callGasLimit: 100_000n,
-  verificationGasLimit: 50_000n,
-  preVerificationGas: 40_000n,
-  maxFeePerGas: 1_000_000_000n,
-};
-const COST = worstCaseCostWei(gas); // (100k + 3·50k + 40k) gas at 1 gwei = 0.00029 ETH
+const COST = worstCaseCostWei(PLAIN_GAS); // (100k + 3·50k + 40k) gas at 1 gwei = 0.00029 ETH
 
-const op = (nonce: number | bigint, sender = SENDER, overrides: Record<string, string> = {}) => ({
-  sender,
-  nonce: `0x${nonce.toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: gas.callGasLimit.toString(),
-  verificationGasLimit: gas.verificationGasLimit.toString(),
-  preVerificationGas: gas.preVerificationGas.toString(),
-  maxFeePerGas: gas.maxFeePerGas.toString(),
-  maxPriorityFeePerGas: "1000000",
-  ...overrides,
-});
+const op = (nonce: number | bigint, sender = SENDER, overrides: Record<string, string> = {}) =>
+  userOpV06(sender, nonce, overrides);
 // callData 0x with no whitelisted contract and no initCode passes rules 2 and 3, so only the limits decide.
 const sponsor = async (dapp: Dapp, userOp: ReturnType<typeof op>) => {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [userOp, { mode: "SPONSORED" }]);
@@ -46,10 +31,8 @@ const sponsored = (result: { paymasterAndData: string }) =>
   result.paymasterAndData !== "0x" && size(result.paymasterAndData as `0x${string}`) === 276;
 
 async function dappWithLimit(policyData: Record<string, unknown>) {
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  // Keeps rule 1 satisfied while the limit is paused.
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  // The deployment policy keeps rule 1 satisfied while the limit is paused.
+  const dapp = await fundedDapp(t, { walletDeployment: true });
   const policyId = await addPolicy(
     t,
     dapp,

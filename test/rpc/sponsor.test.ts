@@ -9,7 +9,8 @@ import {
 import { NO_POLICIES_REASON } from "../../src/sponsorship/rules/fundingAndRules";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";
+import { addPolicy, fundedDapp, linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";
+import { MIXED_FORM_GAS, userOpV06 } from "../helpers/userOps";
 
 const TARGET = "0x1111111111111111111111111111111111111111";
 const OTHER = "0x2222222222222222222222222222222222222222";
@@ -32,26 +33,20 @@ let fundingAddress: Hex;
 
 before(async () => {
   t = await startTestApp();
-  dapp = await t.dapp();
-  fundingAddress = await linkFundingWallet(t, dapp);
-  await whitelist(t, dapp, TARGET, targetAbi, ["mint"]);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  ({ fundingAddress, ...dapp } = await fundedDapp(t, {
+    walletDeployment: true,
+    contract: { address: TARGET, abi: targetAbi, methods: ["mint"] },
+  }));
 });
 after(() => t.close());
 
-const userOp = (overrides: Record<string, unknown> = {}) => ({
-  sender: "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4",
-  nonce: "0x8",
-  initCode: "0x",
-  callData: biconomyCall(TARGET, mint),
-  callGasLimit: "0x1a930",
-  verificationGasLimit: 57121,
-  preVerificationGas: "75388",
-  maxFeePerGas: "0xc02244",
-  maxPriorityFeePerGas: "0xf4240",
-  signature: "0x",
-  ...overrides,
-});
+const userOp = (overrides: Record<string, unknown> = {}) =>
+  userOpV06("0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4", 8, {
+    callData: biconomyCall(TARGET, mint),
+    ...MIXED_FORM_GAS,
+    signature: "0x",
+    ...overrides,
+  });
 const sponsoredMode = (extra: Record<string, unknown> = {}) => ({
   mode: "SPONSORED",
   calculateGasLimits: false,

@@ -9,7 +9,7 @@ import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entry
 import { decodeVerifyingPaymasterAndData } from "../../src/sponsorship/paymasters/paymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";
+import { fundedDapp, rpc } from "../helpers/dappSetup";
 
 const TARGET = "0x1111111111111111111111111111111111111111";
 const OTHER = "0x2222222222222222222222222222222222222222";
@@ -41,9 +41,7 @@ let nonce = 0;
 
 before(async () => {
   t = await startTestApp();
-  dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await whitelist(t, dapp, TARGET, targetAbi, ["mint"]);
+  dapp = await fundedDapp(t, { contract: { address: TARGET, abi: targetAbi, methods: ["mint"] } });
 });
 after(() => t.close());
 

@@ -11,11 +11,7 @@ import type { ChainConfig } from "../../src/config";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";
-import {
-  getUserOpHashV07,
-  packUserOperation,
-  type UserOperationV07,
-} from "../../src/sponsorship/entryPoints/userOperationV07";
+import { getUserOpHashV07, packUserOperation } from "../../src/sponsorship/entryPoints/userOperationV07";
 import {
   decodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
@@ -26,7 +22,8 @@ import {
 } from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";
+import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { answeredUserOpV07, userOpV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 const TARGET: Address = "0x1111111111111111111111111111111111111111";
@@ -46,26 +43,13 @@ before(async () => {
     [84532, { chainId: 84532, name: "Base Sepolia", entryPoints: { "0.7": {} } }],
   ]);
   t = await startTestApp({ chains });
-  dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
-  await whitelist(t, dapp, TARGET, [], []);
+  dapp = await fundedDapp(t, { walletDeployment: true, contract: { address: TARGET } });
 });
 after(() => t.close());
 
 /** A v0.7 operation as viem sends it after the bundler's estimate; a new nonce each time. */
-const userOp = (overrides: Record<string, unknown> = {}) => ({
-  sender: SENDER,
-  nonce: `0x${(++nonce).toString(16)}`,
-  callData: call(TARGET),
-  callGasLimit: "0x186a0",
-  verificationGasLimit: "0x30d40",
-  preVerificationGas: "0xc350",
-  maxFeePerGas: "0x3b9aca00",
-  maxPriorityFeePerGas: "0x3b9aca00",
-  signature: "0x",
-  ...overrides,
-});
+const userOp = (overrides: Record<string, unknown> = {}) =>
+  userOpV07(SENDER, ++nonce, { callData: call(TARGET), signature: "0x", ...overrides });
 
 const erc7677 = (method: string, op: unknown, entryPoint: string = ENTRY_POINT_V07_ADDRESS, context?: unknown) =>
   rpc(t, dapp, method, [op, entryPoint, `0x${CHAIN_ID.toString(16)}`, ...(context === undefined ? [] : [context])]);
@@ -85,23 +69,7 @@ function error(reply: Awaited<ReturnType<typeof rpc>>, code: number, message: Re
 
 /** The operation as it will go on chain, with the paymaster fields of an answer put in. */
 function withAnswer(op: ReturnType<typeof userOp>, answer: Record<string, string>, version: "0.7" | "0.8") {
-  const given: Record<string, unknown> = op;
-  const full: UserOperationV07 = {
-    sender: op.sender,
-    nonce: BigInt(op.nonce),
-    ...(given.factory ? { factory: given.factory as Address, factoryData: (given.factoryData as Hex) ?? "0x" } : {}),
-    callData: op.callData,
-    callGasLimit: BigInt(op.callGasLimit),
-    verificationGasLimit: BigInt(op.verificationGasLimit),
-    preVerificationGas: BigInt(op.preVerificationGas),
-    maxFeePerGas: BigInt(op.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas),
-    paymaster: answer.paymaster as Address,
-    paymasterVerificationGasLimit: BigInt(answer.paymasterVerificationGasLimit as string),
-    paymasterPostOpGasLimit: BigInt(answer.paymasterPostOpGasLimit as string),
-    paymasterData: answer.paymasterData as Hex,
-    signature: "0x",
-  };
+  const full = answeredUserOpV07(op, answer);
   const paymasterAndData = concat([
     full.paymaster as Address,
     uint128Bytes("v", full.paymasterVerificationGasLimit ?? 0n),

@@ -6,7 +6,7 @@ import { size } from "viem";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
-import { plainUserOp } from "../helpers/userOps";
+import { userOpV06 } from "../helpers/userOps";
 
 const START = Date.UTC(2027, 0, 1);
 const END = Date.UTC(2027, 1, 1);
@@ -17,7 +17,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const op = (nonce: number) => plainUserOp("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
+const op = (nonce: number) => userOpV06("0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4", nonce);
 const sponsor = async (dapp: Dapp, nonce: number) => {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [op(nonce), { mode: "SPONSORED" }]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));

@@ -14,7 +14,8 @@ import {
 import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmount";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { addPolicy, fundedDapp, rpc } from "../helpers/dappSetup";
+import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
 
 const PRICE = { answer: 123_456n, decimals: 2 }; // 1234.56 USD per ETH
 /** The service's clock: a leap day, 23:00 UTC, a Tuesday. Tests move it. */
@@ -30,28 +31,12 @@ before(async () => {
 after(() => t.close());
 
 const SENDER = "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4";
-const gas = {
-  callGasLimit: 100_000n,
-  verificationGasLimit: 50_000n,
-  preVerificationGas: 40_000n,
-  maxFeePerGas: 10n ** 9n,
-};
 /** 0.00029 ETH, which is 0.3580224 USD at 1234.56. */
-const COST_WEI = worstCaseCostWei(gas);
+const COST_WEI = worstCaseCostWei(PLAIN_GAS);
 const COST_USD = weiToUsdUnits(COST_WEI, PRICE);
 
 let nonce = 0;
-const op = (sender = SENDER) => ({
-  sender,
-  nonce: `0x${(++nonce).toString(16)}`,
-  initCode: "0x",
-  callData: "0x",
-  callGasLimit: gas.callGasLimit.toString(),
-  verificationGasLimit: gas.verificationGasLimit.toString(),
-  preVerificationGas: gas.preVerificationGas.toString(),
-  maxFeePerGas: gas.maxFeePerGas.toString(),
-  maxPriorityFeePerGas: "1000000",
-});
+const op = (sender = SENDER) => userOpV06(sender, ++nonce);
 type Answer = { paymasterAndData: string; reason?: string };
 const sponsor = async (dapp: Dapp, userOp = op()): Promise<Answer> => {
   const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [userOp, { mode: "SPONSORED" }]);
@@ -61,9 +46,7 @@ const sponsor = async (dapp: Dapp, userOp = op()): Promise<Answer> => {
 const signed = (answer: Answer) => answer.paymasterAndData !== "0x";
 
 async function dappWith(policies: [string, Record<string, unknown>][]) {
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+  const dapp = await fundedDapp(t, { walletDeployment: true });
   for (const [policyType, policyData] of policies) await addPolicy(t, dapp, policyType, policyData, "cap");
   return dapp;
 }

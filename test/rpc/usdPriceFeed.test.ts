@@ -26,6 +26,7 @@ import {
   TARGET,
 } from "../helpers/chainApp";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { userOpV07 } from "../helpers/userOps";
 
 const MAX_AGE_SECONDS = 3600;
 const DOLLARS = 10n ** 8n; // the feed's 8 decimals
@@ -214,22 +215,15 @@ describe("no usable price: refused, nothing signed or reserved", () => {
   test("on EntryPoint v0.7: -32003 with the reason", async () => {
     await setRound(2_000n * DOLLARS, MAX_AGE_SECONDS * 2);
     const reply = await rpc(app.t, dapp, "pm_getPaymasterData", [
-      {
-        sender: "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4",
-        nonce: "0x1",
+      userOpV07("0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4", 1, {
         // SimpleAccount's execute(TARGET, 0, 0x): a call the dApp whitelisted, so only the price decides.
         callData: encodeFunctionData({
           abi: parseAbi(["function execute(address dest, uint256 value, bytes func)"]),
           functionName: "execute",
           args: [TARGET, 0n, "0x"],
         }),
-        callGasLimit: "0x186a0",
-        verificationGasLimit: "0x30d40",
-        preVerificationGas: "0xc350",
-        maxFeePerGas: "0x3b9aca00",
-        maxPriorityFeePerGas: "0x3b9aca00",
         signature: "0x",
-      },
+      }),
       ENTRY_POINT_V07_ADDRESS,
       "0x7a69",
     ]);

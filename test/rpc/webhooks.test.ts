@@ -6,7 +6,8 @@ import { Secret } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/webhooks/signature";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { addPolicy, linkFundingWallet, rpc, whitelist } from "../helpers/dappSetup";
+import { addPolicy, fundedDapp, rpc } from "../helpers/dappSetup";
+import { MIXED_FORM_GAS, userOpV06 } from "../helpers/userOps";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
 
 const TARGET = "0x1111111111111111111111111111111111111111";
@@ -37,10 +38,7 @@ after(async () => {
 
 /** A dApp that passes rules 1 to 3 for `mint` on TARGET. */
 async function freshDapp(): Promise<Dapp> {
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await whitelist(t, dapp, TARGET, targetAbi, ["mint"]);
-  return dapp;
+  return fundedDapp(t, { contract: { address: TARGET, abi: targetAbi, methods: ["mint"] } });
 }
 
 async function registerWebhook(dapp: Dapp, path: string, requestType: "GET" | "POST" = "POST"): Promise<string> {
@@ -53,19 +51,13 @@ async function registerWebhook(dapp: Dapp, path: string, requestType: "GET" | "P
   return (reply.body.data as { webhookId: string }).webhookId;
 }
 
-const userOp = (overrides: Record<string, unknown> = {}) => ({
-  sender: "0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4",
-  nonce: `0x${(++nonce).toString(16)}`,
-  initCode: "0x",
-  callData: call("mint"),
-  callGasLimit: "0x1a930",
-  verificationGasLimit: 57121,
-  preVerificationGas: "75388",
-  maxFeePerGas: "0xc02244",
-  maxPriorityFeePerGas: "0xf4240",
-  signature: "0x",
-  ...overrides,
-});
+const userOp = (overrides: Record<string, unknown> = {}) =>
+  userOpV06("0x4dF23B78543F5c2F9CBCDF09956288B3e97bb9a4", ++nonce, {
+    callData: call("mint"),
+    ...MIXED_FORM_GAS,
+    signature: "0x",
+    ...overrides,
+  });
 
 async function sponsor(dapp: Dapp, op = userOp(), webhookData?: Record<string, unknown>) {
   const mode = { mode: "SPONSORED", calculateGasLimits: false, sponsorshipInfo: { webhookData } };

@@ -11,6 +11,7 @@ import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 import { storedPolicy } from "../helpers/policies";
+import { userOpV07 } from "../helpers/userOps";
 
 describe("reading a stored rule's settings", () => {
   const cases: { name: string; policyType: PolicyType; data: unknown; problem: string }[] = [
@@ -90,13 +91,6 @@ describe("reading a stored rule's settings", () => {
 });
 
 const SENDER: Address = "0x4dF23B78543F5c2F9CBCDF09956288b3e97bb9a4";
-const gas = {
-  callGasLimit: "0x186a0",
-  verificationGasLimit: "0x30d40",
-  preVerificationGas: "0xc350",
-  maxFeePerGas: "0x3b9aca00",
-  maxPriorityFeePerGas: "0x3b9aca00",
-};
 
 describe("a paymaster with an unreadable rule", () => {
   let t: TestApp;
@@ -106,7 +100,7 @@ describe("a paymaster with an unreadable rule", () => {
   });
   after(() => t.close());
 
-  const op = () => ({ sender: SENDER, nonce: `0x${(++nonce).toString(16)}`, callData: "0x", ...gas });
+  const op = () => userOpV07(SENDER, ++nonce);
   const paymasterData = (dapp: Dapp) =>
     rpc(t, dapp, "pm_getPaymasterData", [op(), ENTRY_POINT_V07_ADDRESS, "0x7a69", {}]);
   const stub = (dapp: Dapp) => rpc(t, dapp, "pm_getPaymasterStubData", [op(), ENTRY_POINT_V07_ADDRESS, "0x7a69", {}]);
