@@ -59,7 +59,7 @@ export interface VerifyingPaymasterArgs {
   verifyingSigner: Address;
 }
 
-export function verifyingPaymasterDeployment(args: VerifyingPaymasterArgs): Create2Deployment {
+function verifyingPaymasterDeployment(args: VerifyingPaymasterArgs): Create2Deployment {
   return create2(
     "VerifyingPaymaster",
     concat([
@@ -86,7 +86,7 @@ export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymaste
  * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner and first
  * signer as the v0.6 one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
  */
-export function verifyingPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
+function verifyingPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
   return create2(
     `VerifyingPaymasterV07 for EntryPoint ${args.entryPoint}`,
     concat([
@@ -117,7 +117,7 @@ export const localVerifyingPaymasterV07Deployments = {
  * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
  * same constructor arguments (EntryPoint, owner, first signer), so again the EntryPoint alone tells the versions apart.
  */
-export function tokenPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
+function tokenPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
   return create2(
     `TokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
     concat([

@@ -52,7 +52,7 @@ export interface TokenPaymasterArgs {
   verifyingSigner: Address;
 }
 
-export function tokenPaymasterDeployment(args: TokenPaymasterArgs): Create2Deployment {
+function tokenPaymasterDeployment(args: TokenPaymasterArgs): Create2Deployment {
   return create2(
     "TokenPaymaster",
     concat([
@@ -66,7 +66,7 @@ export function tokenPaymasterDeployment(args: TokenPaymasterArgs): Create2Deplo
 }
 
 /** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
-export const localTokenPaymasterDeployment = tokenPaymasterDeployment({
+const localTokenPaymasterDeployment = tokenPaymasterDeployment({
   entryPoint: ENTRY_POINT_V06_ADDRESS,
   owner: ANVIL_FIRST_ACCOUNT,
   verifyingSigner: ANVIL_FIRST_ACCOUNT,
@@ -75,7 +75,7 @@ export const localTokenPaymasterDeployment = tokenPaymasterDeployment({
 /** The local fee token: six decimals like USDC, so the demo shows a token whose unit is not 1e18. */
 export const LOCAL_TEST_TOKEN = { name: "Test USD", symbol: "TUSD", decimals: 6 } as const;
 
-export const localTestTokenDeployment = create2(
+const localTestTokenDeployment = create2(
   "TestToken",
   concat([
     testTokenArtifact.bytecode,
@@ -89,7 +89,7 @@ export const localTestTokenDeployment = create2(
 /** The local price: 1 ETH = 3,000 TUSD, with Chainlink's eight decimals for fiat-like pairs. */
 export const LOCAL_PRICE = { description: "ETH / TUSD", decimals: 8, answer: 3_000n * 10n ** 8n } as const;
 
-export const localPriceAggregatorDeployment = create2(
+const localPriceAggregatorDeployment = create2(
   "FixedPriceAggregator",
   concat([
     fixedPriceAggregatorArtifact.bytecode,
@@ -145,7 +145,7 @@ async function requireOwner(clients: ChainClients, contract: Address, owner: Add
 }
 
 /** Deposits the difference when the paymaster's EntryPoint deposit is below `minimum`; returns the wei added. */
-export async function topUpTokenPaymasterDeposit(
+async function topUpTokenPaymasterDeposit(
   clients: ChainClients,
   minimum: bigint,
   paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,

@@ -19,7 +19,7 @@ export interface DeployTarget {
 }
 
 /** Sends salt ++ initCode to the CREATE2 deployer unless the code is there already; fails if nothing lands. */
-export async function deploySalted(target: DeployTarget, key: Hex, deployment: SaltedDeployment): Promise<void> {
+async function deploySalted(target: DeployTarget, key: Hex, deployment: SaltedDeployment): Promise<void> {
   const existing = await target.publicClient.getCode({ address: deployment.address });
   if (existing !== undefined && existing !== "0x") return;
   const hash = await target.wallet(key).sendTransaction({
