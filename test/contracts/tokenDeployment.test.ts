@@ -106,7 +106,10 @@ test("deploys the ERC20-mode stack at its deterministic addresses, funded and pr
   await mintTestTokens(env.clients(anvilKeys.stranger), holder, 5n);
   assert.equal(await read({ ...token, functionName: "balanceOf", args: [holder] }), 5n);
   const serviceKey = privateKeyToAccount(generatePrivateKey()).address;
-  await assert.rejects(rotateTokenPaymasterSigner(env.clients(anvilKeys.stranger), serviceKey), /only the paymaster's owner/);
+  await assert.rejects(
+    rotateTokenPaymasterSigner(env.clients(anvilKeys.stranger), serviceKey),
+    /only the paymaster's owner/,
+  );
   assert.equal((await rotateTokenPaymasterSigner(owner, serviceKey)).changed, true);
   assert.deepEqual(await rotateTokenPaymasterSigner(owner, serviceKey), { changed: false });
 });
