@@ -52,24 +52,30 @@ export const simpleAccountFactoryDeployment = create2(
   ]),
 );
 
-export interface VerifyingPaymasterArgs {
+/** The constructor arguments every paymaster of ours takes, in this order. */
+export interface PaymasterArgs {
   entryPoint: Address;
   owner: Address;
   /** Only the first signer: the address must not depend on the service's key, which the owner sets afterwards. */
   verifyingSigner: Address;
 }
 
-function verifyingPaymasterDeployment(args: VerifyingPaymasterArgs): Create2Deployment {
+/** One of our paymasters through the CREATE2 deployer: its bytecode with (EntryPoint, owner, first signer). */
+export function paymasterDeployment(label: string, bytecode: Hex, args: PaymasterArgs): Create2Deployment {
   return create2(
-    "VerifyingPaymaster",
+    label,
     concat([
-      verifyingPaymasterArtifact.bytecode,
+      bytecode,
       encodeAbiParameters(
         [{ type: "address" }, { type: "address" }, { type: "address" }],
         [args.entryPoint, args.owner, args.verifyingSigner],
       ),
     ]),
   );
+}
+
+function verifyingPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
+  return paymasterDeployment("VerifyingPaymaster", verifyingPaymasterArtifact.bytecode, args);
 }
 
 /** Our paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
@@ -86,16 +92,11 @@ export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymaste
  * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner and first
  * signer as the v0.6 one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
  */
-function verifyingPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
-  return create2(
+function verifyingPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
+  return paymasterDeployment(
     `VerifyingPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    concat([
-      verifyingPaymasterV07Artifact.bytecode,
-      encodeAbiParameters(
-        [{ type: "address" }, { type: "address" }, { type: "address" }],
-        [args.entryPoint, args.owner, args.verifyingSigner],
-      ),
-    ]),
+    verifyingPaymasterV07Artifact.bytecode,
+    args,
   );
 }
 
@@ -117,16 +118,11 @@ export const localVerifyingPaymasterV07Deployments = {
  * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
  * same constructor arguments (EntryPoint, owner, first signer), so again the EntryPoint alone tells the versions apart.
  */
-function tokenPaymasterV07Deployment(args: VerifyingPaymasterArgs): Create2Deployment {
-  return create2(
+function tokenPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
+  return paymasterDeployment(
     `TokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    concat([
-      tokenPaymasterV07Artifact.bytecode,
-      encodeAbiParameters(
-        [{ type: "address" }, { type: "address" }, { type: "address" }],
-        [args.entryPoint, args.owner, args.verifyingSigner],
-      ),
-    ]),
+    tokenPaymasterV07Artifact.bytecode,
+    args,
   );
 }
 

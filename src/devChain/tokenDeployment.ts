@@ -23,6 +23,8 @@ import {
   CREATE2_SALT,
   type Create2Deployment,
   entryPointDeployment,
+  type PaymasterArgs,
+  paymasterDeployment,
 } from "./deployments";
 import { confirm, deployCreate2Batch } from "./localBatch";
 import {
@@ -45,24 +47,8 @@ function create2(name: string, initCode: Hex): Create2Deployment {
   };
 }
 
-export interface TokenPaymasterArgs {
-  entryPoint: Address;
-  owner: Address;
-  /** Only the first signer: the address must not depend on the service's key, which the owner sets afterwards. */
-  verifyingSigner: Address;
-}
-
-function tokenPaymasterDeployment(args: TokenPaymasterArgs): Create2Deployment {
-  return create2(
-    "TokenPaymaster",
-    concat([
-      tokenPaymasterArtifact.bytecode,
-      encodeAbiParameters(
-        [{ type: "address" }, { type: "address" }, { type: "address" }],
-        [args.entryPoint, args.owner, args.verifyingSigner],
-      ),
-    ]),
-  );
+function tokenPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
+  return paymasterDeployment("TokenPaymaster", tokenPaymasterArtifact.bytecode, args);
 }
 
 /** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
