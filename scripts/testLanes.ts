@@ -15,6 +15,7 @@ export type Lane = (typeof LANES)[number];
 /** Files that need nothing but the code (and at most a local HTTP server): no database, chain, bundler or service. */
 export const UNIT = new Set([
   "test/architecture/imports.test.ts",
+  "test/chain/accountCode.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
