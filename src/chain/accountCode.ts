@@ -18,7 +18,7 @@ export interface AccountCodeSource {
 /** The code an EIP-7702 delegated account shows: 0xef0100 followed by the delegate's address. */
 export const EIP7702_DELEGATION_PREFIX = "0xef0100";
 
-export const isDelegation = (code: Hex): boolean => code.toLowerCase().startsWith(EIP7702_DELEGATION_PREFIX);
+const isDelegation = (code: Hex): boolean => code.toLowerCase().startsWith(EIP7702_DELEGATION_PREFIX);
 
 /** How long contract code is reused; long, as it cannot change, and bounded only so the map does not grow forever. */
 const CONTRACT_CODE_TTL_MS = 10 * 60_000;
