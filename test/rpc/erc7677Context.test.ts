@@ -1,8 +1,9 @@
 // The context keys real clients send to the ERC-7677 methods, each read or ignored as docs/sponsorship-rpc.md says and
 // never a 500: viem's null context, permissionless's sponsorshipPolicyId, Alchemy's policyId (both accepted and
-// ignored: the URL's paymaster and its rules decide), Candide's signingPhase (checked to be commit or finalize), and
-// token (selects ERC20 mode, checked). A key of the wrong type is -32602 naming it. And the answers' fields ERC-7677
-// requires: paymasterPostOpGasLimit on every v0.7 stub and data answer.
+// ignored: the URL's paymaster and its rules decide), Candide's signingPhase (commit or finalize, and refused before
+// EntryPoint v0.9, which alone signs in parallel), and token (selects ERC20 mode, checked). A key of the wrong type is
+// -32602 naming it. And the answers' fields ERC-7677 requires: paymasterPostOpGasLimit on every v0.7 stub and data
+// answer.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
@@ -51,17 +52,45 @@ test("null (viem without a context), {} and the policy ids: each sponsored, as w
   assert.ok(records.length >= 10 && records.every((record) => record.sponsored), "every data request was sponsored");
 });
 
-test("signingPhase passes the schema as commit or finalize; anything else is -32602 naming it", async () => {
+test("signingPhase: the schema takes commit or finalize; before EntryPoint v0.9 either is refused with the reason", async () => {
   for (const phase of ["commit", "finalize"]) {
-    const reply = await ask("pm_getPaymasterStubData", { signingPhase: phase }, "0.7");
-    assert.notEqual(reply.status, 500);
-    assert.equal(reply.body.error?.code === -32602, false, `${phase}: ${JSON.stringify(reply.body)}`);
+    for (const version of ["0.6", "0.7"] as const) {
+      const reply = await ask("pm_getPaymasterData", { signingPhase: phase }, version);
+      assert.deepEqual(
+        [reply.status, reply.body.error],
+        [
+          400,
+          {
+            code: -32602,
+            message:
+              `params[3].signingPhase: parallel signing needs EntryPoint v0.9, and this operation is for v${version}; ` +
+              "leave signingPhase out to sign in sequence",
+          },
+        ],
+      );
+    }
   }
-  const reply = await ask("pm_getPaymasterStubData", { signingPhase: "later" }, "0.7");
-  assert.deepEqual(
-    [reply.status, reply.body.error],
-    [400, { code: -32602, message: "params[3].signingPhase must be commit or finalize" }],
-  );
+  for (const version of ["0.6", "0.7"] as const) {
+    const reply = await ask("pm_getPaymasterStubData", { signingPhase: "later" }, version);
+    assert.deepEqual(
+      [reply.status, reply.body.error],
+      [400, { code: -32602, message: "params[3].signingPhase must be commit or finalize" }],
+    );
+  }
+  // permissionless's form of pm_sponsorUserOperation: parallel signing is never this method's.
+  const sponsorForm = await rpc(t, dapp, "pm_sponsorUserOperation", [
+    userOpV07(SENDER, ++nonce),
+    ENTRY_POINT_V07_ADDRESS,
+    { signingPhase: "commit" },
+  ]);
+  assert.deepEqual(sponsorForm.body.error, {
+    code: -32602,
+    message:
+      "params[2].signingPhase: parallel signing is served by pm_getPaymasterData (ERC-7677) on EntryPoint v0.9, " +
+      "not by this method",
+  });
+  const nothing = await listSponsorships(t.db, dapp.paymasterId);
+  assert.equal(nothing.filter((record) => !record.sponsored).length, 0, "no refusal was recorded: params come first");
 });
 
 test("a context key of the wrong type: -32602 naming the key and the problem, in both versions and methods", async () => {
