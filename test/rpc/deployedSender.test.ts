@@ -3,7 +3,7 @@
 // yet that names its factory is sponsored as a deployment under the WALLET_DEPLOYMENT rule; the same account once
 // deployed, still naming the factory, is refused by the wallet-deployment rule at the stub and at the data step, with
 // or without that rule; without a factory it is an ordinary sponsored call; and a node that cannot answer refuses
-// rather than guess.
+// rather than guess. On v0.8 an EIP-7702 authorization deploys, unless the EOA is already delegated to that account.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseEther, toHex } from "viem";
@@ -57,6 +57,16 @@ before(async () => {
     env,
     funding.writeContract({
       address: env.chain.info.entryPoints["0.7"].verifyingPaymaster,
+      abi: verifyingPaymasterV07Artifact.abi,
+      functionName: "depositFor",
+      args: [env.fundingWallet],
+      value: parseEther("1"),
+    }),
+  );
+  await confirm(
+    env,
+    funding.writeContract({
+      address: env.chain.info.entryPoints["0.8"].verifyingPaymaster,
       abi: verifyingPaymasterV07Artifact.abi,
       functionName: "depositFor",
       args: [env.fundingWallet],
@@ -245,4 +255,54 @@ test("a node that does not answer: an operation naming a factory is refused, nev
   } finally {
     await other.close();
   }
+});
+
+describe("EntryPoint v0.8, EIP-7702: an authorization deploys unless the EOA already has that delegate", () => {
+  const delegate = () => env.chain.info.entryPoints["0.8"].simple7702Account as Address;
+  /** An authorization as wallets send it; the service does not check its signature (the chain does). */
+  const operation = (sender: Address) =>
+    userOpV07(sender, 0, {
+      callData: callTarget,
+      factory: "0x7702",
+      eip7702Auth: {
+        chainId: toHex(CHAIN_ID),
+        address: delegate(),
+        nonce: "0x0",
+        yParity: "0x1",
+        r: `0x${"11".repeat(32)}`,
+        s: `0x${"22".repeat(32)}`,
+      },
+    });
+  const entryPoint = () => env.chain.info.entryPoints["0.8"].entryPoint;
+
+  test("an EOA without code: the authorization is its deployment, refused without the rule", async () => {
+    const sender = privateKeyToAccount(generatePrivateKey()).address;
+    const reply = await ask(withoutDeploymentRule, "pm_getPaymasterData", operation(sender), entryPoint());
+    assert.equal(reply.status, 400, JSON.stringify(reply.body));
+    assert.equal(
+      reply.body.error.message,
+      "Not sponsored: Wallet deployment is not sponsored: the operation has an EIP-7702 authorization and no " +
+        "active WALLET_DEPLOYMENT policy",
+    );
+  });
+
+  test("an EOA already delegated to the same account: no deployment, sponsored without the rule", async () => {
+    const sender = privateKeyToAccount(generatePrivateKey()).address;
+    // The code an EIP-7702 delegation leaves on the EOA, set directly (anvil's cheat) rather than by a type-4 transaction.
+    await env.publicClient.request({
+      method: "anvil_setCode" as never,
+      params: [sender, `0xef0100${delegate().slice(2).toLowerCase()}`] as never,
+    });
+    const reply = await ask(withoutDeploymentRule, "pm_getPaymasterData", operation(sender), entryPoint());
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const record = await recordedOutcomes(withoutDeploymentRule, sender);
+    assert.deepEqual(
+      record.rule_outcomes.find((outcome) => outcome.rule === "walletDeployment"),
+      {
+        rule: "walletDeployment",
+        passed: true,
+        reason: `the sender is already delegated to ${delegate().toLowerCase()}`,
+      },
+    );
+  });
 });
