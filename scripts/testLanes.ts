@@ -52,6 +52,7 @@ export const UNIT = new Set([
   "test/sponsorship/usdAmount.test.ts",
   "test/sponsorship/timeWindow.test.ts",
   "test/sponsorship/webhookRule.test.ts",
+  "test/testBundles.test.ts",
   "test/testLanes.test.ts",
   "test/tokens/tokenConfig.test.ts",
   "test/webhooks/addressGuard.test.ts",
