@@ -1,20 +1,23 @@
 // Where each contract lands when deployed through the CREATE2 deployer: computed from the artifacts alone, so the service
 // knows its addresses without a deployment record, and the same bytecode and arguments give the same address anywhere.
-import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
+import { type Address, concat, encodeAbiParameters, type Hex } from "viem";
+import { CREATE2_PROXY_ADDRESS, create2Address, OUR_SALT } from "../chain/create2";
 import type { LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
 import {
+  type Artifact,
   entryPointArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
 } from "../sponsorship/paymasters/artifacts";
+import { paymasterInitCode } from "../sponsorship/paymasters/ourPaymasters";
 import { tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
 
 /** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
-export const CREATE2_DEPLOYER_ADDRESS: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
-export const CREATE2_SALT: Hex = zeroHash;
+export const CREATE2_DEPLOYER_ADDRESS: Address = CREATE2_PROXY_ADDRESS;
+export const CREATE2_SALT: Hex = OUR_SALT;
 
 /** anvil's first default account. Its private key is public: an owner for local chains only. */
 export const ANVIL_FIRST_ACCOUNT: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -29,16 +32,7 @@ export interface Create2Deployment {
 }
 
 function create2(name: string, initCode: Hex): Create2Deployment {
-  return {
-    name,
-    initCode,
-    address: getContractAddress({
-      opcode: "CREATE2",
-      from: CREATE2_DEPLOYER_ADDRESS,
-      salt: CREATE2_SALT,
-      bytecode: initCode,
-    }),
-  };
+  return { name, initCode, address: create2Address(initCode) };
 }
 
 /** Lands at ENTRY_POINT_V06_ADDRESS: the npm bytecode is the mainnet one (test/chain checks it). */
@@ -62,15 +56,12 @@ export interface PaymasterArgs {
 }
 
 /** One of our paymasters through the CREATE2 deployer: its bytecode with (EntryPoint, owner). */
-export function paymasterDeployment(label: string, bytecode: Hex, args: PaymasterArgs): Create2Deployment {
-  return create2(
-    label,
-    concat([bytecode, encodeAbiParameters([{ type: "address" }, { type: "address" }], [args.entryPoint, args.owner])]),
-  );
+export function paymasterDeployment(label: string, artifact: Artifact, args: PaymasterArgs): Create2Deployment {
+  return create2(label, paymasterInitCode(artifact, args.entryPoint, args.owner));
 }
 
 function verifyingPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment("VerifyingPaymaster", verifyingPaymasterArtifact.bytecode, args);
+  return paymasterDeployment("VerifyingPaymaster", verifyingPaymasterArtifact, args);
 }
 
 /** Our paymaster on a local chain: canonical EntryPoint, anvil's first account as owner. */
@@ -89,7 +80,7 @@ export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymaste
 function verifyingPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
   return paymasterDeployment(
     `VerifyingPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    verifyingPaymasterV07Artifact.bytecode,
+    verifyingPaymasterV07Artifact,
     args,
   );
 }
@@ -111,11 +102,7 @@ export const localVerifyingPaymasterV07Deployments = {
  * same constructor arguments (EntryPoint, owner), so again the EntryPoint alone tells the versions apart.
  */
 function tokenPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment(
-    `TokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    tokenPaymasterV07Artifact.bytecode,
-    args,
-  );
+  return paymasterDeployment(`TokenPaymasterV07 for EntryPoint ${args.entryPoint}`, tokenPaymasterV07Artifact, args);
 }
 
 /** Our token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner. */

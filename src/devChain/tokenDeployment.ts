@@ -43,7 +43,7 @@ function create2(name: string, initCode: Hex): Create2Deployment {
 }
 
 function tokenPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment("TokenPaymaster", tokenPaymasterArtifact.bytecode, args);
+  return paymasterDeployment("TokenPaymaster", tokenPaymasterArtifact, args);
 }
 
 /** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner. */
