@@ -75,6 +75,12 @@ export async function deploy(
       to: CREATE2_PROXY_ADDRESS,
       data: create2CallData(target.initCode),
     });
+    // Only our code at the address proves the creation worked, whatever the receipt says.
+    if (!dryRun && (await occupant(node.publicClient, target)) !== "ours") {
+      throw new CommandError(
+        `${label(target)}: the deployment was mined but our code is not there; run deploy again, and if it fails the same way, the chain's CREATE2 proxy is not the standard one`,
+      );
+    }
   }
   for (const { target, at } of plan) {
     // A paymaster this run only pretended to deploy has no set to read yet: it would need the key added.
@@ -97,8 +103,15 @@ export async function deploy(
       data: encodeFunctionData({ abi: signerSetAbi, functionName: "addSigner", args: [service.signer] }),
     });
   }
-  if (transactions.length === 0 && !dryRun)
+  if (transactions.length === 0 && !dryRun) {
     report.say("nothing to send: every paymaster is deployed and signs with the service's key");
+  }
+  // The contract takes any token the service signs for; which ones is the chains file's (checked by `status`).
+  if (chosen.some((target) => target.kind === "token") && (configured?.tokens ?? []).length === 0) {
+    report.say(
+      `next: list chain ${node.chainId}'s fee tokens (address, symbol, decimals, price) under \`tokens\` in the chains file, beside the tokenPaymaster addresses below: ERC20 mode serves only those`,
+    );
+  }
   return { entry: chainsFileEntry(node.chainId, configured, chosen), transactions };
 }
 
@@ -121,11 +134,6 @@ async function refuseUnlessReady(node: Node, chosen: readonly Target[], configur
         `EntryPoint v${version} is not at its canonical address ${entryPoint} on chain ${node.chainId}: bundlers serve that address only; leave v${version} out with --entry-points`,
       );
     }
-  }
-  if (chosen.some((target) => target.kind === "token") && (configured?.tokens ?? []).length === 0) {
-    problems.push(
-      `the token paymaster needs the chain's fee tokens: list them (address, symbol, decimals, price) under \`tokens\` of chain ${node.chainId} in the chains file first`,
-    );
   }
   if (problems.length > 0) throw new CommandError(`nothing was sent:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
 }

@@ -9,7 +9,7 @@ import {
   type StakeInfo,
 } from "../../chain/stakeRequirement";
 import { CommandError } from "./options";
-import type { Node, OwnerWallet, Reporter, SentTransaction } from "./session";
+import type { Node, Reporter, SentTransaction } from "./session";
 import { label, type Target } from "./targets";
 
 /** addStake, unlockStake and withdrawStake read alike in all four of our paymasters. */
