@@ -52,25 +52,20 @@ export const simpleAccountFactoryDeployment = create2(
   ]),
 );
 
-/** The constructor arguments every paymaster of ours takes, in this order. */
+/**
+ * The constructor arguments every paymaster of ours takes, in this order. No signer: the address must not depend on
+ * the service's key, which the owner adds to the paymaster's signer set after deploying it.
+ */
 export interface PaymasterArgs {
   entryPoint: Address;
   owner: Address;
-  /** Only the first signer: the address must not depend on the service's key, which the owner sets afterwards. */
-  verifyingSigner: Address;
 }
 
-/** One of our paymasters through the CREATE2 deployer: its bytecode with (EntryPoint, owner, first signer). */
+/** One of our paymasters through the CREATE2 deployer: its bytecode with (EntryPoint, owner). */
 export function paymasterDeployment(label: string, bytecode: Hex, args: PaymasterArgs): Create2Deployment {
   return create2(
     label,
-    concat([
-      bytecode,
-      encodeAbiParameters(
-        [{ type: "address" }, { type: "address" }, { type: "address" }],
-        [args.entryPoint, args.owner, args.verifyingSigner],
-      ),
-    ]),
+    concat([bytecode, encodeAbiParameters([{ type: "address" }, { type: "address" }], [args.entryPoint, args.owner])]),
   );
 }
 
@@ -78,19 +73,18 @@ function verifyingPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
   return paymasterDeployment("VerifyingPaymaster", verifyingPaymasterArtifact.bytecode, args);
 }
 
-/** Our paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
+/** Our paymaster on a local chain: canonical EntryPoint, anvil's first account as owner. */
 export const localVerifyingPaymasterDeployment = verifyingPaymasterDeployment({
   entryPoint: ENTRY_POINT_V06_ADDRESS,
   owner: ANVIL_FIRST_ACCOUNT,
-  verifyingSigner: ANVIL_FIRST_ACCOUNT,
 });
 
 /** Moves whenever the contract's bytecode changes (not its comments: the build embeds no metadata hash). */
 export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymasterDeployment.address;
 
 /**
- * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner and first
- * signer as the v0.6 one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
+ * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner as the v0.6
+ * one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
  */
 function verifyingPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
   return paymasterDeployment(
@@ -105,18 +99,16 @@ export const localVerifyingPaymasterV07Deployments = {
   "0.7": verifyingPaymasterV07Deployment({
     entryPoint: ENTRY_POINT_V07_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
-    verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
   "0.8": verifyingPaymasterV07Deployment({
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
-    verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
 } as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
 
 /**
  * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
- * same constructor arguments (EntryPoint, owner, first signer), so again the EntryPoint alone tells the versions apart.
+ * same constructor arguments (EntryPoint, owner), so again the EntryPoint alone tells the versions apart.
  */
 function tokenPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
   return paymasterDeployment(
@@ -126,16 +118,14 @@ function tokenPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
   );
 }
 
-/** Our token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner and signer. */
+/** Our token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner. */
 export const localTokenPaymasterV07Deployments = {
   "0.7": tokenPaymasterV07Deployment({
     entryPoint: ENTRY_POINT_V07_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
-    verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
   "0.8": tokenPaymasterV07Deployment({
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
-    verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
 } as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
