@@ -10,6 +10,7 @@ import {
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
 } from "../sponsorship/paymasters/artifacts";
+import { signerSetAbi } from "../sponsorship/paymasters/signerSet";
 import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
 import type { PaymasterKind, SponsoringChain } from "./sponsoringChains";
 
@@ -61,10 +62,7 @@ export function configuredContracts(chain: SponsoringChain): ConfiguredContract[
   return contracts;
 }
 
-const paymasterAbi = parseAbi([
-  "function entryPoint() view returns (address)",
-  "function isSigner(address signer) view returns (bool)",
-]);
+const basePaymasterAbi = parseAbi(["function entryPoint() view returns (address)"]);
 const stakeManagerAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",
   "function getDepositInfo(address account) view returns (DepositInfo info)",
@@ -90,8 +88,8 @@ export async function checkContract(
     return [{ check: "code", ok: false, detail: `the code at ${address} is not ${name}`, fix: deploy }];
   }
   const [builtFor, isSigner, stake] = await Promise.all([
-    client.readContract({ address, abi: paymasterAbi, functionName: "entryPoint" }),
-    client.readContract({ address, abi: paymasterAbi, functionName: "isSigner", args: [serviceSigner] }),
+    client.readContract({ address, abi: basePaymasterAbi, functionName: "entryPoint" }),
+    client.readContract({ address, abi: signerSetAbi, functionName: "isSigner", args: [serviceSigner] }),
     client.readContract({ address: entryPoint, abi: stakeManagerAbi, functionName: "getDepositInfo", args: [address] }),
   ]);
   return [
