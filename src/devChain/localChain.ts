@@ -29,6 +29,7 @@ import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/lo
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { deployAccountFamilies } from "./accountFamilies";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { sendTogether } from "./localBatch";
@@ -302,6 +303,8 @@ async function deployAndRotate(
     ),
   ]);
   await sendTogether(clients, [...rotations, ...funding]);
+  progress.step = "deploying the smart accounts' factories";
+  deployed.push(...(await deployAccountFamilies(clients)));
   progress.step = "preparing the test token";
   return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
