@@ -91,8 +91,8 @@ export interface LocalChain {
   signerRotated: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
-  /** How long anvil took to answer, and the deployment after it. */
-  timings: { anvilMs: number; deployMs: number };
+  /** How long anvil took to answer, and the deployment after it, of which the smart accounts' families took accountsMs. */
+  timings: { anvilMs: number; deployMs: number; accountsMs: number };
   /** Writes the chain's state to the data folder now. */
   saveState(): Promise<void>;
   /** Saves the state, ends anvil and removes local-chain.json; safe to call twice. */
@@ -188,10 +188,11 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   let deployed: string[];
   let signerRotated: boolean;
   let tokens: LocalTokenSetup;
+  let accountsMs: number;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     const progress = { step: "deploying the EntryPoint stacks" };
-    ({ deployed, signerRotated, tokens } = await withDeadline(
+    ({ deployed, signerRotated, tokens, accountsMs } = await withDeadline(
       deployAndRotate(clients, options.signer, progress),
       deadline,
       () => `deploying the contracts took longer than ${timeoutMs} ms (still ${progress.step})`,
@@ -246,7 +247,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     deployed,
     signerRotated,
     tokens,
-    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs) },
+    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs), accountsMs: Math.round(accountsMs) },
     saveState: () => saver.save(),
     stop,
   };
@@ -278,7 +279,7 @@ async function deployAndRotate(
   clients: ChainClients,
   signer: Address,
   progress: { step: string },
-): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
+): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup; accountsMs: number }> {
   const { stack, later } = await deployAllLocalStacks(clients);
   progress.step = "rotating the paymasters' signer and funding the token paymasters";
   const deployed = [
@@ -304,9 +305,12 @@ async function deployAndRotate(
   ]);
   await sendTogether(clients, [...rotations, ...funding]);
   progress.step = "deploying the smart accounts' factories";
+  const accountsStarted = performance.now();
   deployed.push(...(await deployAccountFamilies(clients)));
+  const accountsMs = performance.now() - accountsStarted;
   progress.step = "preparing the test token";
-  return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+  const tokens = await prepareLocalTokenStack(clients, signer);
+  return { deployed, signerRotated: rotations.length > 0, tokens, accountsMs };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {
