@@ -174,7 +174,7 @@ describe("the accounts people use, sponsored through Alto on the local chain", (
     const names = ACCOUNT_FAMILIES.map((family) => family.name);
     assert.deepEqual(names, [
       "Safe 1.4.1 with Safe4337Module 0.3.0",
-      "Kernel 0.3.1 with ECDSAValidator",
+      "Kernel 0.3.0 and 0.3.1 with ECDSAValidator",
       "Nexus 1.0 with K1Validator",
       "Coinbase Smart Wallet 1",
     ]);
@@ -204,6 +204,15 @@ describe("the accounts people use, sponsored through Alto on the local chain", (
     });
     const receipt = await firstOperationMined(account, "0.7");
     tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
+  });
+
+  test("a Kernel of permissionless's default version (0.3.0-beta, no version given) is deployed and mined", async () => {
+    const account = await toKernelSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+    });
+    await firstOperationMined(account, "0.7");
   });
 
   test("a Nexus 1.0 (permissionless toNexusSmartAccount, EntryPoint v0.7) is deployed and mined", async (tc) => {
