@@ -1,6 +1,7 @@
 // The local development chain's start: a fresh data folder (everything deployed) and a restart over it (the saved
-// state loaded, nothing sent), several rounds, with the part the smart accounts' families take (Safe, Kernel, Nexus,
-// Coinbase Smart Wallet: src/devChain/accountFamilies.ts) measured inside the same starts, and the saved state's size.
+// state loaded, nothing sent), several rounds, with how long the smart accounts' families take (Safe, Kernel, Nexus,
+// Coinbase Smart Wallet: src/devChain/accountFamilies.ts) beside the rest of the deployment, and the saved state's size.
+// What they add to a start is an A/B against a checkout without them (docs/local-chain.md gives one).
 //   npx tsx bench/localChainStart.ts [rounds]
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,7 +40,7 @@ for (let round = 0; round < rounds; round++) {
 const ms = (values: number[]) => `${Math.round(median(values))} ms`.padStart(8);
 console.log(`rounds: ${rounds} (medians)`);
 console.log(
-  `fresh start   ${ms(fresh.totalMs)}  deployment ${ms(fresh.deployMs)}  of which account families ${ms(fresh.accountsMs)}`,
+  `fresh start   ${ms(fresh.totalMs)}  deployment ${ms(fresh.deployMs)}  account families (beside the rest) ${ms(fresh.accountsMs)}`,
 );
 console.log(`restart       ${ms(restart.totalMs)}  account families (checks only) ${ms(restart.accountsMs)}`);
 console.log(`saved state   ${(stateBytes / 1024).toFixed(0)} kB`);
