@@ -29,7 +29,7 @@ import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/lo
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { deployAccountFamilies } from "./accountFamilies";
+import { ACCOUNT_FAMILIES, deployAccountFamilies } from "./accountFamilies";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { sendTogether } from "./localBatch";
@@ -277,7 +277,9 @@ export function describeLocalChain(chain: LocalChain): string {
         `EntryPoint v${version} ${info.entryPoints[version].entryPoint} with paymaster ` +
         `${info.entryPoints[version].verifyingPaymaster} and token paymaster ${info.entryPoints[version].tokenPaymaster}`,
     ).join(", ")}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
-    `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
+    `${LOCAL_TEST_TOKEN_ADDRESS}; smart accounts at their clients' default addresses: ` +
+    `${ACCOUNT_FAMILIES.map((family) => family.name).join(", ")}; ` +
+    "funded accounts: anvil's default mnemonic (10,000 ETH each). " +
     "Try it: npm run demo"
   );
 }

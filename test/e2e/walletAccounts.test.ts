@@ -4,12 +4,23 @@
 // families there: src/devChain/accountFamilies.ts). Each sends its first operation (which deploys the account and calls
 // a whitelisted contract) through viem's bundler client and Alto, paid by our paymaster through ERC-7677
 // (pm_getPaymasterStubData, then pm_getPaymasterData). Checked on chain: the account's code, a successful
-// UserOperationEvent of the family's EntryPoint paid by our paymaster, and the service's record of it; the calls were
-// read through each account's callData layout, since the dApp whitelists one contract only.
+// UserOperationEvent of the family's EntryPoint paid by our paymaster, and the service's record of it. The dApp
+// whitelists one contract, so each account's calls are read through its callData layout: a call elsewhere is refused
+// at the stub. A Safe's batch is refused whatever its calls: permissionless sends it as a delegatecall to
+// MultiSendCallOnly, and the service sponsors no Safe delegatecall.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toKernelSmartAccount, toNexusSmartAccount, toSafeSmartAccount } from "permissionless/accounts";
-import { type Address, type Hex, http, isAddressEqual, parseEther, parseEventLogs } from "viem";
+import {
+  type Address,
+  BaseError,
+  type Hex,
+  http,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+  RpcRequestError,
+} from "viem";
 import {
   createBundlerClient,
   createPaymasterClient,
@@ -32,6 +43,8 @@ import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 
 const DEPOSIT = parseEther("1");
+/** Not whitelisted: a call to it is refused by the contract rule. */
+const STRANGER: Address = "0x3333333333333333333333333333333333333333";
 
 let env: LocalStacks | undefined;
 let alto: Alto | undefined;
@@ -143,7 +156,7 @@ async function firstOperationMined(account: SmartAccount, version: Version): Pro
     sent.map((r) => r.method),
     ["pm_getPaymasterStubData", "pm_getPaymasterData"],
   );
-  assert.equal((sent[1]?.params[1] as string).toLowerCase(), entryPointOf(version).toLowerCase());
+  assert.equal(String(sent[1]?.params[1]).toLowerCase(), entryPointOf(version).toLowerCase());
   assert.equal(receipt.success, true, "UserOperationEvent.success");
   assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, paymasterOf(version)), "our paymaster paid");
   const abi = version === "0.6" ? entryPoint06Abi : entryPoint07Abi;
@@ -234,4 +247,67 @@ describe("the accounts people use, sponsored through Alto on the local chain", (
     const receipt = await firstOperationMined(account, "0.6");
     tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
   });
+});
+
+describe("each account's calls are read through its layout", () => {
+  const builders = {
+    "Safe 1.4.1": () => toSafeSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.4.1" }),
+    "Kernel 0.3.1": () =>
+      toKernelSmartAccount({
+        client: started().env.publicClient,
+        owners: [owner()],
+        version: "0.3.1",
+        entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+      }),
+    "Nexus 1.0": () => toNexusSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.0.0" }),
+    "Coinbase Smart Wallet 1": () =>
+      toCoinbaseSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1" }),
+  } as const;
+
+  /** What permissionless's Safe sends for a batch: a delegatecall to MultiSendCallOnly, refused whatever its calls. */
+  const batchOf = (name: string) => (name === "Safe 1.4.1" ? [] : [{ to: TARGET, value: 0n }]);
+
+  for (const [name, build] of Object.entries(builders)) {
+    test(`${name}: a call to a contract that is not whitelisted is refused at the stub, with our reason`, async () => {
+      const account = await build();
+      const sent: Sent = [];
+      const refusal = await bundlerFor(account, sent)
+        .sendUserOperation({ calls: [...batchOf(name), { to: STRANGER, value: 0n }] })
+        .then(
+          () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
+          (error: unknown) => error,
+        );
+      assert.ok(refusal instanceof BaseError, String(refusal));
+      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
+      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
+      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
+      const reason = `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`;
+      assert.ok(refusal.message.includes(reason), refusal.message);
+      assert.deepEqual(
+        sent.map((r) => r.method),
+        ["pm_getPaymasterStubData"],
+      );
+    });
+  }
+});
+
+test("a Safe's batch, which permissionless sends as a delegatecall to MultiSendCallOnly, is refused as a delegatecall", async () => {
+  const account = await toSafeSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.4.1" });
+  const calls = [
+    { to: TARGET, value: 0n },
+    { to: TARGET, value: 0n },
+  ];
+  const refusal = await bundlerFor(account, [])
+    .sendUserOperation({ calls })
+    .then(
+      () => assert.fail("a Safe delegatecall was sponsored"),
+      (error: unknown) => error,
+    );
+  assert.ok(refusal instanceof BaseError, String(refusal));
+  assert.ok(
+    refusal.message.includes(
+      "Not sponsored: Smart contract data not found: Safe delegatecall operations are never sponsored",
+    ),
+    refusal.message,
+  );
 });
