@@ -25,8 +25,8 @@ import safeSingletonFactoryData from "../../contracts/accounts/safeSingletonFact
 import { confirm } from "./localBatch";
 import type { ChainClients } from "./localDeployment";
 
-export const SAFE_SINGLETON_FACTORY_ADDRESS: Address = "0x914d7Fec6aaC8cd542e72Bca78B30650d45643d7";
-export const BICONOMY_CREATE3_FACTORY_ADDRESS: Address = "0x988C135a1049Ce61730724afD342fb7C56CD2776";
+const SAFE_SINGLETON_FACTORY_ADDRESS: Address = "0x914d7Fec6aaC8cd542e72Bca78B30650d45643d7";
+const BICONOMY_CREATE3_FACTORY_ADDRESS: Address = "0x988C135a1049Ce61730724afD342fb7C56CD2776";
 
 /** Checks that the published transaction is signed by Safe's deployer for this chain and creates the factory. */
 async function checkedSafeFactoryTransaction(chainId: number): Promise<{ signer: Address; cost: bigint; raw: Hex }> {

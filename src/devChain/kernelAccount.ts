@@ -14,9 +14,9 @@ import { type AccountFamily, loadAccountDeploymentData } from "./accountDeployme
 import { confirm } from "./localBatch";
 import type { ChainClients } from "./localDeployment";
 
-export const KERNEL_META_FACTORY_ADDRESS: Address = "0xd703aaE79538628d27099B8c4f621bE4CCd142d5";
+const KERNEL_META_FACTORY_ADDRESS: Address = "0xd703aaE79538628d27099B8c4f621bE4CCd142d5";
 /** The KernelFactory of 0.3.0 and of 0.3.1. */
-export const KERNEL_FACTORY_ADDRESSES: readonly Address[] = [
+const KERNEL_FACTORY_ADDRESSES: readonly Address[] = [
   "0x6723b44Abeec4E71eBE3232BD5B455805baDD22f",
   "0xaac5D4240AF87249B3f71BC8E4A2cae074A3E419",
 ];
