@@ -18,6 +18,7 @@ import {
   keccak256,
   parseTransaction,
   recoverTransactionAddress,
+  type TransactionSerialized,
   toHex,
 } from "viem";
 import nexusData from "../../contracts/accounts/nexus.json" with { type: "json" };
@@ -35,7 +36,7 @@ async function checkedSafeFactoryTransaction(chainId: number): Promise<{ signer:
     throw new Error("contracts/accounts/safeSingletonFactory.json: expected transaction, signerAddress and address");
   }
   const parsed = parseTransaction(transaction);
-  const signer = await recoverTransactionAddress({ serializedTransaction: transaction as never });
+  const signer = await recoverTransactionAddress({ serializedTransaction: transaction as TransactionSerialized });
   const creates = getContractAddress({ opcode: "CREATE", from: signer, nonce: BigInt(parsed.nonce ?? 0) });
   if (
     parsed.chainId !== chainId ||
