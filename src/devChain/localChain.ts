@@ -39,7 +39,7 @@ import {
   deployAllLocalStacks,
   type LaterEntryPointStack,
   type LocalStack,
-  signerRotations,
+  signerAdditions,
 } from "./localDeployment";
 import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
 import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "./localTokens";
@@ -52,7 +52,7 @@ export { wantsLocalChain } from "./localChainWanted";
  * funded with 10,000 ETH on every local chain. Their keys are public: local chains only.
  */
 export const ANVIL_DEFAULT_KEYS = {
-  /** #0: deploys the stack and owns the paymaster (so it can rotate the signer). */
+  /** #0: deploys the stack and owns the paymasters (so it can add the service's key to their signer sets). */
   deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   /** #1: sends handleOps in the demo, as a bundler would. */
   bundler: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
@@ -89,8 +89,8 @@ export interface LocalChain {
   restored: boolean;
   /** The contracts deployed by this start (none once they are in the saved state); later versions' names end "v0.7". */
   deployed: string[];
-  /** True when this start made the service's key the verifying signer of a paymaster (any EntryPoint version). */
-  signerRotated: boolean;
+  /** True when this start added the service's key to a paymaster's signer set (any EntryPoint version). */
+  signerAdded: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
   /**
@@ -191,14 +191,14 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
 
   const clients = localClients(anvil.rpcUrl);
   let deployed: string[];
-  let signerRotated: boolean;
+  let signerAdded: boolean;
   let tokens: LocalTokenSetup;
   let accountsMs: number;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     const progress = { step: "deploying the EntryPoint stacks" };
-    ({ deployed, signerRotated, tokens, accountsMs } = await withDeadline(
-      deployAndRotate(
+    ({ deployed, signerAdded, tokens, accountsMs } = await withDeadline(
+      deployAndAddSigner(
         clients,
         localClients(anvil.rpcUrl, ANVIL_DEFAULT_KEYS.accountsDeployer),
         options.signer,
@@ -255,7 +255,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     rpcUrl: anvil.rpcUrl,
     restored,
     deployed,
-    signerRotated,
+    signerAdded,
     tokens,
     timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs), accountsMs: Math.round(accountsMs) },
     saveState: () => saver.save(),
@@ -292,34 +292,34 @@ const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=of
  * them the longest part of a first start when they waited their turn. `progress.step` names the other step under way,
  * for the message of a start that passes its deadline.
  */
-async function deployAndRotate(
+async function deployAndAddSigner(
   clients: ChainClients,
   accountsClients: ChainClients,
   signer: Address,
   progress: { step: string },
-): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup; accountsMs: number }> {
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup; accountsMs: number }> {
   const accountsStarted = performance.now();
   const [stacks, accounts] = await Promise.all([
-    deployStacksAndRotate(clients, signer, progress),
+    deployStacksAndAddSigner(clients, signer, progress),
     deployAccountFamilies(accountsClients).then((deployed) => ({ deployed, ms: performance.now() - accountsStarted })),
   ]);
   return { ...stacks, deployed: [...stacks.deployed, ...accounts.deployed], accountsMs: accounts.ms };
 }
 
-async function deployStacksAndRotate(
+async function deployStacksAndAddSigner(
   clients: ChainClients,
   signer: Address,
   progress: { step: string },
-): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup }> {
   const { stack, later } = await deployAllLocalStacks(clients);
-  progress.step = "rotating the paymasters' signer and funding the token paymasters";
+  progress.step = "adding the service's key to the paymasters' signers and funding the token paymasters";
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
   ];
-  // Every paymaster's signer rotation and the later token paymasters' deposits and stakes: read together, sent together.
-  const [rotations, funding] = await Promise.all([
-    signerRotations(clients, signer, [
+  // Every paymaster's signer addition and the later token paymasters' deposits and stakes: read together, sent together.
+  const [additions, funding] = await Promise.all([
+    signerAdditions(clients, signer, [
       stack.verifyingPaymaster.address,
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
         later[version].verifyingPaymaster.address,
@@ -334,9 +334,9 @@ async function deployStacksAndRotate(
       })),
     ),
   ]);
-  await sendTogether(clients, [...rotations, ...funding]);
+  await sendTogether(clients, [...additions, ...funding]);
   progress.step = "preparing the test token";
-  return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+  return { deployed, signerAdded: additions.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {
