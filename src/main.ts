@@ -2,8 +2,7 @@ import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
 import { DEFAULT_ALERT_TIMERS } from "./alerts/alerts";
 import { buildApp } from "./app";
-import { createSigner } from "./chain/signer";
-import { loadSignerKey } from "./chain/signerKey";
+import { openSigner } from "./chain/openSigner";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { wantsLocalChain } from "./devChain/localChainWanted";
 import { LogDestination } from "./logging/logDestination";
@@ -30,7 +29,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logs = new LogDestination(process.stdout.fd);
   const storage = await openStorage(config, "service");
-  const signer = createSigner(loadSignerKey(config.signerKey));
+  // With SIGNER_PKCS11_*, the key stays in the token and no key file is read or made.
+  const signer = openSigner(config.signerKey);
   const webhookSigningKey = loadWebhookSigningKey(config.webhooks.signingKey);
   const { db } = storage;
   const embedded = storage.folder !== undefined;
@@ -87,9 +87,15 @@ async function main(): Promise<void> {
       database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL",
       chains: [...chains.keys()],
       signer: signer.address,
+      signerKind: signer.kind,
     },
     `paymaster service listening on ${address}`,
   );
+  if ("extractable" in signer && signer.extractable) {
+    app.log.warn(
+      `the signer key in the PKCS#11 token may be extracted (CKA_EXTRACTABLE): generate it in the token as non-extractable so that it can never leave it`,
+    );
+  }
   if (localChain && localChainModule) {
     app.log.info({ startMs: localChain.timings }, localChainModule.describeLocalChain(localChain));
   }
@@ -127,6 +133,7 @@ async function main(): Promise<void> {
       clearInterval(closeIdle);
       await localChain?.stop();
       await storage.close();
+      signer.close?.();
     } catch (error) {
       app.log.error({ err: error }, "shutdown failed");
       await logs.flush(LOG_FLUSH_MS);
