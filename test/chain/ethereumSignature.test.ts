@@ -31,7 +31,7 @@ test("low and high s of the same signature give the key-file signer's 65 bytes, 
     const hash = bytesToHex(randomBytes(32));
     const expected = await createSigner(key).signHash(hash);
     const digest = personalSignDigest(hash);
-    const { signature: lowS } = secp.ecdsaSign(digest, hexToBytes(key));
+    const lowS: Uint8Array = secp.ecdsaSign(digest, hexToBytes(key)).signature;
     assert.equal(await ethereumSignature(lowS, digest, publicKeyOf(key)), expected);
     assert.equal(await ethereumSignature(highS(lowS), digest, publicKeyOf(key)), expected);
     seen.add(hexToBytes(expected)[64] as number);
