@@ -42,6 +42,7 @@ export class Pkcs11Signer implements Signer {
   #waiting: { resolve: (session: Handle) => void; reject: (error: Error) => void }[] = [];
   #reopening: Promise<void> | undefined;
   #closed = false;
+  #opened = 0;
 
   private constructor(token: OpenedToken, config: Pkcs11SignerConfig) {
     this.#token = token;
@@ -55,6 +56,7 @@ export class Pkcs11Signer implements Signer {
   static open(config: Pkcs11SignerConfig): Pkcs11Signer {
     const signer = new Pkcs11Signer(openToken(config), config);
     try {
+      signer.#opened = 1;
       signer.#fill([signer.#token.session, ...signer.#openSessions(config.sessions - 1)]);
     } catch (error) {
       signer.close();
@@ -114,6 +116,7 @@ export class Pkcs11Signer implements Signer {
 
   #openSessions(count: number): Handle[] {
     const { module, binding, slot } = this.#token;
+    this.#opened += count;
     return Array.from({ length: count }, () => module.C_OpenSession(slot, binding.CKF_SERIAL_SESSION));
   }
 
@@ -157,6 +160,11 @@ export class Pkcs11Signer implements Signer {
       }
     }
     for (const { reject } of this.#waiting.splice(0)) reject(new Error("the PKCS#11 signer is closed"));
+  }
+
+  /** Sessions opened since the start: the pool's size, plus the pool's size again for each reopening. */
+  get sessionsOpened(): number {
+    return this.#opened;
   }
 
   toString(): string {

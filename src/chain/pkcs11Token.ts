@@ -64,7 +64,7 @@ export function openToken(config: Pkcs11SignerConfig): OpenedToken {
   let initializedHere = false;
   try {
     initializedHere = initialize(binding, module, config);
-    const slot = findSlot(module, config);
+    const slot = findSlot(binding, module, config);
     const session = module.C_OpenSession(slot, binding.CKF_SERIAL_SESSION);
     logIn(binding, module, session, pin, config);
     const { key, publicKey, extractable } = findKey(binding, module, session, config);
@@ -114,10 +114,13 @@ function initialize(binding: Pkcs11Module, module: Pkcs11.PKCS11, config: Pkcs11
   }
 }
 
-function findSlot(module: Pkcs11.PKCS11, config: Pkcs11SignerConfig): Handle {
+function findSlot(binding: Pkcs11Module, module: Pkcs11.PKCS11, config: Pkcs11SignerConfig): Handle {
   const labels: string[] = [];
   for (const slot of module.C_GetSlotList(true)) {
-    const label = module.C_GetTokenInfo(slot).label.trim();
+    const info = module.C_GetTokenInfo(slot);
+    // A module may offer empty slots to make tokens in (SoftHSM2 always has one): no token there yet.
+    if ((info.flags & binding.CKF_TOKEN_INITIALIZED) === 0) continue;
+    const label = info.label.trim();
     if (label === config.tokenLabel) return slot;
     labels.push(`"${label}"`);
   }
