@@ -28,9 +28,12 @@ async function main(): Promise<void> {
   process.stderr.on("error", () => {});
   const config = loadConfig();
   const logs = new LogDestination(process.stdout.fd);
+  // A key in a PKCS#11 token needs nothing of the data folder: it is opened first, so that a wrong module, token, key
+  // or PIN stops the start before the database is made, and no key file is read or made. A key file made on first
+  // start goes into the data folder, which the storage makes and locks, so that one is opened after it.
+  const tokenSigner = config.signerKey.kind === "pkcs11" ? openSigner(config.signerKey) : undefined;
   const storage = await openStorage(config, "service");
-  // With SIGNER_PKCS11_*, the key stays in the token and no key file is read or made.
-  const signer = openSigner(config.signerKey);
+  const signer = tokenSigner ?? openSigner(config.signerKey);
   const webhookSigningKey = loadWebhookSigningKey(config.webhooks.signingKey);
   const { db } = storage;
   const embedded = storage.folder !== undefined;

@@ -3,8 +3,6 @@
 // that sessions are kept and reused, that a module dropping every session (which also logs the application out) costs
 // one retry and no failed signature, and that each wrong setting stops the opening with a message naming it.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { createPublicKey } from "node:crypto";
 import { chmodSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { after, before, test } from "node:test";
@@ -51,25 +49,11 @@ function moduleView(): { module: Pkcs11.PKCS11; slot: Pkcs11.Handle } {
   return { module, slot };
 }
 
-/**
- * The token key's public key (0x04 ‖ X ‖ Y) as OpenSC reads it (DER SubjectPublicKeyInfo), decoded by OpenSSL: the
- * signer's own reading of CKA_EC_POINT is what is checked against it.
- */
-function publicKeyFromOpenSc(): Hex {
-  const der = execFileSync("pkcs11-tool", [
-    ...["--module", hsm.module, "--token-label", TOKEN.label, "--read-object", "--type", "pubkey", "--label", KEY],
-  ]);
-  const jwk = createPublicKey({ key: der, format: "der", type: "spki" }).export({ format: "jwk" });
-  const coordinate = (value: string | undefined) => Buffer.from(value ?? "", "base64url").toString("hex");
-  return `0x04${coordinate(jwk.x)}${coordinate(jwk.y)}`;
-}
-
 test("the signer's address is the token key's, and 3,000 signatures recover to it with a low s and v 27 or 28", async () => {
   const signer = open();
   try {
     assert.equal(signer.kind, "pkcs11");
-    const publicKey = hexToBytes(publicKeyFromOpenSc());
-    assert.equal(signer.address, publicKeyToAddress(bytesToHex(publicKey)));
+    assert.equal(signer.address, hsm.addressOf(TOKEN.label, KEY));
     assert.equal(signer.extractable, false);
     const secp = loadNative();
     assert.ok(secp, "the native binding loads");

@@ -3,9 +3,12 @@
 // as an operator would make them on a real HSM. SoftHSM2 is a real PKCS#11 module: the signer talks to it exactly as
 // to a hardware one. `.ci/run` installs the Debian packages softhsm2 and opensc when they are missing.
 import { execFileSync } from "node:child_process";
+import { createPublicKey } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Address, Hex } from "viem";
+import { publicKeyToAddress } from "viem/accounts";
 import type { Pkcs11SignerConfig } from "../../src/config";
 
 /** Where Debian (and Ubuntu) install SoftHSM2's module. */
@@ -24,6 +27,13 @@ export interface SoftHsm {
     keyLabel: string,
     options?: { keyType?: string; extractable?: boolean },
   ): void;
+  /**
+   * A key's public key (0x04 ‖ X ‖ Y) as OpenSC reads it (DER SubjectPublicKeyInfo), decoded by OpenSSL: independent
+   * of the signer's own reading of CKA_EC_POINT, which the tests check against it.
+   */
+  publicKeyOf(tokenLabel: string, keyLabel: string): Hex;
+  /** The Ethereum address of that public key. */
+  addressOf(tokenLabel: string, keyLabel: string): Address;
   /** A file holding `pin`, mode 0600. */
   pinFile(pin: string): string;
   /** The signer's configuration for a key of a token here. */
@@ -76,6 +86,17 @@ export function createSoftHsm(): SoftHsm {
         "--sensitive",
         ...(options.extractable ? ["--extractable"] : []),
       ]);
+    },
+    publicKeyOf(tokenLabel, keyLabel) {
+      const der = run("pkcs11-tool", [
+        ...["--module", module, "--token-label", tokenLabel, "--read-object", "--type", "pubkey", "--label", keyLabel],
+      ]);
+      const jwk = createPublicKey({ key: der, format: "der", type: "spki" }).export({ format: "jwk" });
+      const coordinate = (value: string | undefined) => Buffer.from(value ?? "", "base64url").toString("hex");
+      return `0x04${coordinate(jwk.x)}${coordinate(jwk.y)}`;
+    },
+    addressOf(tokenLabel, keyLabel) {
+      return publicKeyToAddress(this.publicKeyOf(tokenLabel, keyLabel));
     },
     pinFile(pin) {
       const file = path.join(folder, `pin-${++pins}`);
