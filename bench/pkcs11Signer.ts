@@ -14,7 +14,7 @@ const sessionCounts = (process.argv[3] ?? "1,2,4").split(",").map(Number);
 const IN_FLIGHT = 64;
 
 const hsm = createSoftHsm();
-process.env.SOFTHSM2_CONF = hsm.conf;
+hsm.useInThisProcess();
 hsm.addToken("bench", "1234");
 hsm.addKey({ label: "bench", pin: "1234" }, "signer");
 

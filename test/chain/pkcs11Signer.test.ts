@@ -21,9 +21,7 @@ let hsm: SoftHsm;
 
 before(() => {
   hsm = createSoftHsm();
-  // SoftHSM2 reads its configuration when the module is initialised, which happens in this process.
-  // biome-ignore lint/style/noProcessEnv: the module's own setting, read by its C code, not the service's configuration
-  process.env.SOFTHSM2_CONF = hsm.conf;
+  hsm.useInThisProcess();
   hsm.addToken(TOKEN.label, TOKEN.pin);
   hsm.addKey(TOKEN, KEY);
   hsm.addKey(TOKEN, "p256-key", { keyType: "EC:prime256v1" });

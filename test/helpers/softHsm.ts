@@ -19,6 +19,11 @@ export interface SoftHsm {
   module: string;
   /** SOFTHSM2_CONF: which configuration (and so which tokens) the module reads when it is initialised. */
   conf: string;
+  /**
+   * Points this process's SoftHSM2 at this configuration: the module reads SOFTHSM2_CONF when it is initialised, which
+   * a signer opened in this process does (a service started as a child gets it from signerEnv instead).
+   */
+  useInThisProcess(): void;
   /** A new token with this label and user PIN (SO PIN: the PIN reversed). */
   addToken(label: string, pin: string): void;
   /** A key pair generated in the token, labelled `keyLabel`; `keyType` as pkcs11-tool takes it. */
@@ -60,12 +65,16 @@ export function createSoftHsm(): SoftHsm {
   mkdirSync(tokens);
   const conf = path.join(folder, "softhsm2.conf");
   writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-  const env = { ...process.env, SOFTHSM2_CONF: conf };
+  // The tools find the module's configuration here; nothing else of the test run's environment is theirs.
+  const env = { PATH: process.env.PATH, SOFTHSM2_CONF: conf };
   const run = (command: string, args: string[]) => execFileSync(command, args, { env, stdio: "pipe" });
   let pins = 0;
   return {
     module,
     conf,
+    useInThisProcess() {
+      process.env.SOFTHSM2_CONF = conf;
+    },
     addToken(label, pin) {
       run("softhsm2-util", [
         "--init-token",
