@@ -128,7 +128,7 @@ export interface Pkcs11SignerConfig {
 }
 
 /** Signatures a PKCS#11 signer can have in flight at once unless SIGNER_PKCS11_SESSIONS says otherwise. */
-export const DEFAULT_PKCS11_SESSIONS = 4;
+const DEFAULT_PKCS11_SESSIONS = 4;
 
 const PKCS11_SETTINGS = [
   "SIGNER_PKCS11_MODULE",

@@ -18,7 +18,7 @@ const SECP256K1_EC_PARAMS = Buffer.from("06052b8104000a", "hex");
  * pkcs11js is an optional dependency (a native module built by node-gyp on install): a deployment without an HSM
  * installs with --omit=optional and needs no compiler, so it is loaded only when a PKCS#11 signer is configured.
  */
-export function loadPkcs11Binding(): Pkcs11Module {
+function loadPkcs11Binding(): Pkcs11Module {
   try {
     return createRequire(import.meta.url)("pkcs11js") as Pkcs11Module;
   } catch (error) {
