@@ -27,6 +27,12 @@ const SESSION_LOST = new Set([
   "CKR_OBJECT_HANDLE_INVALID",
 ]);
 
+/** A session lent to one signature, and the pool it belongs to (a reopening makes a new one). */
+interface Lease {
+  session: Handle;
+  pool: ReadonlySet<Handle>;
+}
+
 export class Pkcs11Signer implements Signer {
   readonly kind = "pkcs11";
   readonly address: Address;
@@ -39,7 +45,7 @@ export class Pkcs11Signer implements Signer {
   #pool = new Set<Handle>();
   /** Sessions not lent out, and the signatures waiting for one. */
   #idle: Handle[] = [];
-  #waiting: { resolve: (session: Handle) => void; reject: (error: Error) => void }[] = [];
+  #waiting: { resolve: (lease: Lease) => void; reject: (error: Error) => void }[] = [];
   #reopening: Promise<void> | undefined;
   #closed = false;
   #opened = 0;
@@ -68,42 +74,41 @@ export class Pkcs11Signer implements Signer {
   async signHash(hash: Hex): Promise<Hex> {
     checkHash(hash);
     const digest = personalSignDigest(hash);
-    try {
-      return await this.#signOnce(digest);
-    } catch (error) {
-      if (this.#closed || !SESSION_LOST.has(pkcs11ErrorName(error))) throw error;
-      await this.#reopen();
-      return this.#signOnce(digest);
+    for (let attempt = 1; ; attempt++) {
+      const lease = await this.#acquire();
+      let lost = false;
+      try {
+        const { module, binding } = this.#token;
+        module.C_SignInit(lease.session, { mechanism: binding.CKM_ECDSA }, this.#key);
+        const rs = await module.C_SignAsync(lease.session, Buffer.from(digest), Buffer.alloc(64));
+        return await ethereumSignature(rs, digest, this.#token.publicKey);
+      } catch (error) {
+        lost = SESSION_LOST.has(pkcs11ErrorName(error));
+        if (!lost || attempt > 1 || this.#closed) throw error;
+        // The first signature to find its pool dropped opens it again; one whose pool was replaced meanwhile (it
+        // failed with the same drop) waits for that and retries, rather than dropping the new pool in turn.
+        if (lease.pool === this.#pool) await this.#reopen();
+        else await this.#reopening;
+      } finally {
+        // A lost session is not lent again, nor one of a pool already replaced.
+        if (!lost && lease.pool === this.#pool) this.#release(lease.session);
+      }
     }
   }
 
-  async #signOnce(digest: Uint8Array): Promise<Hex> {
-    const session = await this.#acquire();
-    let lost = false;
-    try {
-      const { module, binding } = this.#token;
-      module.C_SignInit(session, { mechanism: binding.CKM_ECDSA }, this.#key);
-      const rs = await module.C_SignAsync(session, Buffer.from(digest), Buffer.alloc(64));
-      return await ethereumSignature(rs, digest, this.#token.publicKey);
-    } catch (error) {
-      lost = SESSION_LOST.has(pkcs11ErrorName(error));
-      throw error;
-    } finally {
-      // A session that failed as lost is not lent again; the reopening replaces the whole pool.
-      if (!lost && this.#pool.has(session)) this.#release(session);
-    }
-  }
-
-  #acquire(): Promise<Handle> {
-    if (this.#closed) return Promise.reject(new Error("the PKCS#11 signer is closed"));
+  async #acquire(): Promise<Lease> {
+    if (this.#closed) throw new Error("the PKCS#11 signer is closed");
+    // No pool: being opened again, or the last try failed (the HSM still away), in which case this one tries anew.
+    if (this.#pool.size === 0) await (this.#reopening ?? this.#reopen());
     const session = this.#idle.pop();
-    if (session !== undefined) return Promise.resolve(session);
+    if (session !== undefined) return { session, pool: this.#pool };
     return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
   }
 
+  /** Lends `session` (of the current pool) to the first signature waiting, or keeps it for the next. */
   #release(session: Handle): void {
     const next = this.#waiting.shift();
-    if (next) next.resolve(session);
+    if (next) next.resolve({ session, pool: this.#pool });
     else this.#idle.push(session);
   }
 
@@ -127,7 +132,9 @@ export class Pkcs11Signer implements Signer {
   #reopen(): Promise<void> {
     this.#reopening ??= (async () => {
       const { module, binding, slot, pin } = this.#token;
+      // Nothing of the dropped pool is lent any more; signatures asking meanwhile wait for the new one.
       this.#pool = new Set();
+      this.#idle = [];
       try {
         module.C_CloseAllSessions(slot);
       } catch {
@@ -141,9 +148,15 @@ export class Pkcs11Signer implements Signer {
       }
       this.#key = findKey(binding, module, sessions[0] as Handle, this.#config).key;
       this.#fill(sessions);
-    })().finally(() => {
-      this.#reopening = undefined;
-    });
+    })()
+      .catch((error) => {
+        // Signatures waiting for the new pool fail with the module's answer instead of waiting for ever.
+        for (const { reject } of this.#waiting.splice(0)) reject(error);
+        throw error;
+      })
+      .finally(() => {
+        this.#reopening = undefined;
+      });
     return this.#reopening;
   }
 

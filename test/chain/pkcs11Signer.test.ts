@@ -33,7 +33,7 @@ const open = (overrides: Partial<Parameters<typeof Pkcs11Signer.open>[0]> = {}) 
   Pkcs11Signer.open({ ...hsm.signerConfig(TOKEN.label, KEY, TOKEN.pin), ...overrides });
 
 /** The module as a second user in this process sees it (PKCS#11 state is per process): to look at or drop sessions. */
-function moduleView(): { module: Pkcs11.PKCS11; slot: Pkcs11.Handle } {
+function moduleView(): { module: Pkcs11.PKCS11; slot: Pkcs11.Handle; binding: typeof Pkcs11 } {
   const binding = createRequire(import.meta.url)("pkcs11js") as typeof Pkcs11;
   const module = new binding.PKCS11();
   module.load(hsm.module);
@@ -44,7 +44,7 @@ function moduleView(): { module: Pkcs11.PKCS11; slot: Pkcs11.Handle } {
   }
   const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trim() === TOKEN.label);
   assert.ok(slot, "the test's token is present");
-  return { module, slot };
+  return { module, slot, binding };
 }
 
 test("the signer's address is the token key's, and 3,000 signatures recover to it with a low s and v 27 or 28", async () => {
@@ -114,6 +114,42 @@ test("when the module drops every session (and with them the login), signing ope
     signer.close();
   }
   await assert.rejects(signer.signHash(keccak256("0x02")), /closed/);
+});
+
+test("when logging in again fails (the PIN was changed), signatures fail with the token's answer, and the next ones try again", async () => {
+  const view = moduleView();
+  const signer = open({ sessions: 2 });
+  const changePin = (from: string, to: string) => {
+    const session = view.module.C_OpenSession(view.slot, view.binding.CKF_SERIAL_SESSION | view.binding.CKF_RW_SESSION);
+    try {
+      view.module.C_SetPIN(session, from, to);
+    } finally {
+      view.module.C_CloseSession(session);
+    }
+  };
+  try {
+    await signer.signHash(keccak256("0x10"));
+    // The signer is logged in, so this process may change the PIN; then every session is dropped, and the login too.
+    changePin(TOKEN.pin, "9999-changed");
+    view.module.C_CloseAllSessions(view.slot);
+    const failed = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => signer.signHash(keccak256(toHex(i)))));
+    for (const outcome of failed) {
+      assert.equal(outcome.status, "rejected");
+      assert.match(String((outcome as PromiseRejectedResult).reason), /CKR_PIN_INCORRECT/);
+    }
+    // The PIN back as configured: the next signature opens the sessions again and succeeds.
+    const session = view.module.C_OpenSession(view.slot, view.binding.CKF_SERIAL_SESSION);
+    view.module.C_Login(session, view.binding.CKU_USER, "9999-changed");
+    changePin("9999-changed", TOKEN.pin);
+    view.module.C_CloseAllSessions(view.slot);
+    const hash = keccak256("0x11");
+    assert.equal(
+      await recoverMessageAddress({ message: { raw: hash }, signature: await signer.signHash(hash) }),
+      signer.address,
+    );
+  } finally {
+    signer.close();
+  }
 });
 
 test("the PIN never shows in the signer's string, JSON or inspected form", () => {
