@@ -2,7 +2,8 @@
 // non-extractable secp256k1 key made here): the development start makes the token's key the local chain's paymaster
 // signer, /readyz names it, no key file appears in the data folder, the demo's operations (EntryPoint v0.6, v0.7 and
 // v0.8) signed through the token are mined, a v0.6 sponsorship recovers over the contract's own getHash to the token's
-// address, and a wrong PIN or label stops the start with a message naming the setting.
+// address, the contracts command finds the token's key in the signer sets, and a wrong PIN or label stops the start
+// with a message naming the setting.
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +19,7 @@ import {
   recoverMessageAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import { readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
@@ -147,6 +149,18 @@ test("the development start signs through the token: /readyz names it, no key fi
     ],
   });
   assert.equal(await recoverMessageAddress({ message: { raw: hash }, signature: data.signature }), tokenAddress);
+  // The contracts command reads the same SIGNER_PKCS11_* settings: its signer-set check names the token's key.
+  const contracts = await runScript(
+    "src/cli/contracts.ts",
+    ["status", "--rpc-url", chain.rpcUrl, "--owner", ANVIL_FIRST_ACCOUNT, "--entry-points", "0.6,0.7,0.8"],
+    pkcs11Env(dataDir),
+  );
+  assert.match(
+    contracts.stdout,
+    new RegExp(`the service's key ${tokenAddress} is in the signer set`),
+    contracts.stderr,
+  );
+  assert.doesNotMatch(contracts.stdout, /is not in the signer set/);
   assert.ok(!service.output().includes(TOKEN.pin), "the PIN is not logged");
   assert.equal(await service.stop(), 0);
   running.splice(running.indexOf(service), 1);
