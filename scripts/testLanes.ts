@@ -19,6 +19,7 @@ export const UNIT = new Set([
   "test/chain/accountDeploymentData.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
+  "test/chain/ethereumSignature.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
   "test/chain/fixedLayoutHashesV07.test.ts",
   "test/chain/localAddresses.test.ts",
