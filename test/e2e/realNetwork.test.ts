@@ -22,6 +22,7 @@ import {
   type Hex,
   http,
   isAddressEqual,
+  parseAbi,
   parseEther,
 } from "viem";
 import {
@@ -48,10 +49,11 @@ import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtur
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
-import { fundedDapp } from "../helpers/dappSetup";
+import { fundedDapp, rpc } from "../helpers/dappSetup";
 import { embeddedEnv } from "../helpers/service";
 
 const CHAIN_ID = 84532;
+const CHECK_INTERVAL_MS = 200;
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const VERSIONS = ["0.6", "0.7", "0.8"] as const satisfies readonly KnownEntryPointVersion[];
 const ENTRY_POINTS: Record<(typeof VERSIONS)[number], Address> = {
@@ -266,7 +268,13 @@ let erc20Dapp: Dapp;
 async function service(signerKey: Hex, db?: TestApp["db"]): Promise<TestApp> {
   const chains = readChains(files.chains);
   assert.deepEqual([...chains.keys()], [CHAIN_ID]);
-  return startTestApp({ signer: createSigner(signerKey), chains, ...(db ? { db } : {}) });
+  // The service's own checks of its contracts, every 200 ms here (30 s by default), for /readyz and the refusals.
+  return startTestApp({
+    signer: createSigner(signerKey),
+    chains,
+    contractChecks: { intervalMs: CHECK_INTERVAL_MS },
+    ...(db ? { db } : {}),
+  });
 }
 
 /** Where each app listens, once it does. */
@@ -324,6 +332,8 @@ test("the service on that chains file alone sponsors an operation of each versio
     });
     await chain.publicClient.waitForTransactionReceipt({ hash });
   }
+  const ready = await readyChain(t);
+  assert.deepEqual(ready.chain.contracts.failed, [], "every contract check holds at start");
   const endpoint = await endpointOf(t, dapp);
   for (const version of VERSIONS) {
     const started = performance.now();
@@ -418,6 +428,7 @@ test("a rotation with signers add, then remove, loses no operation signed before
       assert.equal((await sendThroughAlto(signed)).success, true, what);
     }
 
+    const signedLate = await signedOperation(await endpointOf(t, dapp));
     const removed = ok(
       await contracts(["signers", "remove", "--key-file", files.ownerKey, "--signer", oldAddress]),
       "signers remove",
@@ -429,9 +440,34 @@ test("a rotation with signers add, then remove, loses no operation signed before
     );
     assert.equal(again.stdout.match(/^not a signer: /gm)?.length, 6, "a second removal sends nothing");
 
-    // What the old key signs now fails the signature at the bundler.
-    const signedByRemoved = await signedOperation(await endpointOf(t, dapp));
-    await assert.rejects(sendThroughAlto(signedByRemoved), /AA34/);
+    // Signed by the old key before its removal but sent after it: the bundler refuses the signature. Hence the
+    // order of a rotation: remove the old key only once what it signed has been mined or has expired.
+    await assert.rejects(sendThroughAlto(signedLate), /AA34/);
+
+    // The service still on the old key sees it within a pass: /readyz names the signer check of each paymaster, and a
+    // sponsorship is refused naming it, before any signature.
+    const failing = await readyWhen(t, (chain) => chain.contracts.failed.length > 0);
+    assert.deepEqual(
+      failing.chain.contracts.failed
+        .map((failed) => `${failed.entryPointVersion} ${failed.kind} ${failed.check}`)
+        .sort(),
+      [
+        "0.6 token signer",
+        "0.6 verifying signer",
+        "0.7 token signer",
+        "0.7 verifying signer",
+        "0.8 token signer",
+        "0.8 verifying signer",
+      ],
+    );
+    const refusal = await rpc(t, dapp, "pm_sponsorUserOperation", [v06Operation(), SPONSORED]);
+    assert.equal(refusal.body.result?.paymasterAndData, "0x", JSON.stringify(refusal.body));
+    assert.match(
+      refusal.body.result?.reason ?? "",
+      new RegExp(`fails its signer check: the service's key ${oldAddress} is not in`),
+    );
+    const movedReady = await readyChain(moved);
+    assert.deepEqual(movedReady.chain.contracts.failed, [], "the instance on the new key stays ready");
 
     // A service still on the old key: status names the signer check of every paymaster, with the fix.
     const stale = await contracts(["status"]);
@@ -444,3 +480,53 @@ test("a rotation with signers add, then remove, loses no operation signed before
     await moved.close();
   }
 });
+
+interface ReadyChain {
+  chainId: number;
+  contracts: { status: string; failed: { entryPointVersion: string; kind: string; check: string; detail: string }[] };
+}
+
+async function readyChain(app: TestApp): Promise<{ status: string; chain: ReadyChain }> {
+  const reply = await app.app.inject({ method: "GET", url: "/readyz" });
+  const body = reply.json() as { status: string; chains: ReadyChain[] };
+  const chain = body.chains.find((entry) => entry.chainId === CHAIN_ID);
+  assert.ok(chain, JSON.stringify(body));
+  return { status: body.status, chain };
+}
+
+/** /readyz once `holds` is true of the chain (the watch runs every CHECK_INTERVAL_MS); fails with the last answer. */
+async function readyWhen(app: TestApp, holds: (chain: ReadyChain) => boolean) {
+  const deadline = Date.now() + 50 * CHECK_INTERVAL_MS + 10_000;
+  let last = await readyChain(app);
+  while (!holds(last.chain)) {
+    if (Date.now() > deadline) assert.fail(`never held: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, CHECK_INTERVAL_MS / 4));
+    last = await readyChain(app);
+  }
+  return last;
+}
+
+const SPONSORED = {
+  mode: "SPONSORED",
+  calculateGasLimits: false,
+  sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
+};
+
+/** A v0.6 operation of a deployed SimpleAccount calling TARGET, gas given: one the rules pass. */
+function v06Operation() {
+  return {
+    sender: "0x2222222222222222222222222222222222222222",
+    nonce: "0x1",
+    initCode: "0x",
+    callData: encodeFunctionData({
+      abi: parseAbi(["function execute(address dest, uint256 value, bytes func)"]),
+      args: [TARGET, 0n, "0x"],
+    }),
+    callGasLimit: "0x186a0",
+    verificationGasLimit: "0x30d40",
+    preVerificationGas: "0xc350",
+    maxFeePerGas: "0x3b9aca00",
+    maxPriorityFeePerGas: "0x3b9aca00",
+    signature: "0x",
+  };
+}
