@@ -72,8 +72,10 @@ let aggregator: Address;
 const oldKey = generatePrivateKey();
 const newKey = generatePrivateKey();
 const files = { ownerKey: "", oldSignerKey: "", chains: "" };
-/** Each going-live step's wall time and the gas of what it sent, for docs/networks.md. */
-const measured: string[] = [];
+/** Reports a going-live step's wall time and the gas of what it sent (the figures of docs/networks.md). */
+function measured(tc: { diagnostic(message: string): void }, ...lines: string[]): void {
+  for (const line of lines) tc.diagnostic(line);
+}
 
 interface Run {
   code: number | null;
@@ -183,7 +185,6 @@ before(async () => {
 });
 
 after(async () => {
-  if (measured.length > 0) console.log(`# measured:\n# ${measured.join("\n# ")}`);
   try {
     await t?.close();
     await alto?.stop();
@@ -195,7 +196,7 @@ after(async () => {
 
 let entry: Record<string, unknown>;
 
-test("the contracts command deploys, stakes, funds and checks our paymasters; a second deploy sends nothing", async () => {
+test("the contracts command deploys, stakes, funds and checks our paymasters; a second deploy sends nothing", async (tc) => {
   const before = await contracts(["status", "--owner", owner, "--kinds", "verifying,token"]);
   assert.equal(before.code, 1, `status fails before anything is deployed:\n${before.stdout}\n${before.stderr}`);
   assert.match(before.stdout, /FAIL code \(v0\.7 verifying 0x[0-9a-fA-F]{40}\): no contract/);
@@ -205,7 +206,7 @@ test("the contracts command deploys, stakes, funds and checks our paymasters; a 
     await contracts(["deploy", "--owner", owner, "--key-file", files.ownerKey, "--kinds", "verifying,token", "--json"]),
     "deploy",
   );
-  measured.push(`deploy (6 paymasters + 6 addSigner): ${deploy.ms.toFixed(0)} ms`, ...gasLines(deploy));
+  measured(tc, `deploy (6 paymasters + 6 addSigner): ${deploy.ms.toFixed(0)} ms`, ...gasLines(deploy));
   entry = JSON.parse(deploy.stdout) as Record<string, unknown>;
   const expected = (version: (typeof VERSIONS)[number], kind: "verifying" | "token") =>
     create2Address(paymasterInitCode(OUR_PAYMASTERS[version].paymasters[kind], ENTRY_POINTS[version], owner));
@@ -233,16 +234,16 @@ test("the contracts command deploys, stakes, funds and checks our paymasters; a 
     await contracts(["stake", "--key-file", files.ownerKey, "--amount", "1", "--unstake-delay", "86400"]),
     "stake",
   );
-  measured.push(`stake (6 paymasters): ${stake.ms.toFixed(0)} ms`, ...gasLines(stake).slice(0, 2));
+  measured(tc, `stake (6 paymasters): ${stake.ms.toFixed(0)} ms`, ...gasLines(stake).slice(0, 2));
   assert.equal(stake.stdout.match(/^sent: staking /gm)?.length, 6);
   const fund = ok(await contracts(["deposit", "--key-file", files.ownerKey, "--amount", "2"]), "deposit");
-  measured.push(`deposit (3 token paymasters): ${fund.ms.toFixed(0)} ms`, ...gasLines(fund).slice(0, 1));
+  measured(tc, `deposit (3 token paymasters): ${fund.ms.toFixed(0)} ms`, ...gasLines(fund).slice(0, 1));
   assert.equal(fund.stdout.match(/^sent: adding 2 to the EntryPoint deposit of token paymaster/gm)?.length, 3);
 
   // The operator pastes the entry into the chains file with the node and the bundler.
   writeChains({ ...entry, rpcUrl: chain.anvil.rpcUrl, bundlerUrl: alto.url, tokens: tokens() });
   const status = await contracts(["status", "--json"]);
-  measured.push(`status: ${status.ms.toFixed(0)} ms`);
+  measured(tc, `status: ${status.ms.toFixed(0)} ms`);
   const report = JSON.parse(status.stdout) as { ok: boolean; checks: { ok: boolean; check: string }[] };
   assert.equal(status.code, 0, status.stdout);
   assert.equal(report.ok, true);
@@ -405,7 +406,7 @@ async function sendThroughAlto(signed: Awaited<ReturnType<typeof signedOperation
   return signed.bundler.waitForUserOperationReceipt({ hash, timeout: 60_000 });
 }
 
-test("a rotation with signers add, then remove, loses no operation signed before it; status then reports the removed key", async () => {
+test("a rotation with signers add, then remove, loses no operation signed before it; status then reports the removed key", async (tc) => {
   assert.ok(t && dapp, "the sponsoring test ran");
   const oldAddress = privateKeyToAccount(oldKey).address;
   const newAddress = privateKeyToAccount(newKey).address;
@@ -415,7 +416,7 @@ test("a rotation with signers add, then remove, loses no operation signed before
     await contracts(["signers", "add", "--key-file", files.ownerKey, "--signer", newAddress]),
     "signers add",
   );
-  measured.push(`signers add (6 paymasters): ${added.ms.toFixed(0)} ms`, ...gasLines(added).slice(0, 1));
+  measured(tc, `signers add (6 paymasters): ${added.ms.toFixed(0)} ms`, ...gasLines(added).slice(0, 1));
   assert.equal(added.stdout.match(/^sent: adding /gm)?.length, 6);
   // The service moves to the new key (another instance on the same database).
   const moved = await service(newKey, t.db);
@@ -433,7 +434,7 @@ test("a rotation with signers add, then remove, loses no operation signed before
       await contracts(["signers", "remove", "--key-file", files.ownerKey, "--signer", oldAddress]),
       "signers remove",
     );
-    measured.push(`signers remove (6 paymasters): ${removed.ms.toFixed(0)} ms`, ...gasLines(removed).slice(0, 1));
+    measured(tc, `signers remove (6 paymasters): ${removed.ms.toFixed(0)} ms`, ...gasLines(removed).slice(0, 1));
     const again = ok(
       await contracts(["signers", "remove", "--key-file", files.ownerKey, "--signer", oldAddress]),
       "signers remove again",
