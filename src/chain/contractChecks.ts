@@ -5,13 +5,14 @@
 // periodically). The `contracts status` command reports more (owner, deposit, tokens); these are what signing needs.
 import { type Address, type Hex, hexToBytes, isAddressEqual, type PublicClient, parseAbi, parseEther } from "viem";
 import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
-import {
-  type Artifact,
-  verifyingPaymasterArtifact,
-  verifyingPaymasterV07Artifact,
-} from "../sponsorship/paymasters/artifacts";
+import type { Artifact } from "../sponsorship/paymasters/artifacts";
 import { signerSetAbi } from "../sponsorship/paymasters/signerSet";
 import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
+// Not from artifacts.ts, which loads the npm EntryPoint package too: the production service must not need it.
+import {
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+} from "../sponsorship/paymasters/verifyingArtifacts";
 import type { PaymasterKind, SponsoringChain } from "./sponsoringChains";
 
 /**

@@ -69,6 +69,7 @@ async function main(): Promise<number> {
   if (extra.length > 0 || (subcommand !== "signers" && change !== undefined)) {
     throw new UsageError(`unexpected argument "${[change, ...extra].filter(Boolean).join(" ")}"`);
   }
+  checkOptions(subcommand, raw);
   const report = reporter(raw.json === true);
   const node = await connect(rpcUrl(raw));
   report.say(`chain ${node.chainId} at ${node.rpcUrl}`);
@@ -127,6 +128,20 @@ async function main(): Promise<number> {
   }
   finish(report, transactions, dryRun);
   return 0;
+}
+
+/** Every option the subcommand reads, checked before the node is asked anything, so a typo costs nothing. */
+function checkOptions(subcommand: string, raw: RawOptions): void {
+  rpcUrl(raw);
+  entryPointVersions(raw);
+  kinds(raw, OUR_PAYMASTER_KINDS);
+  if (subcommand === "status") return;
+  required(raw, "key-file");
+  if (subcommand === "deploy") address(raw, "owner");
+  if (subcommand === "stake") unstakeDelay(raw);
+  if (subcommand === "stake" || subcommand === "deposit") amount(raw);
+  if (subcommand === "withdraw-stake") address(raw, "to");
+  if (subcommand === "signers") address(raw, "signer");
 }
 
 function finish(report: Reporter, transactions: readonly SentTransaction[], dryRun: boolean): void {

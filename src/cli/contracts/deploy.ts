@@ -44,7 +44,7 @@ export async function deploy(
   }
   const chosen = targets(owner, entryPointVersions(raw), kinds(raw, ["verifying"]));
   const configured = service.config.chains.get(node.chainId);
-  await refuseUnlessReady(node, chosen, configured);
+  await refuseUnlessReady(node, chosen);
 
   const plan = await Promise.all(
     chosen.map(async (target) => ({ target, at: await occupant(node.publicClient, target) })),
@@ -115,7 +115,7 @@ export async function deploy(
   return { entry: chainsFileEntry(node.chainId, configured, chosen), transactions };
 }
 
-async function refuseUnlessReady(node: Node, chosen: readonly Target[], configured: ChainConfig | undefined) {
+async function refuseUnlessReady(node: Node, chosen: readonly Target[]) {
   const problems: string[] = [];
   const hasCode = async (address: Address) => {
     const code = await node.publicClient.getCode({ address });

@@ -149,7 +149,7 @@ export async function send(
     hash = await wallet.sendTransaction({ to: transaction.to, data: transaction.data, value });
   } catch (error) {
     throw new CommandError(
-      `${transaction.what}: not sent (${firstLine(error)}); check that ${wallet.account.address} holds enough for the gas${valueText} and run the command again (it skips what is done)`,
+      `${transaction.what}: not sent, the node refused it (${firstLine(error)}): if it is about funds, ${wallet.account.address} must hold the gas${valueText}; fix that and run the command again (it skips what is done)`,
     );
   }
   report.say(`sent: ${transaction.what}: ${hash}`);
