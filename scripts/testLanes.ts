@@ -85,6 +85,7 @@ export const NOT_DATABASE: ReadonlyMap<string, string> = new Map([
   ["test/e2e/erc20V07.test.ts", ALTO],
   ["test/e2e/erc7677V07.test.ts", ALTO],
   ["test/e2e/permissionless.test.ts", ALTO],
+  ["test/e2e/realNetwork.test.ts", ALTO],
   ["test/e2e/sponsoredMode.test.ts", ALTO],
   ["test/e2e/stubEligibility.test.ts", ALTO],
   ["test/http/dashboard.test.ts", "the dashboard's built files and their headers, served from a folder"],

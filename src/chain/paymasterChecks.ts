@@ -54,7 +54,7 @@ export interface CheckContext {
 }
 
 /** Our sites on a chain as its configuration names them: v0.6 from the top-level fields, later versions from `entryPoints`. */
-export function sitesOfChain(chain: ChainConfig): EntryPointSite[] {
+function sitesOfChain(chain: ChainConfig): EntryPointSite[] {
   const sites: EntryPointSite[] = [];
   const add = (version: KnownEntryPointVersion, entryPoint: string | undefined, verifying?: string, token?: string) => {
     if (verifying === undefined && token === undefined) return;

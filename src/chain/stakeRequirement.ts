@@ -21,7 +21,7 @@ export const REQUIRED_UNSTAKE_DELAY_SECONDS = 86_400;
  * The same five words in v0.6 (uint112 deposit) and v0.7/v0.8 (uint256 deposit): a static struct encodes every field
  * in a word of its own, so one ABI reads every version.
  */
-export const entryPointStakeAbi = parseAbi([
+const entryPointStakeAbi = parseAbi([
   "function getDepositInfo(address account) view returns ((uint256 deposit, bool staked, uint112 stake, uint32 unstakeDelaySec, uint48 withdrawTime))",
   "function balanceOf(address account) view returns (uint256)",
 ]);

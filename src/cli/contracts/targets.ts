@@ -46,7 +46,7 @@ export function label(target: Pick<Target, "version" | "kind" | "address">): str
 }
 
 /** Our paymasters of `owner` already on the chain; refuses when there is none, saying how to deploy. */
-export async function deployedTargets(
+async function deployedTargets(
   client: PublicClient,
   owner: Address,
   versions: readonly KnownEntryPointVersion[],
