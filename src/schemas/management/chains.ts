@@ -30,7 +30,7 @@ const FailedCheck = Type.Object({
   fix: Type.Optional(Type.String({ description: "What the operator does about it" })),
 });
 
-export const ContractChecks = Type.Object(
+const ContractChecks = Type.Object(
   {
     status: Type.Union(
       [Type.Literal("ok"), Type.Literal("failing"), Type.Literal("unknown"), Type.Literal("not checked")],
