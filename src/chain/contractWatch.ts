@@ -119,8 +119,13 @@ export class ContractWatch {
                 (line.check !== "feeToken" && line.address !== undefined && isAddressEqual(line.address, paymaster))))),
       );
     if (!failed) return undefined;
-    const what = failed.kind ? `our ${failed.kind} paymaster ${paymaster}` : `our paymaster ${paymaster}`;
-    return `Chain ${chainId} cannot sponsor through ${what} (EntryPoint v${site.version}): its ${failed.check} check fails: ${failed.detail}`;
+    const kind =
+      failed.kind ??
+      (site.paymasters.verifying && isAddressEqual(site.paymasters.verifying, paymaster) ? "verifying" : "token");
+    return (
+      `Our ${kind} paymaster ${paymaster} for EntryPoint v${site.version} on chain ${chainId} fails its ` +
+      `${failed.check} check: ${failed.detail}`
+    );
   }
 
   async #checkChain({ chain, config }: Watched): Promise<void> {

@@ -177,8 +177,8 @@ test("the service's key removed from a signer set: readyz, the chains endpoint a
   assert.equal(refused.paymasterAndData, "0x");
   assert.equal(
     refused.reason,
-    `Chain 31337 cannot sponsor through our verifying paymaster ${paymaster} (EntryPoint v0.6): its signer check ` +
-      `fails: the service's key ${signer} is not in the signer set: its signatures fail on chain (AA34)`,
+    `Our verifying paymaster ${paymaster} for EntryPoint v0.6 on chain 31337 fails its signer check: ` +
+      `the service's key ${signer} is not in the signer set: its signatures fail on chain (AA34)`,
   );
   const records = await t.db.query<{ reason: string; rule_outcomes: unknown }>(
     "SELECT reason, rule_outcomes FROM sponsorships WHERE nonce = 2",
