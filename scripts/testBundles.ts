@@ -26,13 +26,34 @@ function bundleSize(lane: Lane, files: number, workers: number): number {
   return 2;
 }
 
-/** The bundles' source: one describe per file, named by its path from the repository's root. */
+/**
+ * The bundles' source: one describe per file, named by its path from the repository's root. Each file is imported only
+ * once the one before it has loaded: describe() starts its callback at once, and two imports in flight that share a
+ * module with top-level await (the service, through its helpers) evaluate in either's context, so one file's tests
+ * would be counted in the other's suite and its hooks run there.
+ */
 export function bundleSource(files: readonly string[]): string {
-  const suites = files.map(
-    (file) =>
-      `describe(${JSON.stringify(file)}, async () => {\n  await import(${JSON.stringify(pathToFileURL(path.resolve(ROOT, file)).href)});\n});\n`,
+  const entries = files.map(
+    (file) => `  [${JSON.stringify(file)}, ${JSON.stringify(pathToFileURL(path.resolve(ROOT, file)).href)}],\n`,
   );
-  return `// Written by scripts/testBundles.ts for one run of the suite.\nimport { describe } from "node:test";\n\n${suites.join("")}`;
+  return [
+    "// Written by scripts/testBundles.ts for one run of the suite.",
+    'import { describe } from "node:test";',
+    "",
+    `const files = [\n${entries.join("")}];`,
+    "for (const [name, url] of files) {",
+    "  await new Promise((loaded) =>",
+    "    describe(name, async () => {",
+    "      try {",
+    "        await import(url);",
+    "      } finally {",
+    "        loaded();",
+    "      }",
+    "    }),",
+    "  );",
+    "}",
+    "",
+  ].join("\n");
 }
 
 /** Splits `files` into bundles of the lane's size, each file staying in the order given; unit files are dealt round. */

@@ -1,7 +1,7 @@
 // The contracts command: puts our paymasters on a chain and keeps them fit to sponsor (docs/networks.md).
 //   npm run contracts -- <subcommand> …      (development)
 //   node dist/cli/contracts.js <subcommand> … (production build)
-// It reads the service's own configuration (CHAINS_FILE, SIGNER_KEY_FILE or SIGNER_PRIVATE_KEY, DATA_DIR) for the
+// It reads the service's own configuration (CHAINS_FILE, the SIGNER_* settings of a key or a PKCS#11 token, DATA_DIR) for the
 // service's signer address and the chain's fee tokens; transaction keys come from --key-file only.
 import { parseArgs } from "node:util";
 import type { Address, Hex } from "viem";

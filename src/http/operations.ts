@@ -48,8 +48,9 @@ export function operationsRoutes(
       status,
       database: database.database,
       migrations: database.migrations,
-      // Loaded at start (the service does not start without it): reported so the body says all that readiness means.
-      signer: ctx.signer.address ? "loaded" : "missing",
+      // Opened at start (the service does not start without it): which kind of key signs, and the address the
+      // paymasters must accept, so an operator can check a rotation or an HSM set-up from outside.
+      signer: { kind: ctx.signer.kind, address: ctx.signer.address },
       chains: chainEntries,
     });
   });

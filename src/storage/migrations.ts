@@ -480,6 +480,16 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       $fn$;
     `,
   },
+  {
+    id: 17,
+    sql: `
+      -- ERC-7677's sponsor of a paymaster: the name and icon (an RFC 2397 data URI, checked and bounded by the
+      -- management API) wallets show for the stub's sponsor field. An update bumps setup_version like any other.
+      ALTER TABLE paymasters ADD COLUMN sponsor_name text, ADD COLUMN sponsor_icon text;
+      ALTER TABLE paymasters ADD CONSTRAINT paymasters_sponsor_icon_needs_name
+        CHECK (sponsor_icon IS NULL OR sponsor_name IS NOT NULL);
+    `,
+  },
 ];
 
 /**

@@ -251,6 +251,7 @@ test("a changed gas field, another chain id, another signer, paymasterId or a mi
         sponsorship: {
           // Signs the raw hash, as a service forgetting personal_sign would.
           signer: {
+            kind: "key",
             address: env.serviceSigner.address,
             signHash: (hash) => sign({ hash, privateKey: env.serviceKey, to: "hex" }),
           },

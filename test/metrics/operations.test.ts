@@ -164,7 +164,9 @@ test("/healthz answers without checking anything; /readyz reports the database, 
   });
   await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
   const up = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+  const signer = createSigner(generatePrivateKey());
   const t = await startTestApp({
+    signer,
     chains: new Map([
       [31337, { chainId: 31337, name: "local", rpcUrl: up, bundlerUrl: "http://127.0.0.1:9/rpc" }],
       [80002, { chainId: 80002, name: "Polygon Amoy" }],
@@ -179,7 +181,7 @@ test("/healthz answers without checking anything; /readyz reports the database, 
       status: "degraded",
       database: "ok",
       migrations: "done",
-      signer: "loaded",
+      signer: { kind: "key", address: signer.address },
       chains: [
         {
           chainId: 31337,

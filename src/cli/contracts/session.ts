@@ -16,8 +16,7 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../chain/signer";
-import { loadSignerKey } from "../../chain/signerKey";
+import { openSigner } from "../../chain/openSigner";
 import { type Config, loadConfig } from "../../config";
 import { readKeyFile } from "../../keyFile";
 import { CommandError } from "./options";
@@ -82,7 +81,7 @@ export function ownerWallet(node: Node, keyFile: string): OwnerWallet {
   return createWalletClient({ account: privateKeyToAccount(key), chain: node.chain, transport: http(node.rpcUrl) });
 }
 
-/** The service's configuration, as the service reads it (CHAINS_FILE, SIGNER_KEY_FILE or SIGNER_PRIVATE_KEY, DATA_DIR). */
+/** The service's configuration, as the service reads it (CHAINS_FILE, SIGNER_* settings, DATA_DIR). */
 export interface ServiceSide {
   config: Config;
   /** The address of the key the service signs with. */
@@ -99,10 +98,14 @@ export function serviceSide(): ServiceSide {
       `no signer key at ${source.path}: start the service once (it makes the key there) or set SIGNER_KEY_FILE or SIGNER_PRIVATE_KEY as the service has them`,
     );
   }
-  const signer = createSigner(
-    loadSignerKey({ ...source, ...(source.kind === "file" ? { createIfMissing: false } : {}) }),
-  );
-  return { config, signer: signer.address };
+  // The same opening as the service's: a key from the environment or a file, or a key in a PKCS#11 token (SIGNER_PKCS11_*),
+  // whose address is read from the token and the token left at once.
+  const signer = openSigner({ ...source, ...(source.kind === "file" ? { createIfMissing: false } : {}) });
+  try {
+    return { config, signer: signer.address };
+  } finally {
+    signer.close?.();
+  }
 }
 
 export interface Transaction {
