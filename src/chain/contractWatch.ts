@@ -1,38 +1,33 @@
-// The service's own check of its contracts on every chain with a node: at start, then every interval, each of our
-// paymasters is read (src/chain/contractChecks.ts) and the verdict kept in memory. /readyz reports it per chain, the
-// chains endpoint shows it, and the sponsorship engine refuses an operation for a paymaster that fails a check before
-// signing anything, naming the check. A rotation of the signer or a change of stake on chain is seen at the next pass,
-// without a restart.
+// The service's own check of its contracts on every chain with a node: at start, then every interval, the network
+// checks the `contracts status` command prints (src/chain/paymasterChecks.ts) run against each chain and the verdict is
+// kept in memory. /readyz reports it per chain, the chains endpoint shows it, and the sponsorship engine refuses an
+// operation for a paymaster that fails a check before signing anything, naming the check. A rotation of the signer or
+// a change of stake on chain is seen at the next pass, without a restart.
 import type { Address, PublicClient } from "viem";
 import { isAddressEqual } from "viem";
+import type { ChainConfig } from "../config";
 import { chainClient } from "./chainClient";
-import { type CheckLine, type ConfiguredContract, checkContract, configuredContracts } from "./contractChecks";
+import { checkChain, type EntryPointSite, type NetworkCheck, sitesOfChain } from "./paymasterChecks";
 import type { SponsoringChain } from "./sponsoringChains";
 
 /**
- * How often the contracts are read again. A pass costs four reads per paymaster; half a minute keeps a change seen
- * within a minute (the interval plus a pass bounded by the RPC timeout) at about ten reads a minute per contract.
+ * How often the contracts are read again. A pass costs a handful of reads per paymaster; half a minute keeps a change
+ * seen within a minute (the interval plus a pass, each read bounded by the RPC timeout).
  */
 export const CONTRACT_CHECK_INTERVAL_MS = 30_000;
-
-export interface ContractVerdict extends ConfiguredContract {
-  /** The last pass's lines; empty until a pass has read the contract. */
-  lines: readonly CheckLine[];
-  /** The first failed line, if any: what a sponsorship's refusal names. */
-  failed?: CheckLine;
-  /** Why the last pass could not read the contract (the node did not answer); the lines above are then older. */
-  readError?: string;
-}
 
 export type ChainCheckStatus = "ok" | "failing" | "unknown";
 
 export interface ChainChecks {
   chainId: number;
-  /** ok: every contract passed; failing: one failed a check; unknown: no pass has read every contract (no answer). */
+  /** ok: every check held; failing: one failed; unknown: the node has not answered a whole pass yet. */
   status: ChainCheckStatus;
-  /** When the last pass ended (ms since the epoch). */
+  /** When the last pass that read the chain ended (ms since the epoch). */
   checkedAt?: number;
-  contracts: readonly ContractVerdict[];
+  /** That pass's lines, each naming its EntryPoint version, paymaster kind and contract where it has them. */
+  lines: readonly NetworkCheck[];
+  /** Why the latest pass could not read the chain; the lines above are then older. */
+  readError?: string;
 }
 
 export interface ContractWatchOptions {
@@ -47,25 +42,30 @@ export interface ContractWatchOptions {
   client?: (chain: SponsoringChain) => PublicClient | undefined;
 }
 
+interface Watched {
+  chain: SponsoringChain;
+  /** The chain as the checks read it: the addresses the service signs for, defaults filled in. */
+  config: ChainConfig;
+  sites: EntryPointSite[];
+}
+
 /** Runs the checks of every chain that has an rpcUrl and our contracts, and keeps each chain's latest verdict. */
 export class ContractWatch {
   readonly #options: ContractWatchOptions;
-  readonly #watched: SponsoringChain[];
+  readonly #watched: Watched[] = [];
   readonly #verdicts = new Map<number, ChainChecks>();
   #timer?: NodeJS.Timeout;
   #pass?: Promise<void>;
 
   constructor(options: ContractWatchOptions) {
     this.#options = options;
-    this.#watched = [...options.chains.values()].filter(
-      (chain) =>
-        chain.rpcUrl !== undefined &&
-        !options.exclude?.includes(chain.chainId) &&
-        configuredContracts(chain).length > 0,
-    );
-    for (const chain of this.#watched) {
-      const contracts = configuredContracts(chain).map((contract) => ({ ...contract, lines: [] }));
-      this.#verdicts.set(chain.chainId, { chainId: chain.chainId, status: "unknown", contracts });
+    for (const chain of options.chains.values()) {
+      if (chain.rpcUrl === undefined || options.exclude?.includes(chain.chainId)) continue;
+      const config = checkedConfig(chain);
+      const sites = sitesOfChain(config);
+      if (sites.length === 0) continue;
+      this.#watched.push({ chain, config, sites });
+      this.#verdicts.set(chain.chainId, { chainId: chain.chainId, status: "unknown", lines: [] });
     }
   }
 
@@ -84,66 +84,80 @@ export class ContractWatch {
 
   /** One pass over every watched chain; a call during a pass shares it rather than starting a second one. */
   checkNow(): Promise<void> {
-    this.#pass ??= Promise.all(this.#watched.map((chain) => this.#checkChain(chain))).then(
-      () => {
-        this.#pass = undefined;
-      },
-      () => {
-        this.#pass = undefined;
-      },
-    );
+    this.#pass ??= Promise.all(this.#watched.map((watched) => this.#checkChain(watched))).then(() => {
+      this.#pass = undefined;
+    });
     return this.#pass;
   }
 
-  /** The chain's latest verdict; undefined for a chain not checked (no rpcUrl, no contract of ours, excluded). */
+  /** The chain's latest verdict; undefined for a chain not checked (no rpcUrl, none of our contracts, excluded). */
   checks(chainId: number): ChainChecks | undefined {
     return this.#verdicts.get(chainId);
   }
 
   /**
-   * Why the service must not sign for `paymaster` on the chain: its first failed check, in words for the dApp. A
-   * contract never read yet (its node did not answer) is not refused here: the rules after it read the node too.
+   * Why the service must not sign for `paymaster` on the chain: the first failed check that concerns it (the chain's
+   * id, its EntryPoint, or the contract itself), in words for the dApp. A fee token's own failure is reported but
+   * refuses nothing here: the other tokens still work, and that token's quote fails on its own. A chain never read
+   * (its node did not answer) refuses nothing either: the rules after this read the node too.
    */
   refusal(chainId: number, paymaster: Address): string | undefined {
-    const verdict = this.#verdicts
+    const site = this.#watched
+      .find((watched) => watched.chain.chainId === chainId)
+      ?.sites.find((candidate) =>
+        Object.values(candidate.paymasters).some((address) => isAddressEqual(address, paymaster)),
+      );
+    if (!site) return undefined;
+    const failed = this.#verdicts
       .get(chainId)
-      ?.contracts.find((contract) => isAddressEqual(contract.address, paymaster) && contract.failed);
-    if (!verdict?.failed) return undefined;
+      ?.lines.find(
+        (line) =>
+          !line.ok &&
+          (line.check === "chainId" ||
+            (line.version === site.version &&
+              (line.check === "entryPoint" ||
+                (line.check !== "feeToken" && line.address !== undefined && isAddressEqual(line.address, paymaster))))),
+      );
+    if (!failed) return undefined;
+    const kind =
+      failed.kind ??
+      (site.paymasters.verifying && isAddressEqual(site.paymasters.verifying, paymaster) ? "verifying" : "token");
     return (
-      `Our ${verdict.kind} paymaster ${verdict.address} for EntryPoint v${verdict.version} on chain ${chainId} ` +
-      `fails its ${verdict.failed.check} check: ${verdict.failed.detail}`
+      `Our ${kind} paymaster ${paymaster} for EntryPoint v${site.version} on chain ${chainId} fails its ` +
+      `${failed.check} check: ${failed.detail}`
     );
   }
 
-  async #checkChain(chain: SponsoringChain): Promise<void> {
+  async #checkChain({ chain, config }: Watched): Promise<void> {
     const client = (this.#options.client ?? chainClient)(chain);
     const previous = this.#verdicts.get(chain.chainId);
     if (!client || !previous) return;
-    const contracts = await Promise.all(
-      previous.contracts.map(async (contract): Promise<ContractVerdict> => {
-        const { lines: _lines, failed: _failed, readError: _readError, ...configured } = contract;
-        try {
-          const lines = await checkContract(client, configured, this.#options.signer);
-          const failed = lines.find((line) => !line.ok);
-          return { ...configured, lines, ...(failed ? { failed } : {}) };
-        } catch (error) {
-          // The last verdict stands: a node that does not answer says nothing about the contract.
-          return { ...contract, readError: readErrorText(error) };
-        }
-      }),
-    );
-    const status: ChainCheckStatus = contracts.some((contract) => contract.failed)
-      ? "failing"
-      : contracts.every((contract) => contract.lines.length > 0)
-        ? "ok"
-        : "unknown";
-    this.#verdicts.set(chain.chainId, {
-      chainId: chain.chainId,
-      status,
-      checkedAt: (this.#options.now ?? Date.now)(),
-      contracts,
-    });
+    try {
+      const lines = await checkChain(client, config, { signer: this.#options.signer });
+      this.#verdicts.set(chain.chainId, {
+        chainId: chain.chainId,
+        status: lines.every((line) => line.ok) ? "ok" : "failing",
+        checkedAt: (this.#options.now ?? Date.now)(),
+        lines,
+      });
+    } catch (error) {
+      // The last verdict stands: a node that does not answer says nothing about the contracts.
+      this.#verdicts.set(chain.chainId, { ...previous, readError: readErrorText(error) });
+    }
   }
+}
+
+/** The chains-file shape of what the service signs for on the chain (sponsoringChains.ts filled its defaults). */
+function checkedConfig(chain: SponsoringChain): ChainConfig {
+  return {
+    chainId: chain.chainId,
+    name: chain.name,
+    entryPoint: chain.entryPoint,
+    ...(chain.verifyingPaymaster ? { verifyingPaymaster: chain.verifyingPaymaster } : {}),
+    ...(chain.tokenPaymaster ? { tokenPaymaster: chain.tokenPaymaster } : {}),
+    ...(chain.tokens ? { tokens: [...chain.tokens] } : {}),
+    entryPoints: Object.fromEntries(chain.entryPoints),
+  };
 }
 
 /** The first line of a read's error: viem's messages go on with the request, whose URL may carry an API key. */

@@ -53,8 +53,11 @@ export interface CheckContext {
   command?: string;
 }
 
-/** Our sites on a chain as its configuration names them: v0.6 from the top-level fields, later versions from `entryPoints`. */
-function sitesOfChain(chain: ChainConfig): EntryPointSite[] {
+/**
+ * Our sites on a chain as its configuration names them: v0.6 from the top-level fields, later versions from
+ * `entryPoints`. The service's contract watch (contractWatch.ts) reads them to tell which checks concern a paymaster.
+ */
+export function sitesOfChain(chain: ChainConfig): EntryPointSite[] {
   const sites: EntryPointSite[] = [];
   const add = (version: KnownEntryPointVersion, entryPoint: string | undefined, verifying?: string, token?: string) => {
     if (verifying === undefined && token === undefined) return;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther } from "viem";
-import { REQUIRED_STAKE } from "../../src/chain/contractChecks";
+import { REQUIRED_STAKE_WEI, REQUIRED_UNSTAKE_DELAY_SECONDS } from "../../src/chain/stakeRequirement";
 import { withLocalChain } from "../../src/devChain/localChain";
 import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import { signerSetAbi } from "../../src/sponsorship/paymasters/signerSet";
@@ -36,8 +36,8 @@ after(async () => {
 });
 
 interface FailedCheck {
-  entryPointVersion: string;
-  kind: string;
+  entryPointVersion?: string;
+  kind?: string;
   address: Address;
   check: string;
   detail: string;
@@ -107,10 +107,7 @@ test("at start every unstaked paymaster fails its stake check; staked by the own
     "0.8 verifying stake",
   ]);
   for (const failed of unstaked) {
-    assert.match(
-      failed.detail,
-      /it is not staked; bundlers require 1000000000000000000 wei with an unstake delay of 86400 s/,
-    );
+    assert.match(failed.detail, /^stake 0, unstake delay 0 s: not staked, stake below 1000000000000000000 wei/);
     assert.match(failed.fix ?? "", /contracts stake --amount 1 --unstake-delay 86400/);
   }
 
@@ -118,9 +115,9 @@ test("at start every unstaked paymaster fails its stake check; staked by the own
     const data = encodeFunctionData({
       abi: ownerAbi,
       functionName: "addStake",
-      args: [REQUIRED_STAKE.unstakeDelaySec],
+      args: [REQUIRED_UNSTAKE_DELAY_SECONDS],
     });
-    await ownerSends(failed.address, data, REQUIRED_STAKE.amount);
+    await ownerSends(failed.address, data, REQUIRED_STAKE_WEI);
   }
   const staked = await readyWhen((chain) => chain.contracts.status === "ok");
   assert.deepEqual(staked.chain.contracts.failed, []);
@@ -166,8 +163,8 @@ test("the service's key removed from a signer set: readyz, the chains endpoint a
       kind: "verifying",
       address: paymaster,
       check: "signer",
-      detail: `the service's key ${signer} is not in the paymaster's signer set`,
-      fix: `add it with \`contracts signers add --signer ${signer} --entry-points 0.6\` (the owner's key)`,
+      detail: `the service's key ${signer} is not in the signer set: its signatures fail on chain (AA34)`,
+      fix: `add it with \`contracts signers add --signer ${signer}\` and the owner's --key-file`,
     },
   ]);
   const listed = await t.call("GET", "chains", { token: dapp.token });
@@ -181,7 +178,7 @@ test("the service's key removed from a signer set: readyz, the chains endpoint a
   assert.equal(
     refused.reason,
     `Our verifying paymaster ${paymaster} for EntryPoint v0.6 on chain 31337 fails its signer check: ` +
-      `the service's key ${signer} is not in the paymaster's signer set`,
+      `the service's key ${signer} is not in the signer set: its signatures fail on chain (AA34)`,
   );
   const records = await t.db.query<{ reason: string; rule_outcomes: unknown }>(
     "SELECT reason, rule_outcomes FROM sponsorships WHERE nonce = 2",
@@ -210,7 +207,7 @@ test("a stake unlocked by the owner fails the stake check of that paymaster only
         entryPointVersion: "0.7",
         kind: "token",
         check: "stake",
-        detail: "its stake is unlocked; bundlers require 1000000000000000000 wei with an unstake delay of 86400 s",
+        detail: "stake 1, unstake delay 86400 s: the stake is unlocking (unlock-stake was called)",
       },
     ],
   );

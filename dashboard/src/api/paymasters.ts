@@ -22,9 +22,10 @@ export interface ServedEntryPointView {
 
 /** One failed check of one of our contracts on a chain: a sponsorship through that contract is refused. */
 export interface FailedCheckView {
-  entryPointVersion: string;
-  kind: string;
-  address: string;
+  /** The EntryPoint version, paymaster kind and contract (EntryPoint, paymaster or fee token), where the check has them. */
+  entryPointVersion?: string;
+  kind?: string;
+  address?: string;
   check: string;
   detail: string;
   fix?: string;
@@ -35,7 +36,12 @@ export interface ChainView {
   name: string;
   /** The EntryPoint versions the chain serves ("0.6", "0.7", …), each with our paymasters; empty: not served yet. */
   entryPoints: Record<string, ServedEntryPointView>;
-  checks: { status: "ok" | "failing" | "unknown" | "not checked"; checkedAt?: string; failed: FailedCheckView[] };
+  checks: {
+    status: "ok" | "failing" | "unknown" | "not checked";
+    checkedAt?: string;
+    failed: FailedCheckView[];
+    readError?: string;
+  };
 }
 
 /** Something read from the API: the value, the API's message when it failed, and a way to read it again. */

@@ -31,27 +31,30 @@ export interface paths {
                                 chainId: number;
                                 /** @description The service's checks of its contracts on the chain, repeated every 30 s */
                                 checks: {
-                                    /** @description When the last check ended, ISO 8601 */
+                                    /** @description When the last check that read the chain ended, ISO 8601 */
                                     checkedAt?: string;
                                     failed: {
-                                        address: string;
+                                        /** @description The contract checked: the EntryPoint, a paymaster or a fee token */
+                                        address?: string;
                                         /**
-                                         * @description code, entryPoint, signer or stake
+                                         * @description chainId, entryPoint, code, owner, signer, stake, deposit or feeToken
                                          * @example signer
                                          */
                                         check: string;
                                         /** @example the service's key 0x… is not in the paymaster's signer set */
                                         detail: string;
                                         /** @example 0.7 */
-                                        entryPointVersion: string;
+                                        entryPointVersion?: string;
                                         /** @description What the operator does about it */
                                         fix?: string;
                                         /**
                                          * @description verifying or token
                                          * @example verifying
                                          */
-                                        kind: string;
+                                        kind?: string;
                                     }[];
+                                    /** @description Why the latest check could not read the chain; the verdict is then older */
+                                    readError?: string;
                                     /** @description ok: every contract passed its checks; failing: one failed, and its sponsorships are refused; unknown: the chain's node has not answered yet; not checked: no rpcUrl or none of our contracts on the chain */
                                     status: "ok" | "failing" | "unknown" | "not checked";
                                 };

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, unwrap } from "../api/client";
-import { chainName, listChains, listPaymasters, useLoad } from "../api/paymasters";
+import { type ChainView, chainName, listChains, listPaymasters, useLoad } from "../api/paymasters";
 import { href } from "../route";
 import { ChainServes } from "../ui/chainServes";
 import { FormError, SelectField, TextField, useSubmit } from "../ui/forms";
@@ -68,15 +68,14 @@ export function PaymastersPage() {
   );
 }
 
-function CreatePaymaster(props: {
-  chains: { chainId: number; name: string }[];
-  chainsError?: string;
-  onCreated: () => void;
-}) {
+function CreatePaymaster(props: { chains: ChainView[]; chainsError?: string; onCreated: () => void }) {
   const [name, setName] = useState("");
   const [chainId, setChainId] = useState("");
   const form = useSubmit({ name: ["paymaster_name_exists"], chainId: ["Chain ID"], version: [] });
-  const chosen = chainId || String(props.chains[0]?.chainId ?? "");
+  // By default a chain that serves something: the known networks without our contracts come first by id, and a
+  // paymaster there could sponsor nothing.
+  const serving = props.chains.find((chain) => Object.keys(chain.entryPoints).length > 0) ?? props.chains[0];
+  const chosen = chainId || String(serving?.chainId ?? "");
   const submit = (event: Event) => {
     event.preventDefault();
     void form.run(async () => {

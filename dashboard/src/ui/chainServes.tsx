@@ -42,9 +42,10 @@ export function FailedChecks({ chain }: { chain: ChainView | undefined }) {
       Sponsorships through these contracts are refused until fixed:
       <ul>
         {chain.checks.failed.map((failed) => (
-          <li key={`${failed.address}-${failed.check}`}>
-            {failed.kind} paymaster, EntryPoint v{failed.entryPointVersion} (<code>{failed.address}</code>):{" "}
-            {failed.check} check: {failed.detail}
+          <li key={`${failed.entryPointVersion}-${failed.address}-${failed.check}`}>
+            {failed.kind ? `${failed.kind} paymaster, ` : ""}
+            {failed.entryPointVersion ? `EntryPoint v${failed.entryPointVersion} ` : ""}
+            {failed.address ? <code>{failed.address}</code> : null} {failed.check} check: {failed.detail}
             {failed.fix ? ` (${failed.fix})` : ""}
           </li>
         ))}

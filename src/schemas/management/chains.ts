@@ -17,15 +17,20 @@ const ServedEntryPoint = Type.Object(
 );
 
 const FailedCheck = Type.Object({
-  entryPointVersion: Type.String({ examples: ["0.7"] }),
-  kind: Type.String({ examples: ["verifying"], description: "verifying or token" }),
-  address: Type.String(),
-  check: Type.String({ examples: ["signer"], description: "code, entryPoint, signer or stake" }),
+  entryPointVersion: Type.Optional(Type.String({ examples: ["0.7"] })),
+  kind: Type.Optional(Type.String({ examples: ["verifying"], description: "verifying or token" })),
+  address: Type.Optional(
+    Type.String({ description: "The contract checked: the EntryPoint, a paymaster or a fee token" }),
+  ),
+  check: Type.String({
+    examples: ["signer"],
+    description: "chainId, entryPoint, code, owner, signer, stake, deposit or feeToken",
+  }),
   detail: Type.String({ examples: ["the service's key 0x… is not in the paymaster's signer set"] }),
   fix: Type.Optional(Type.String({ description: "What the operator does about it" })),
 });
 
-export const ContractChecks = Type.Object(
+const ContractChecks = Type.Object(
   {
     status: Type.Union(
       [Type.Literal("ok"), Type.Literal("failing"), Type.Literal("unknown"), Type.Literal("not checked")],
@@ -35,8 +40,11 @@ export const ContractChecks = Type.Object(
           "chain's node has not answered yet; not checked: no rpcUrl or none of our contracts on the chain",
       },
     ),
-    checkedAt: Type.Optional(Type.String({ description: "When the last check ended, ISO 8601" })),
+    checkedAt: Type.Optional(Type.String({ description: "When the last check that read the chain ended, ISO 8601" })),
     failed: Type.Array(FailedCheck),
+    readError: Type.Optional(
+      Type.String({ description: "Why the latest check could not read the chain; the verdict is then older" }),
+    ),
   },
   { description: "The service's checks of its contracts on the chain, repeated every 30 s" },
 );

@@ -1,5 +1,5 @@
 // The gas limits the service signs for VerifyingPaymasterV07, against what it takes on chain (docs/gas-estimation.md,
-// 'Our paymasters' own gas'). A fresh account's first sponsored operation is mined on EntryPoint v0.7 and v0.8 with the
+// 'Paymaster gas limits'). A fresh account's first sponsored operation is mined on EntryPoint v0.7 and v0.8 with the
 // service's limits; anvil's call tracer gives what validatePaymasterUserOp and postOp used. The same operation is then
 // mined again from the same state with its postOp limit at exactly what postOp used: the difference in the
 // EntryPoint's actualGasUsed is the unused-gas penalty the service's postOp limit made the dApp pay.

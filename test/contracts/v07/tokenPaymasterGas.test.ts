@@ -1,5 +1,5 @@
 // The gas limits the service signs for TokenPaymasterV07, against what it takes on chain (docs/gas-estimation.md,
-// 'Our paymasters' own gas'), in its costliest case: the price read from the oracle (a cold aggregator) and the first
+// 'Paymaster gas limits'), in its costliest case: the price read from the oracle (a cold aggregator) and the first
 // charge of a token (the paymaster's token balance written from zero). A fresh account's first ERC20 operation, which
 // approves the paymaster in its batch, is mined from the same state with ever smaller limits to find the least that
 // work; then with the service's limits and with the least postOp limit, whose difference in actualGasUsed is the
