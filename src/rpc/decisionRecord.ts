@@ -16,6 +16,8 @@ const RULE_REASONS = new Set([
   "maxCostPerOp",
   "timeWindow",
   "senderLists",
+  "maxGasPrice",
+  "rateLimit",
   "spendingLimits",
   "deposit",
   "webhooks",

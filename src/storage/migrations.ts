@@ -480,6 +480,16 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       $fn$;
     `,
   },
+  {
+    id: 17,
+    sql: `
+      -- The gas-price cap and the request quota join the rule kinds.
+      ALTER TABLE policies DROP CONSTRAINT policies_policy_type_check;
+      ALTER TABLE policies ADD CONSTRAINT policies_policy_type_check CHECK (policy_type IN
+        ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW',
+         'SENDER_ALLOWLIST', 'SENDER_BLOCKLIST', 'MAX_GAS_PRICE', 'RATE_LIMIT'));
+    `,
+  },
 ];
 
 /**
