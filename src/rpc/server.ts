@@ -5,6 +5,7 @@ import {
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
   PARSE_ERROR,
+  QuotaExceededError,
   RpcError,
   SPONSORSHIP_REFUSED,
   UNKNOWN_PAYMASTER,
@@ -13,6 +14,7 @@ import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
 import type { SponsorDeps } from "../sponsorship/engine";
 import type { SetupCache } from "../sponsorship/setupCache";
+import type { QuotaCounter } from "../storage/quotaCounter";
 import { recordDecision } from "./decisionRecord";
 import type { DecisionNote, RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
@@ -46,6 +48,8 @@ export interface RpcDeps {
   setups: SetupCache;
   chains: ReadonlyMap<number, SponsoringChain>;
   sponsor: SponsorDeps;
+  /** Where the paymasters' RATE_LIMIT quotas are counted. */
+  quotas: QuotaCounter;
   metrics?: Metrics;
 }
 
@@ -103,7 +107,16 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
         throw error;
       }
       const decision: DecisionNote = {};
-      const methodContext = { ...ctx, deps: deps.sponsor, log: request.log, decision, metrics: deps.metrics };
+      const methodContext = {
+        ...ctx,
+        deps: deps.sponsor,
+        log: request.log,
+        decision,
+        metrics: deps.metrics,
+        // request.ip honours TRUST_PROXY (Fastify's trustProxy), as the wrong-credential throttle does.
+        client: { ip: request.ip, origin: request.headers.origin },
+        quotas: deps.quotas,
+      };
       let result: unknown;
       try {
         result = await handler(params, methodContext);
@@ -123,6 +136,7 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
 }
 
 function send(reply: FastifyReply, id: Id, error: RpcError) {
+  if (error instanceof QuotaExceededError) reply.header("retry-after", String(error.retryAfterSeconds));
   return reply
     .status(error.httpStatus)
     .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });

@@ -490,6 +490,25 @@ const MIGRATIONS: { id: number; sql: string }[] = [
          'SENDER_ALLOWLIST', 'SENDER_BLOCKLIST', 'MAX_GAS_PRICE', 'RATE_LIMIT'));
     `,
   },
+  {
+    id: 18,
+    sql: `
+      -- RATE_LIMIT quotas shared by every instance on one PostgreSQL (src/storage/quotaCounter.ts): requests counted
+      -- per rule, fixed window and scope key (a client address, a sender or an origin). Unlogged: a count is worth
+      -- nothing after its window, so a crash may lose it rather than every request paying for its WAL. No foreign
+      -- key: a row outlives its rule by one window at most (expired rows are swept), and a check per request would
+      -- cost more than the row. PGlite keeps the counts in the process instead and leaves this table empty.
+      CREATE UNLOGGED TABLE quota_counts (
+        policy_id uuid NOT NULL,
+        window_start_ms bigint NOT NULL,
+        scope_key text NOT NULL,
+        expires_ms bigint NOT NULL,
+        hits bigint NOT NULL,
+        PRIMARY KEY (policy_id, window_start_ms, scope_key)
+      );
+      CREATE INDEX quota_counts_expiry ON quota_counts (expires_ms);
+    `,
+  },
 ];
 
 /**
