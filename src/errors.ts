@@ -122,6 +122,11 @@ export const INVALID_PARAMS = -32602;
 export const LIMIT_EXCEEDED = -32005;
 /** Server-defined: the path names no paymaster, or one of another chain. */
 export const UNKNOWN_PAYMASTER = -32001;
+/**
+ * Server-defined, outside EIP-1474's -32000 to -32006: the request's Origin is not one the paymaster allows, or it
+ * has none and the paymaster requires one (HTTP 403).
+ */
+export const ORIGIN_NOT_ALLOWED = -32010;
 
 export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, message);
 /**

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { setDepositAlert } from "../actions/alerts";
 import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
+import { setAllowedOrigins } from "../actions/origins";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
@@ -51,7 +52,9 @@ export function fundingRoutes(
             ? await setPaymasterActive(actions, paymaster, body)
             : body.type === "depositAlert"
               ? await setDepositAlert(actions, paymaster, body, checkUrl)
-              : await linkFundingWallet(actions, paymaster, body);
+              : body.type === "allowedOrigins"
+                ? await setAllowedOrigins(actions, paymaster, body)
+                : await linkFundingWallet(actions, paymaster, body);
         return success("Paymaster updated successfully", paymasterView(updated));
       },
     );

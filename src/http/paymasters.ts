@@ -17,6 +17,8 @@ export const paymasterView = (paymaster: Paymaster) => ({
   paymasterId: paymaster.id,
   fundingWalletAddress: paymaster.fundingAddress,
   active: paymaster.active,
+  allowedOrigins: paymaster.allowedOrigins,
+  requireOrigin: paymaster.requireOrigin,
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
@@ -31,7 +33,8 @@ export function paymasterRoutes(app: FastifyInstance, { actions, credentials }: 
 
   api.post(`/${path}`, { schema: createPaymasterSchema, preValidation: account.preValidation }, async (request) => {
     const paymaster = await createPaymaster(actions, account.of(request), request.body);
-    const { fundingWalletAddress: _, active: __, ...created } = paymasterView(paymaster);
+    const { name, chainId, apiKey, paymasterId } = paymasterView(paymaster);
+    const created = { name, chainId, apiKey, paymasterId };
     return success("DApp registered successfully", created);
   });
 }

@@ -42,5 +42,6 @@ export async function loadSponsorshipSetup(
     unreadablePolicies,
     contracts,
     webhooks: stored.webhooks,
+    origins: { allowed: new Set(paymaster.allowedOrigins), required: paymaster.requireOrigin },
   };
 }

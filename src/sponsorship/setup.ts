@@ -29,4 +29,9 @@ export interface SponsorshipSetup {
   contracts: ReadonlyMap<string, ReadonlySet<string>>;
   /** Active registered webhooks. */
   webhooks: Webhook[];
+  /**
+   * The web origins browsers may call the RPC URL from (lower case; empty: any) and whether an Origin header is
+   * required (src/rpc/allowedOrigins.ts). Absent: any caller (tests build a setup by hand).
+   */
+  origins?: { allowed: ReadonlySet<string>; required: boolean };
 }

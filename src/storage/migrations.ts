@@ -509,6 +509,17 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE INDEX quota_counts_expiry ON quota_counts (expires_ms);
     `,
   },
+  {
+    id: 19,
+    sql: `
+      -- The web origins a paymaster's RPC URL answers browsers from (lower case, an empty list: any origin), and
+      -- whether calls without an Origin header (servers, bundlers) are refused. Changing them bumps setup_version
+      -- (migration 8's trigger), so every instance's cached setup follows.
+      ALTER TABLE paymasters
+        ADD COLUMN allowed_origins jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN require_origin boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
 
 /**

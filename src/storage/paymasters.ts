@@ -13,6 +13,10 @@ export interface Paymaster {
   fundingAddress: string | null;
   /** false while the dApp has paused the whole paymaster. */
   active: boolean;
+  /** The web origins browsers may call the RPC URL from, lower case; empty: any origin. */
+  allowedOrigins: string[];
+  /** Calls without an Origin header are refused too. */
+  requireOrigin: boolean;
 }
 
 interface PaymasterRow {
@@ -25,9 +29,12 @@ interface PaymasterRow {
   api_key: string;
   funding_address: string | null;
   active: boolean;
+  allowed_origins: string[];
+  require_origin: boolean;
 }
 
-const COLUMNS = "id, account_id, name, chain_id, type, version, api_key, funding_address, active";
+const COLUMNS =
+  "id, account_id, name, chain_id, type, version, api_key, funding_address, active, allowed_origins, require_origin";
 
 const toPaymaster = (row: PaymasterRow): Paymaster => ({
   id: row.id,
@@ -39,6 +46,8 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   apiKey: row.api_key,
   fundingAddress: row.funding_address,
   active: row.active,
+  allowedOrigins: row.allowed_origins,
+  requireOrigin: row.require_origin,
 });
 
 /** An account's paymasters have distinct names per chain (a UniqueViolation of this constraint otherwise). */
@@ -121,5 +130,23 @@ export async function setPaymasterActive(
     paymasterId,
     active,
   ]);
+  return rows[0] && toPaymaster(rows[0]);
+}
+
+/**
+ * Replaces the origins a paymaster answers browsers from, and whether an Origin is required (undefined: as it is);
+ * undefined if the paymaster is gone.
+ */
+export async function setAllowedOrigins(
+  db: Queryable,
+  paymasterId: string,
+  origins: string[],
+  requireOrigin: boolean | undefined,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `UPDATE paymasters SET allowed_origins = $2, require_origin = COALESCE($3, require_origin)
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [paymasterId, JSON.stringify(origins), requireOrigin ?? null],
+  );
   return rows[0] && toPaymaster(rows[0]);
 }

@@ -12,6 +12,8 @@ export interface StoredSetup {
     chainId: number;
     fundingAddress: string | null;
     active: boolean;
+    allowedOrigins: string[];
+    requireOrigin: boolean;
   };
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
@@ -31,13 +33,16 @@ interface PaymasterRow {
   funding_address: string | null;
   setup_version: string | number;
   active: boolean;
+  allowed_origins: string[];
+  require_origin: boolean;
 }
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, name, chain_id, funding_address, setup_version, active FROM paymasters WHERE api_key = $1",
+    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, allowed_origins, require_origin
+     FROM paymasters WHERE api_key = $1`,
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -57,6 +62,8 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       chainId: Number(paymaster.chain_id),
       fundingAddress: paymaster.funding_address,
       active: paymaster.active,
+      allowedOrigins: paymaster.allowed_origins,
+      requireOrigin: paymaster.require_origin,
     },
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),

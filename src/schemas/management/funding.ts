@@ -78,12 +78,53 @@ export const SetDepositAlertBody = Type.Object({
 });
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
-/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, or set its alerts. */
-const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody, SetDepositAlertBody]);
+/** The most origins one paymaster lists: enough for every domain and preview of a dApp, checked from a set. */
+export const MAX_ALLOWED_ORIGINS = 100;
+
+const WebOrigin = withProblem(
+  Type.String({
+    maxLength: 200,
+    pattern: "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\\s]+/?$",
+    description:
+      "A web origin: scheme://host[:port], no path; stored as browsers send it (lower case, no default port)",
+    examples: ["https://app.example.com"],
+  }),
+  "must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
+);
+
+export const SetAllowedOriginsBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("allowedOrigins"),
+  origins: Type.Array(WebOrigin, {
+    maxItems: MAX_ALLOWED_ORIGINS,
+    description:
+      "Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: " +
+      "any origin",
+  }),
+  requireOrigin: Type.Optional(
+    Type.Boolean({
+      description:
+        "true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged",
+    }),
+  ),
+});
+export type SetAllowedOriginsBody = Static<typeof SetAllowedOriginsBody>;
+
+/**
+ * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, or the origins
+ * its RPC URL answers browsers from.
+ */
+const UpdatePaymasterBody = Type.Union([
+  LinkFundingWalletBody,
+  SetPaymasterActiveBody,
+  SetDepositAlertBody,
+  SetAllowedOriginsBody,
+]);
 
 export const linkFundingWalletSchema = {
   summary:
-    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts",
+    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts or " +
+    "the origins browsers may call it from",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
@@ -94,6 +135,7 @@ export const linkFundingWalletSchema = {
       "signature must be a 0x-prefixed hex string",
       "thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)",
       "url resolves to 10.0.0.5, a private address",
+      "origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),

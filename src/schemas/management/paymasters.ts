@@ -19,6 +19,10 @@ export const PaymasterView = Type.Object({
     description: "The wallet linked by a signed funding message, or null",
   }),
   active: Type.Boolean({ description: "false while the whole paymaster is paused: every RPC request is refused" }),
+  allowedOrigins: Type.Array(Type.String(), {
+    description: "The web origins browsers may call the RPC URL from; empty: any origin",
+  }),
+  requireOrigin: Type.Boolean({ description: "true: calls without an Origin header are refused" }),
 });
 export type PaymasterView = Static<typeof PaymasterView>;
 
