@@ -357,6 +357,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -369,6 +371,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -538,7 +542,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts or the origins browsers may call it from */
         patch: {
             parameters: {
                 query?: never;
@@ -579,6 +583,15 @@ export interface paths {
                         type: "depositAlert";
                         /** @description Where the alerts are POSTed (deposit.low and limit.reached), checked like a webhook URL; null turns alerts off */
                         url: string | null;
+                    } | {
+                        /** @description Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: any origin */
+                        origins: string[];
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @description true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged */
+                        requireOrigin?: boolean;
+                        /** @enum {string} */
+                        type: "allowedOrigins";
                     };
                 };
             };
@@ -593,6 +606,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -605,6 +620,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -625,6 +642,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              */
                             message: string;
                             /** @enum {number} */
@@ -742,7 +760,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             }[];
                             /** @enum {string} */
                             message: "Paymaster Policies found!";
@@ -816,7 +834,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window or a sender list */
+        /** Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window, a sender list, a gas-price cap or a request quota */
         post: {
             parameters: {
                 query?: never;
@@ -929,6 +947,47 @@ export interface paths {
                         };
                         /** @enum {string} */
                         policyType: "SENDER_BLOCKLIST";
+                    } | {
+                        /** @example my dApp */
+                        name: string;
+                        /** @description Refuses an operation whose fees are above the cap, so that a fee spike cannot drain the deposit */
+                        policyData: {
+                            /**
+                             * @description The highest maxFeePerGas sponsored, in gwei (decimals allowed: 0.05)
+                             * @example 50
+                             */
+                            maxFeePerGasGwei: number;
+                            /**
+                             * @description The highest maxPriorityFeePerGas sponsored, in gwei; none: any
+                             * @example 50
+                             */
+                            maxPriorityFeePerGasGwei?: number;
+                        };
+                        /** @enum {string} */
+                        policyType: "MAX_GAS_PRICE";
+                    } | {
+                        /** @example my dApp */
+                        name: string;
+                        /** @description A quota on the RPC endpoint: more than limit requests per window from one scope are answered with HTTP 429 */
+                        policyData: {
+                            /**
+                             * @description Requests allowed per window
+                             * @example 60
+                             */
+                            limit: number;
+                            /**
+                             * @description ip: per client address (X-Forwarded-For only from proxies TRUST_PROXY names); sender: per operation sender; origin: per web page Origin header (calls without one share one quota)
+                             * @enum {unknown}
+                             */
+                            scope: "ip" | "sender" | "origin";
+                            /**
+                             * @description Length of the window, in seconds; windows start at multiples of it since the epoch
+                             * @example 60
+                             */
+                            windowSeconds: number;
+                        };
+                        /** @enum {string} */
+                        policyType: "RATE_LIMIT";
                     };
                 };
             };
@@ -957,7 +1016,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             };
                             /** @enum {string} */
                             message: "Paymaster Policy created successfully";
@@ -975,7 +1034,7 @@ export interface paths {
                         "application/json": {
                             /**
                              * @example Policy name already exists
-                             * @example policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST
+                             * @example policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST, MAX_GAS_PRICE, RATE_LIMIT
                              * @example policyData.thresholdType USD needs the native token's dollar price, which the chains file does not give for chain <chainId> (nativeUsdPrice): use NATIVE_ASSET or configure the price
                              * @example policyData.addresses[3] must be a 20-byte hex address
                              * @example policyData.addresses must have at most 100000 items
@@ -1075,7 +1134,7 @@ export interface paths {
                          * @description Optional; if given, the rule's own kind: a rule's kind never changes
                          * @enum {unknown}
                          */
-                        policyType?: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST";
+                        policyType?: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT";
                     };
                 };
             };
@@ -1104,7 +1163,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             };
                             /** @enum {string} */
                             message: "Paymaster Policy updated";
@@ -1689,6 +1748,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -1701,6 +1762,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -1870,7 +1933,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts or the origins browsers may call it from */
         patch: {
             parameters: {
                 query?: never;
@@ -1911,6 +1974,15 @@ export interface paths {
                         type: "depositAlert";
                         /** @description Where the alerts are POSTed (deposit.low and limit.reached), checked like a webhook URL; null turns alerts off */
                         url: string | null;
+                    } | {
+                        /** @description Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: any origin */
+                        origins: string[];
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @description true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged */
+                        requireOrigin?: boolean;
+                        /** @enum {string} */
+                        type: "allowedOrigins";
                     };
                 };
             };
@@ -1925,6 +1997,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -1937,6 +2011,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -1957,6 +2033,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              */
                             message: string;
                             /** @enum {number} */
