@@ -8,7 +8,7 @@
 //   npx tsx bench/quotas.ts                   on PGlite (quotas counted in the process)
 //   DATABASE_URL=postgres://… npx tsx bench/quotas.ts     on PostgreSQL (counted in the database; a schema of its own)
 //   options: --seconds N (each flood phase, default 10), --rounds N (CPU rounds per arm, default 5), --requests N
-//   (sponsorships per CPU round, default 1000), --connections N (the flood's, default 32)
+//   (sponsorships per CPU round, default 1000), --connections N (the flood's, default 32), --cpu-only (question 2 only)
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { originVerdict } from "../src/rpc/allowedOrigins";
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     requests: { type: "string", default: "1000" },
     connections: { type: "string", default: "32" },
-    flood: { type: "boolean", default: true },
+    "cpu-only": { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -153,7 +153,7 @@ const t = await startTestApp({ trustProxy: true });
 try {
   const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
 
-  if (values.flood) await floods(base);
+  if (!values["cpu-only"]) await floods(base);
 
   const plain = await sponsoringDapp(t);
   const quoted = await sponsoringDapp(t, { limit: 1_000_000, windowSeconds: 86_400 });

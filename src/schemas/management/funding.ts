@@ -79,7 +79,7 @@ export const SetDepositAlertBody = Type.Object({
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
 /** The most origins one paymaster lists: enough for every domain and preview of a dApp, checked from a set. */
-export const MAX_ALLOWED_ORIGINS = 100;
+const MAX_ALLOWED_ORIGINS = 100;
 
 const WebOrigin = withProblem(
   Type.String({
