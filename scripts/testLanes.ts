@@ -15,6 +15,7 @@ export type Lane = (typeof LANES)[number];
 /** Files that need nothing but the code (and at most a local HTTP server): no database, chain, bundler or service. */
 export const UNIT = new Set([
   "test/architecture/imports.test.ts",
+  "test/chain/accountDeploymentData.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
@@ -29,6 +30,7 @@ export const UNIT = new Set([
   "test/chain/tokenPaymasterAndData.test.ts",
   "test/chain/tokenPaymasterAndDataV07.test.ts",
   "test/config.test.ts",
+  "test/knownNetworks.test.ts",
   "test/dashboard/helpers.test.ts",
   "test/docs.test.ts",
   "test/rpc/mode.test.ts",
@@ -53,6 +55,7 @@ export const UNIT = new Set([
   "test/sponsorship/usdAmount.test.ts",
   "test/sponsorship/timeWindow.test.ts",
   "test/sponsorship/webhookRule.test.ts",
+  "test/testBundles.test.ts",
   "test/testLanes.test.ts",
   "test/tokens/tokenConfig.test.ts",
   "test/webhooks/addressGuard.test.ts",
@@ -86,6 +89,7 @@ export const NOT_DATABASE: ReadonlyMap<string, string> = new Map([
   ["test/e2e/permissionless.test.ts", ALTO],
   ["test/e2e/sponsoredMode.test.ts", ALTO],
   ["test/e2e/stubEligibility.test.ts", ALTO],
+  ["test/e2e/walletAccounts.test.ts", ALTO],
   ["test/http/dashboard.test.ts", "the dashboard's built files and their headers, served from a folder"],
   ["test/http/openapi.test.ts", "the OpenAPI document against the routes the app registers"],
   ["test/rpc/openrpc.test.ts", "the OpenRPC document against the methods and validators of the endpoint"],
