@@ -47,6 +47,7 @@ export const UNIT = new Set([
   "test/sponsorship/eligibility.test.ts",
   "test/sponsorship/erc7579.test.ts",
   "test/sponsorship/maxCostPerOp.test.ts",
+  "test/sponsorship/maxGasPrice.test.ts",
   "test/sponsorship/operationView.test.ts",
   "test/sponsorship/rules.test.ts",
   "test/sponsorship/rulesV07.test.ts",

@@ -39,6 +39,7 @@ import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
 import { OutstandingCharges } from "./storage/outstandingCharges";
+import { quotaCounterOf } from "./storage/quotaCounter";
 import { readSetupVersion } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 import { guardOf, webhookSettings } from "./webhooks/settings";
@@ -177,6 +178,7 @@ export async function buildApp(
     setups,
     chains,
     metrics,
+    quotas: quotaCounterOf(ctx.db),
     sponsor: {
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),

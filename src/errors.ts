@@ -96,9 +96,9 @@ export class PolicyNameExistsError extends fixedError(400, messages.policyNameEx
 
 /**
  * A JSON-RPC error the client may see as is. Codes follow JSON-RPC 2.0; never -32603 or -32005 for a deliberate
- * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200. The one 429 is
- * the throttle of wrong apiKeys (LIMIT_EXCEEDED), where a later retry is what the client should do
- * (docs/sponsorship-rpc.md, 'Errors').
+ * refusal, and never HTTP 5xx/429, because viem retries those and the SDK hides messages on HTTP 200. The 429s are
+ * the throttle of wrong apiKeys and a paymaster's RATE_LIMIT quotas (LIMIT_EXCEEDED), where a later retry is what the
+ * client should do (docs/sponsorship-rpc.md, 'Errors').
  */
 export class RpcError extends PaymasterError {
   constructor(
@@ -115,10 +115,18 @@ export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
-/** EIP-1474 "limit exceeded": too many wrong apiKeys from this address (HTTP 429, with Retry-After). */
+/**
+ * EIP-1474 "limit exceeded": too many wrong apiKeys from this address, or a RATE_LIMIT quota of the paymaster used up
+ * (HTTP 429, with Retry-After).
+ */
 export const LIMIT_EXCEEDED = -32005;
 /** Server-defined: the path names no paymaster, or one of another chain. */
 export const UNKNOWN_PAYMASTER = -32001;
+/**
+ * Server-defined, outside EIP-1474's -32000 to -32006: the request's Origin is not one the paymaster allows, or it
+ * has none and the paymaster requires one (HTTP 403).
+ */
+export const ORIGIN_NOT_ALLOWED = -32010;
 
 export const invalidParams = (message: string) => new RpcError(INVALID_PARAMS, message);
 /**
@@ -134,3 +142,13 @@ export const SPONSORSHIP_REFUSED = -32003;
  * clients such as viem retry: unlike a refusal, this is a transient failure on our side, and a retry may well succeed.
  */
 export const RESOURCE_UNAVAILABLE = -32002;
+
+/** A RATE_LIMIT quota used up: HTTP 429, and the seconds until its window ends, which the answer's Retry-After gives. */
+export class QuotaExceededError extends RpcError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(LIMIT_EXCEEDED, message, 429);
+  }
+}

@@ -3,6 +3,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { DecisionMode, Metrics } from "../metrics/metrics";
 import type { SponsorDeps } from "../sponsorship/engine";
 import type { SponsorshipSetup } from "../sponsorship/setup";
+import type { QuotaCounter } from "../storage/quotaCounter";
 
 /** What a use case tells its caller about the sponsorship decision it made, for the decision metrics and log line. */
 export interface DecisionNote {
@@ -21,4 +22,8 @@ export interface ActionContext {
   decision: DecisionNote;
   /** The service's metrics; absent in tests that build a context by hand. */
   metrics?: Metrics;
+  /** Who sent the request, as the RATE_LIMIT quotas tell clients apart (the sender comes from the parsed operation). */
+  client: { ip: string; origin: string | undefined };
+  /** Where the quotas are counted: in the process on PGlite, in the database on PostgreSQL. */
+  quotas: QuotaCounter;
 }

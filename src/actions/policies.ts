@@ -105,6 +105,16 @@ async function policyDataOf(
     case "SENDER_BLOCKLIST":
       // Addresses compare in lower case, so a repeat in another case is the same sender: kept once, where first given.
       return { addresses: [...new Set(body.policyData.addresses.map((address) => address.toLowerCase()))] };
+    case "MAX_GAS_PRICE": {
+      const { maxFeePerGasGwei, maxPriorityFeePerGasGwei } = body.policyData;
+      return { maxFeePerGasGwei, ...(maxPriorityFeePerGasGwei === undefined ? {} : { maxPriorityFeePerGasGwei }) };
+    }
+    case "RATE_LIMIT":
+      return {
+        scope: body.policyData.scope,
+        limit: body.policyData.limit,
+        windowSeconds: body.policyData.windowSeconds,
+      };
   }
 }
 

@@ -9,6 +9,7 @@ import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperatio
 import { maxTokenCost, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
 import { requestedTokens, type TokenChain, termsNow, tokenChain } from "../tokens/erc20Terms";
 import { feeQuote, quoteOfMaximum } from "../tokens/quote";
+import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";
 import { asGivenV07, estimatedV07, hasGasV07 } from "./operationGasV07";
 import { quoteEachToken } from "./quoteEachToken";
@@ -38,6 +39,7 @@ export interface Erc20Quote {
  * reason is the error.
  */
 export async function quote(ctx: ActionContext, request: QuoteRequest): Promise<Erc20Quote> {
+  await admitRequest(ctx, request.userOp.sender);
   const chain = tokenChain(ctx.chain);
   const { tokens, unsupported } = requestedTokens(request.selection, chain);
   const nowMs = (ctx.deps.now ?? Date.now)();

@@ -9,6 +9,7 @@ import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions
 import { tokenPaymaster, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
 import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
 import { type TokenBalanceCheck, tokenBalanceRule } from "../sponsorship/rules/tokenBalance";
+import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";
 import { asGiven, withEstimatedGas } from "./operationGas";
 import { asGivenV07, estimatedV07 } from "./operationGasV07";
@@ -44,12 +45,17 @@ type V07Request = StepRequest & { version: LaterEntryPointVersion };
  */
 export function sponsor(ctx: ActionContext, request: V06Request): Promise<SponsorshipV06>;
 export function sponsor(ctx: ActionContext, request: V07Request): Promise<SponsorshipV07>;
-export function sponsor(ctx: ActionContext, request: StepRequest): Promise<SponsorshipV06 | SponsorshipV07> {
+export async function sponsor(ctx: ActionContext, request: StepRequest): Promise<SponsorshipV06 | SponsorshipV07> {
+  await admitRequest(ctx, request.userOp.sender);
   return request.version === "0.6" ? sponsorV06(ctx, request, true) : sponsorV07(ctx, request, true);
 }
 
 /** The same decision over the gas exactly as the client sent it (ERC-7677's second step): every value must be there. */
-export function sponsorAsSent(ctx: ActionContext, request: StepRequest): Promise<SponsorshipV06 | SponsorshipV07> {
+export async function sponsorAsSent(
+  ctx: ActionContext,
+  request: StepRequest,
+): Promise<SponsorshipV06 | SponsorshipV07> {
+  await admitRequest(ctx, request.userOp.sender);
   return request.version === "0.6" ? sponsorV06(ctx, request, false) : sponsorV07(ctx, request, false);
 }
 

@@ -26,6 +26,7 @@ import {
 import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
 import { SenderDeployment } from "../sponsorship/senderDeployment";
 import { requireBalance } from "../tokens/erc20Terms";
+import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";
 import type {
   EntryPointV07,
@@ -46,6 +47,7 @@ export type StubAnswer = { stub: VersionedPaymasterPart } | { refused: string };
  * counts as zero) is refused now, in the final request's words, rather than after the user signed.
  */
 export async function paymasterStub(ctx: ActionContext, request: StepRequest): Promise<StubAnswer> {
+  await admitRequest(ctx, request.userOp.sender);
   const { mode } = request;
   if (request.version === "0.6") {
     if (mode.mode === "ERC20") {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { setDepositAlert } from "../actions/alerts";
 import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
+import { setAllowedOrigins } from "../actions/origins";
 import { setSponsorInfo } from "../actions/sponsorInfo";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
@@ -54,7 +55,9 @@ export function fundingRoutes(
               ? await setDepositAlert(actions, paymaster, body, checkUrl)
               : body.type === "sponsorInfo"
                 ? await setSponsorInfo(actions, paymaster, body)
-                : await linkFundingWallet(actions, paymaster, body);
+                : body.type === "allowedOrigins"
+                  ? await setAllowedOrigins(actions, paymaster, body)
+                  : await linkFundingWallet(actions, paymaster, body);
         return success("Paymaster updated successfully", paymasterView(updated));
       },
     );

@@ -18,6 +18,8 @@ export const paymasterView = (paymaster: Paymaster) => ({
   fundingWalletAddress: paymaster.fundingAddress,
   active: paymaster.active,
   sponsor: paymaster.sponsor,
+  allowedOrigins: paymaster.allowedOrigins,
+  requireOrigin: paymaster.requireOrigin,
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
@@ -32,7 +34,8 @@ export function paymasterRoutes(app: FastifyInstance, { actions, credentials }: 
 
   api.post(`/${path}`, { schema: createPaymasterSchema, preValidation: account.preValidation }, async (request) => {
     const paymaster = await createPaymaster(actions, account.of(request), request.body);
-    const { fundingWalletAddress: _, active: __, sponsor: ___, ...created } = paymasterView(paymaster);
+    const { name, chainId, apiKey, paymasterId } = paymasterView(paymaster);
+    const created = { name, chainId, apiKey, paymasterId };
     return success("DApp registered successfully", created);
   });
 }

@@ -16,6 +16,8 @@ const RULE_REASONS = new Set([
   "maxCostPerOp",
   "timeWindow",
   "senderLists",
+  "maxGasPrice",
+  "rateLimit",
   "spendingLimits",
   "deposit",
   "webhooks",
@@ -63,7 +65,8 @@ export function recordDecision(metrics: Metrics | undefined, log: FastifyBaseLog
   const chainId = String(end.chain.chainId);
   metrics?.decisions.inc({ chain_id: chainId, mode, outcome, reason });
   metrics?.sponsorSeconds.observe({ chain_id: chainId, mode, outcome }, seconds);
-  log[outcome === "sponsored" ? "debug" : "info"](
+  // A flood over quota would write a line per request: those are counted, and logged at debug like sponsorships.
+  log[outcome === "sponsored" || reason === "rateLimit" ? "debug" : "info"](
     {
       chainId: end.chain.chainId,
       dapp: end.setup.name,

@@ -4,6 +4,7 @@ import {
   INVALID_REQUEST,
   LIMIT_EXCEEDED,
   METHOD_NOT_FOUND,
+  ORIGIN_NOT_ALLOWED,
   PARSE_ERROR,
   RESOURCE_UNAVAILABLE,
   SPONSORSHIP_REFUSED,
@@ -37,7 +38,12 @@ const ERRORS: Record<number, string> = {
   [INVALID_PARAMS]: "Invalid params: the message names the field and the problem (HTTP 400)",
   [UNKNOWN_PAYMASTER]:
     "Unknown paymaster: no paymaster has this apiKey (HTTP 401), or the chain is not supported or not the paymaster's (HTTP 404)",
-  [LIMIT_EXCEEDED]: "Limit exceeded: too many wrong apiKeys from this address; retry after Retry-After (HTTP 429)",
+  [LIMIT_EXCEEDED]:
+    "Limit exceeded: too many wrong apiKeys from this address, or a request quota (RATE_LIMIT) of the paymaster used " +
+    "up; the message names it; retry after Retry-After (HTTP 429)",
+  [ORIGIN_NOT_ALLOWED]:
+    "Origin not allowed: the request's Origin is not one the paymaster lists, or it has none and the paymaster " +
+    "requires one (HTTP 403)",
   [RESOURCE_UNAVAILABLE]:
     "Resource unavailable: the chain's node or bundler cannot be reached in time (gas, a token price), or the " +
     "instance is shutting down (with Retry-After and Connection: close); a retry may succeed (HTTP 503)",
@@ -54,6 +60,7 @@ const COMMON_ERRORS = [
   INVALID_PARAMS,
   UNKNOWN_PAYMASTER,
   LIMIT_EXCEEDED,
+  ORIGIN_NOT_ALLOWED,
   RESOURCE_UNAVAILABLE,
 ];
 

@@ -1,10 +1,12 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import {
   INVALID_PARAMS,
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
+  ORIGIN_NOT_ALLOWED,
   PARSE_ERROR,
+  QuotaExceededError,
   RpcError,
   SPONSORSHIP_REFUSED,
   UNKNOWN_PAYMASTER,
@@ -13,6 +15,8 @@ import { noteRejectedCredential } from "../http/failureThrottle";
 import type { Metrics } from "../metrics/metrics";
 import type { SponsorDeps } from "../sponsorship/engine";
 import type { SetupCache } from "../sponsorship/setupCache";
+import type { QuotaCounter } from "../storage/quotaCounter";
+import { type OriginVerdict, originVerdict } from "./allowedOrigins";
 import { recordDecision } from "./decisionRecord";
 import type { DecisionNote, RpcMethod } from "./methodContext";
 import { pm_getFeeQuoteOrData } from "./pm_getFeeQuoteOrData";
@@ -46,6 +50,8 @@ export interface RpcDeps {
   setups: SetupCache;
   chains: ReadonlyMap<number, SponsoringChain>;
   sponsor: SponsorDeps;
+  /** Where the paymasters' RATE_LIMIT quotas are counted. */
+  quotas: QuotaCounter;
   metrics?: Metrics;
 }
 
@@ -65,9 +71,23 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
   app.addContentTypeParser("text/plain", { parseAs: "string" }, (request, body, done) =>
     parseJson(request, body as string, done),
   );
-  app.addHook("onSend", async (_request, reply) => {
+  // The paymaster's origin settings, once its apiKey is resolved: until then (an unknown apiKey, a malformed frame)
+  // every origin may read the error, as before origins could be set.
+  const verdicts = new WeakMap<FastifyRequest, OriginVerdict>();
+  app.addHook("onSend", async (request, reply) => {
     reply.headers(CORS_HEADERS);
+    const verdict = verdicts.get(request);
+    if (!verdict) return;
+    if (verdict.varies) reply.header("vary", "Origin");
+    if (verdict.allowed) reply.header("access-control-allow-origin", verdict.allowOrigin);
+    else reply.removeHeader("access-control-allow-origin");
   });
+  /** The verdict of the request's Origin for the paymaster it names, remembered for the answer's CORS headers. */
+  const judgeOrigin = (request: FastifyRequest, setup: Parameters<typeof originVerdict>[0]) => {
+    const verdict = originVerdict(setup, request.headers.origin);
+    verdicts.set(request, verdict);
+    if (!verdict.allowed) throw new RpcError(ORIGIN_NOT_ALLOWED, verdict.message, 403);
+  };
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
     // Only body parsing and size errors reach here: the handler answers everything else itself.
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
@@ -83,7 +103,19 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
     return reply.status(500).send({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "Internal error" } });
   });
 
-  app.options(RPC_PATH, async (_request, reply) => reply.status(204).send());
+  // A preflight from an origin the paymaster does not list is answered 403 without Access-Control-Allow-Origin, so
+  // the browser never sends the request; an unknown apiKey is left to the request itself to refuse.
+  app.options<{ Params: { chainId: string; apiKey: string } }>(RPC_PATH, async (request, reply) => {
+    const { apiKey } = request.params;
+    const setup = apiKey.length <= 128 ? await deps.setups.get(apiKey) : undefined;
+    try {
+      if (setup) judgeOrigin(request, setup);
+    } catch (error) {
+      if (error instanceof RpcError) return send(reply, null, error);
+      throw error;
+    }
+    return reply.status(204).send();
+  });
 
   app.post<{ Params: { chainId: string; apiKey: string } }>(RPC_PATH, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
@@ -91,6 +123,8 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
     try {
       const { method, params } = frame(body);
       const ctx = await resolvePath(deps, request.params, () => noteRejectedCredential(request));
+      // Before anything else of the paymaster's: another web page's call costs no quota and no work.
+      judgeOrigin(request, ctx.setup);
       const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`);
       const startedMs = performance.now();
@@ -103,7 +137,16 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
         throw error;
       }
       const decision: DecisionNote = {};
-      const methodContext = { ...ctx, deps: deps.sponsor, log: request.log, decision, metrics: deps.metrics };
+      const methodContext = {
+        ...ctx,
+        deps: deps.sponsor,
+        log: request.log,
+        decision,
+        metrics: deps.metrics,
+        // request.ip honours TRUST_PROXY (Fastify's trustProxy), as the wrong-credential throttle does.
+        client: { ip: request.ip, origin: request.headers.origin },
+        quotas: deps.quotas,
+      };
       let result: unknown;
       try {
         result = await handler(params, methodContext);
@@ -123,6 +166,7 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
 }
 
 function send(reply: FastifyReply, id: Id, error: RpcError) {
+  if (error instanceof QuotaExceededError) reply.header("retry-after", String(error.retryAfterSeconds));
   return reply
     .status(error.httpStatus)
     .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } });

@@ -43,5 +43,6 @@ export async function loadSponsorshipSetup(
     contracts,
     webhooks: stored.webhooks,
     ...(paymaster.sponsor ? { sponsor: paymaster.sponsor } : {}),
+    origins: { allowed: new Set(paymaster.allowedOrigins), required: paymaster.requireOrigin },
   };
 }

@@ -7,6 +7,7 @@ import { contractWhitelist } from "./rules/contractWhitelist";
 import { type DepositRuleDeps, depositReadRule, depositRule, InFlightCharges } from "./rules/deposit";
 import { fundingAndRules } from "./rules/fundingAndRules";
 import { maxCostPerOp } from "./rules/maxCostPerOp";
+import { maxGasPrice } from "./rules/maxGasPrice";
 import { senderLists } from "./rules/senderLists";
 import { type LimitRefused, spendingLimitRule } from "./rules/spendingLimits";
 import { timeWindow } from "./rules/timeWindow";
@@ -28,6 +29,7 @@ export const CHEAP_RULES: readonly Rule[] = [
   walletDeployment,
   contractWhitelist,
   maxCostPerOp,
+  maxGasPrice,
   timeWindow,
   senderLists,
 ];

@@ -32,4 +32,9 @@ export interface SponsorshipSetup {
   webhooks: Webhook[];
   /** ERC-7677's sponsor, given in the stub's result; absent until the dApp sets it. */
   sponsor?: SponsorInfo;
+  /**
+   * The web origins browsers may call the RPC URL from (lower case; empty: any) and whether an Origin header is
+   * required (src/rpc/allowedOrigins.ts). Absent: any caller (tests build a setup by hand).
+   */
+  origins?: { allowed: ReadonlySet<string>; required: boolean };
 }

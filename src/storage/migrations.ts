@@ -490,6 +490,46 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         CHECK (sponsor_icon IS NULL OR sponsor_name IS NOT NULL);
     `,
   },
+  {
+    id: 18,
+    sql: `
+      -- The gas-price cap and the request quota join the rule kinds.
+      ALTER TABLE policies DROP CONSTRAINT policies_policy_type_check;
+      ALTER TABLE policies ADD CONSTRAINT policies_policy_type_check CHECK (policy_type IN
+        ('PAYMASTER_SA_LIMIT', 'WEBHOOK', 'WALLET_DEPLOYMENT', 'MAX_COST_PER_OP', 'TIME_WINDOW',
+         'SENDER_ALLOWLIST', 'SENDER_BLOCKLIST', 'MAX_GAS_PRICE', 'RATE_LIMIT'));
+    `,
+  },
+  {
+    id: 19,
+    sql: `
+      -- RATE_LIMIT quotas shared by every instance on one PostgreSQL (src/storage/quotaCounter.ts): requests counted
+      -- per rule, fixed window and scope key (a client address, a sender or an origin). Unlogged: a count is worth
+      -- nothing after its window, so a crash may lose it rather than every request paying for its WAL. No foreign
+      -- key: a row outlives its rule by one window at most (expired rows are swept), and a check per request would
+      -- cost more than the row. PGlite keeps the counts in the process instead and leaves this table empty.
+      CREATE UNLOGGED TABLE quota_counts (
+        policy_id uuid NOT NULL,
+        window_start_ms bigint NOT NULL,
+        scope_key text NOT NULL,
+        expires_ms bigint NOT NULL,
+        hits bigint NOT NULL,
+        PRIMARY KEY (policy_id, window_start_ms, scope_key)
+      );
+      CREATE INDEX quota_counts_expiry ON quota_counts (expires_ms);
+    `,
+  },
+  {
+    id: 20,
+    sql: `
+      -- The web origins a paymaster's RPC URL answers browsers from (lower case, an empty list: any origin), and
+      -- whether calls without an Origin header (servers, bundlers) are refused. Changing them bumps setup_version
+      -- (migration 8's trigger), so every instance's cached setup follows.
+      ALTER TABLE paymasters
+        ADD COLUMN allowed_origins jsonb NOT NULL DEFAULT '[]',
+        ADD COLUMN require_origin boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
 
 /**

@@ -15,6 +15,10 @@ export interface Paymaster {
   active: boolean;
   /** ERC-7677's sponsor: what wallets show as paying; null until set. */
   sponsor: SponsorInfo | null;
+  /** The web origins browsers may call the RPC URL from, lower case; empty: any origin. */
+  allowedOrigins: string[];
+  /** Calls without an Origin header are refused too. */
+  requireOrigin: boolean;
 }
 
 /** The name a wallet shows as the sponsor of an operation, and its icon (an RFC 2397 data URI), if any. */
@@ -35,10 +39,13 @@ interface PaymasterRow {
   active: boolean;
   sponsor_name: string | null;
   sponsor_icon: string | null;
+  allowed_origins: string[];
+  require_origin: boolean;
 }
 
 const COLUMNS =
-  "id, account_id, name, chain_id, type, version, api_key, funding_address, active, sponsor_name, sponsor_icon";
+  "id, account_id, name, chain_id, type, version, api_key, funding_address, active, sponsor_name, sponsor_icon, " +
+  "allowed_origins, require_origin";
 
 const toPaymaster = (row: PaymasterRow): Paymaster => ({
   id: row.id,
@@ -51,6 +58,8 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   fundingAddress: row.funding_address,
   active: row.active,
   sponsor: sponsorOf(row),
+  allowedOrigins: row.allowed_origins,
+  requireOrigin: row.require_origin,
 });
 
 /** The sponsor columns as ERC-7677 gives them: no name, no sponsor. */
@@ -151,6 +160,24 @@ export async function setSponsorInfo(
   const rows = await db.query<PaymasterRow>(
     `UPDATE paymasters SET sponsor_name = $2, sponsor_icon = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
     [paymasterId, sponsor?.name ?? null, sponsor?.icon ?? null],
+  );
+  return rows[0] && toPaymaster(rows[0]);
+}
+
+/**
+ * Replaces the origins a paymaster answers browsers from, and whether an Origin is required (undefined: as it is);
+ * undefined if the paymaster is gone.
+ */
+export async function setAllowedOrigins(
+  db: Queryable,
+  paymasterId: string,
+  origins: string[],
+  requireOrigin: boolean | undefined,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `UPDATE paymasters SET allowed_origins = $2, require_origin = COALESCE($3, require_origin)
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [paymasterId, JSON.stringify(origins), requireOrigin ?? null],
   );
   return rows[0] && toPaymaster(rows[0]);
 }

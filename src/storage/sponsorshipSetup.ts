@@ -14,6 +14,8 @@ export interface StoredSetup {
     fundingAddress: string | null;
     active: boolean;
     sponsor: SponsorInfo | null;
+    allowedOrigins: string[];
+    requireOrigin: boolean;
   };
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
@@ -35,13 +37,16 @@ interface PaymasterRow {
   active: boolean;
   sponsor_name: string | null;
   sponsor_icon: string | null;
+  allowed_origins: string[];
+  require_origin: boolean;
 }
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon
+    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon,
+       allowed_origins, require_origin
      FROM paymasters WHERE api_key = $1`,
     [apiKey],
   );
@@ -63,6 +68,8 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       fundingAddress: paymaster.funding_address,
       active: paymaster.active,
       sponsor: sponsorOf(paymaster),
+      allowedOrigins: paymaster.allowed_origins,
+      requireOrigin: paymaster.require_origin,
     },
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),

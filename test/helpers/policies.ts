@@ -19,6 +19,8 @@ const SAMPLE_DATA: StoredPolicyData = {
   TIME_WINDOW: { startTimeInEpoch: 0 },
   SENDER_ALLOWLIST: { addresses: [] },
   SENDER_BLOCKLIST: { addresses: [] },
+  MAX_GAS_PRICE: { maxFeePerGasGwei: 1_000_000 },
+  RATE_LIMIT: { scope: "ip", limit: 1_000_000, windowSeconds: 60 },
 };
 
 /** The rule as storage would read it, whatever its settings (readable or not). */

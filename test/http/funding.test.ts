@@ -14,6 +14,8 @@ after(() => t.close());
 const PATHS = ["paymasterParameters", "paymaster"] as const;
 const MISSING = "Auth token and API key is required in the headers";
 const ADDRESS_MESSAGE = "address must be an address: 0x followed by 40 hex digits";
+/** The PATCH body's kinds, in the order the schema's union lists them (its message names them so). */
+const UPDATE_TYPES = "paymasterFundingId, active, depositAlert, sponsorInfo, allowedOrigins";
 
 const wallet = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 const as = (dapp: Dapp) => ({ token: dapp.token, apiKey: dapp.apiKey });
@@ -142,6 +144,8 @@ describe("link the funding wallet (step 3)", () => {
         fundingWalletAddress: signer.address.toLowerCase(),
         active: true,
         sponsor: null,
+        allowedOrigins: [],
+        requireOrigin: false,
       });
       assert.notEqual(signer.address, signer.address.toLowerCase(), "the signer's address is checksummed");
       assert.equal(await fundingWalletOf(dapp), signer.address.toLowerCase());
@@ -304,9 +308,9 @@ describe("link the funding wallet (step 3)", () => {
     ["paymasterId", 7, "paymasterId must be a string"],
     ["paymasterId", "", "paymasterId must not be empty"],
     ["type", undefined, "type is required"],
-    ["type", 1, "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
-    ["type", "paymasterFunding", "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
-    ["type", "PAYMASTERFUNDINGID", "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
+    ["type", 1, `type must be one of ${UPDATE_TYPES}`],
+    ["type", "paymasterFunding", `type must be one of ${UPDATE_TYPES}`],
+    ["type", "PAYMASTERFUNDINGID", `type must be one of ${UPDATE_TYPES}`],
     ["signature", undefined, "signature is required"],
     ["signature", 123, "signature must be a string"],
     ["signature", "", "signature must not be empty"],

@@ -139,6 +139,7 @@ describe("sponsored", () => {
         ["walletDeployment", true],
         ["contractWhitelist", true],
         ["maxCostPerOp", true],
+        ["maxGasPrice", true],
         ["timeWindow", true],
         ["senderLists", true],
         ["spendingLimits", true],

@@ -233,6 +233,7 @@ describe("evaluation order and the record", () => {
       { rule: "walletDeployment", passed: true },
       { rule: "contractWhitelist", passed: true },
       { rule: "maxCostPerOp", passed: true },
+      { rule: "maxGasPrice", passed: true },
       { rule: "timeWindow", passed: true },
       { rule: "senderLists", passed: true },
       { rule: "spendingLimits", passed: true },

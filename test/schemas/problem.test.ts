@@ -73,7 +73,7 @@ test("objects told apart by a constant are explained against the shape it names,
   const policy = (value: unknown) => problemOf(CreatePolicyBody, value, "Request body");
   assert.equal(
     policy({ name: "p", policyType: "NOPE", policyData: {} }),
-    "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST",
+    "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST, MAX_GAS_PRICE, RATE_LIMIT",
   );
   assert.equal(policy({ policyType: "NOPE" }), "name is required", "fields before the constant come first");
   assert.equal(policy({ name: "p", policyType: "WEBHOOK", policyData: {} }), "policyData.url is required");

@@ -319,10 +319,18 @@ describe("afterRecord and the claim of a sponsored decision", () => {
 });
 
 describe("CHEAP_RULES", () => {
-  test("are rules 1 to 6, in the documented order", () => {
+  test("are rules 1 to 6 (4 holds both caps), in the documented order", () => {
     assert.deepEqual(
       CHEAP_RULES.map((rule) => rule.name),
-      ["fundingAndRules", "walletDeployment", "contractWhitelist", "maxCostPerOp", "timeWindow", "senderLists"],
+      [
+        "fundingAndRules",
+        "walletDeployment",
+        "contractWhitelist",
+        "maxCostPerOp",
+        "maxGasPrice",
+        "timeWindow",
+        "senderLists",
+      ],
     );
   });
 

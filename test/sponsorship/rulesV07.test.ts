@@ -331,6 +331,7 @@ describe("the cheap rules in order (decide) on a v0.8 operation that installs Si
       passedUnread("walletDeployment"),
       passed("contractWhitelist"),
       passed("maxCostPerOp"),
+      passed("maxGasPrice"),
       passed("timeWindow"),
       passed("senderLists"),
     ]);

@@ -397,6 +397,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -409,6 +411,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
                                 sponsor: {
                                     /** @description an RFC 2397 data URI */
@@ -584,7 +588,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from */
         patch: {
             parameters: {
                 query?: never;
@@ -640,6 +644,15 @@ export interface paths {
                         paymasterId: string;
                         /** @enum {string} */
                         type: "sponsorInfo";
+                    } | {
+                        /** @description Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: any origin */
+                        origins: string[];
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @description true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged */
+                        requireOrigin?: boolean;
+                        /** @enum {string} */
+                        type: "allowedOrigins";
                     };
                 };
             };
@@ -654,6 +667,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -666,6 +681,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
                                 sponsor: {
                                     /** @description an RFC 2397 data URI */
@@ -693,6 +710,7 @@ export interface paths {
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
+                             * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              */
                             message: string;
                             /** @enum {number} */
@@ -810,7 +828,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             }[];
                             /** @enum {string} */
                             message: "Paymaster Policies found!";
@@ -884,7 +902,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window or a sender list */
+        /** Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window, a sender list, a gas-price cap or a request quota */
         post: {
             parameters: {
                 query?: never;
@@ -997,6 +1015,47 @@ export interface paths {
                         };
                         /** @enum {string} */
                         policyType: "SENDER_BLOCKLIST";
+                    } | {
+                        /** @example my dApp */
+                        name: string;
+                        /** @description Refuses an operation whose fees are above the cap, so that a fee spike cannot drain the deposit */
+                        policyData: {
+                            /**
+                             * @description The highest maxFeePerGas sponsored, in gwei (decimals allowed: 0.05)
+                             * @example 50
+                             */
+                            maxFeePerGasGwei: number;
+                            /**
+                             * @description The highest maxPriorityFeePerGas sponsored, in gwei; none: any
+                             * @example 50
+                             */
+                            maxPriorityFeePerGasGwei?: number;
+                        };
+                        /** @enum {string} */
+                        policyType: "MAX_GAS_PRICE";
+                    } | {
+                        /** @example my dApp */
+                        name: string;
+                        /** @description A quota on the RPC endpoint: more than limit requests per window from one scope are answered with HTTP 429 */
+                        policyData: {
+                            /**
+                             * @description Requests allowed per window
+                             * @example 60
+                             */
+                            limit: number;
+                            /**
+                             * @description ip: per client address (X-Forwarded-For only from proxies TRUST_PROXY names); sender: per operation sender; origin: per web page Origin header (calls without one share one quota)
+                             * @enum {unknown}
+                             */
+                            scope: "ip" | "sender" | "origin";
+                            /**
+                             * @description Length of the window, in seconds; windows start at multiples of it since the epoch
+                             * @example 60
+                             */
+                            windowSeconds: number;
+                        };
+                        /** @enum {string} */
+                        policyType: "RATE_LIMIT";
                     };
                 };
             };
@@ -1025,7 +1084,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             };
                             /** @enum {string} */
                             message: "Paymaster Policy created successfully";
@@ -1043,7 +1102,7 @@ export interface paths {
                         "application/json": {
                             /**
                              * @example Policy name already exists
-                             * @example policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST
+                             * @example policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST, MAX_GAS_PRICE, RATE_LIMIT
                              * @example policyData.thresholdType USD needs the native token's dollar price, which the chains file does not give for chain <chainId> (nativeUsdPrice): use NATIVE_ASSET or configure the price
                              * @example policyData.addresses[3] must be a 20-byte hex address
                              * @example policyData.addresses must have at most 100000 items
@@ -1143,7 +1202,7 @@ export interface paths {
                          * @description Optional; if given, the rule's own kind: a rule's kind never changes
                          * @enum {unknown}
                          */
-                        policyType?: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST";
+                        policyType?: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT";
                     };
                 };
             };
@@ -1172,7 +1231,7 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 /** @enum {unknown} */
-                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "WHITELISTED_CONTRACT";
+                                policyType: "PAYMASTER_SA_LIMIT" | "WEBHOOK" | "WALLET_DEPLOYMENT" | "MAX_COST_PER_OP" | "TIME_WINDOW" | "SENDER_ALLOWLIST" | "SENDER_BLOCKLIST" | "MAX_GAS_PRICE" | "RATE_LIMIT" | "WHITELISTED_CONTRACT";
                             };
                             /** @enum {string} */
                             message: "Paymaster Policy updated";
@@ -1757,6 +1816,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -1769,6 +1830,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
                                 sponsor: {
                                     /** @description an RFC 2397 data URI */
@@ -1944,7 +2007,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from */
         patch: {
             parameters: {
                 query?: never;
@@ -2000,6 +2063,15 @@ export interface paths {
                         paymasterId: string;
                         /** @enum {string} */
                         type: "sponsorInfo";
+                    } | {
+                        /** @description Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: any origin */
+                        origins: string[];
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @description true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged */
+                        requireOrigin?: boolean;
+                        /** @enum {string} */
+                        type: "allowedOrigins";
                     };
                 };
             };
@@ -2014,6 +2086,8 @@ export interface paths {
                             data: {
                                 /** @description false while the whole paymaster is paused: every RPC request is refused */
                                 active: boolean;
+                                /** @description The web origins browsers may call the RPC URL from; empty: any origin */
+                                allowedOrigins: string[];
                                 /**
                                  * @description The key that names this paymaster in RPC URLs and the apiKey header
                                  * @example Xq3cD0d8kQ2mT5v1Lw9zR7bN4yH6jF2s
@@ -2026,6 +2100,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description true: calls without an Origin header are refused */
+                                requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
                                 sponsor: {
                                     /** @description an RFC 2397 data URI */
@@ -2053,6 +2129,7 @@ export interface paths {
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
+                             * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              */
                             message: string;
                             /** @enum {number} */

@@ -15,6 +15,8 @@ const KINDS = [
   ["TIME_WINDOW", "Time window"],
   ["SENDER_ALLOWLIST", "Sender allowlist"],
   ["SENDER_BLOCKLIST", "Sender blocklist"],
+  ["MAX_GAS_PRICE", "Gas price cap"],
+  ["RATE_LIMIT", "Request quota"],
 ] as const;
 export type RuleKind = (typeof KINDS)[number][0];
 
@@ -37,7 +39,14 @@ const FIELDS = {
   start: ["policyData.startTimeInEpoch", "startTimeInEpoch", "policyData"],
   end: ["policyData.endTimeInEpoch", "endTimeInEpoch"],
   addresses: ["policyData.addresses"],
+  maxFee: ["policyData.maxFeePerGasGwei"],
+  maxPriorityFee: ["policyData.maxPriorityFeePerGasGwei"],
+  quotaScope: ["policyData.scope"],
+  quotaLimit: ["policyData.limit"],
+  quotaWindow: ["policyData.windowSeconds"],
 } as const;
+
+type QuotaScope = "ip" | "sender" | "origin";
 
 /** A datetime-local value (the browser's time zone) as ms since the epoch; undefined when empty. */
 const msOf = (local: string) => (local ? new Date(local).getTime() : undefined);
@@ -82,6 +91,12 @@ export function RuleForm({ apiKey, editing, onSaved }: { apiKey: string; editing
   const [start, setStart] = useState(localOf(data.startTimeInEpoch));
   const [end, setEnd] = useState(localOf(data.endTimeInEpoch));
   const [addresses, setAddresses] = useState(Array.isArray(data.addresses) ? data.addresses.join("\n") : "");
+  const text = (value: unknown) => (value === undefined ? "" : String(value));
+  const [maxFee, setMaxFee] = useState(text(data.maxFeePerGasGwei));
+  const [maxPriorityFee, setMaxPriorityFee] = useState(text(data.maxPriorityFeePerGasGwei));
+  const [quotaScope, setQuotaScope] = useState(String(data.scope ?? "ip"));
+  const [quotaLimit, setQuotaLimit] = useState(text(data.limit ?? 60));
+  const [quotaWindow, setQuotaWindow] = useState(text(data.windowSeconds ?? 60));
   const form = useSubmit(FIELDS);
   const prefix = editing ? `edit-${editing._id}` : "new-rule";
 
@@ -107,6 +122,13 @@ export function RuleForm({ apiKey, editing, onSaved }: { apiKey: string; editing
       case "SENDER_ALLOWLIST":
       case "SENDER_BLOCKLIST":
         return { addresses: addressesOf(addresses) };
+      case "MAX_GAS_PRICE":
+        return {
+          maxFeePerGasGwei: Number(maxFee),
+          ...(maxPriorityFee.trim() === "" ? {} : { maxPriorityFeePerGasGwei: Number(maxPriorityFee) }),
+        };
+      case "RATE_LIMIT":
+        return { scope: quotaScope as QuotaScope, limit: Number(quotaLimit), windowSeconds: Number(quotaWindow) };
     }
   };
 
@@ -281,6 +303,60 @@ export function RuleForm({ apiKey, editing, onSaved }: { apiKey: string; editing
             />
           )}
         </Field>
+      )}
+      {kind === "MAX_GAS_PRICE" && (
+        <div class="row">
+          <TextField
+            id={`${prefix}-max-fee`}
+            label="Highest maxFeePerGas (gwei)"
+            inputMode="decimal"
+            value={maxFee}
+            onValue={setMaxFee}
+            error={form.errorOf("maxFee")}
+            hint="Operations above it are not sponsored, so a fee spike cannot drain the deposit."
+          />
+          <TextField
+            id={`${prefix}-max-priority-fee`}
+            label="Highest maxPriorityFeePerGas (gwei, optional)"
+            inputMode="decimal"
+            value={maxPriorityFee}
+            onValue={setMaxPriorityFee}
+            error={form.errorOf("maxPriorityFee")}
+          />
+        </div>
+      )}
+      {kind === "RATE_LIMIT" && (
+        <div class="row">
+          <SelectField
+            id={`${prefix}-quota-scope`}
+            label="Counted per"
+            value={quotaScope}
+            onValue={setQuotaScope}
+            options={[
+              { value: "ip", label: "Client address" },
+              { value: "sender", label: "Smart account (sender)" },
+              { value: "origin", label: "Web origin" },
+            ]}
+            error={form.errorOf("quotaScope")}
+          />
+          <TextField
+            id={`${prefix}-quota-limit`}
+            label="Requests allowed"
+            inputMode="numeric"
+            value={quotaLimit}
+            onValue={setQuotaLimit}
+            error={form.errorOf("quotaLimit")}
+          />
+          <TextField
+            id={`${prefix}-quota-window`}
+            label="Per window of (seconds)"
+            inputMode="numeric"
+            value={quotaWindow}
+            onValue={setQuotaWindow}
+            error={form.errorOf("quotaWindow")}
+            hint="Requests over the quota get HTTP 429 until the window ends."
+          />
+        </div>
       )}
       <FormError message={form.formError} />
       <button type="submit" disabled={form.busy}>

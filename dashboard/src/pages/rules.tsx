@@ -107,6 +107,15 @@ function describe(rule: Rule): string {
         ? `Sponsors only these ${senders}`
         : `Never sponsors these ${senders}`;
     }
+    case "MAX_GAS_PRICE": {
+      const priority =
+        data.maxPriorityFeePerGasGwei === undefined ? "" : `, priority fee above ${data.maxPriorityFeePerGasGwei} gwei`;
+      return `Refuses an operation whose maxFeePerGas is above ${data.maxFeePerGasGwei} gwei${priority}`;
+    }
+    case "RATE_LIMIT": {
+      const per = data.scope === "sender" ? "smart account" : data.scope === "origin" ? "web origin" : "client address";
+      return `At most ${data.limit} requests per ${data.windowSeconds} s per ${per}; more get HTTP 429`;
+    }
     default:
       return JSON.stringify(data);
   }

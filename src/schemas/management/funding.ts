@@ -99,18 +99,54 @@ export const SetSponsorInfoBody = Type.Object({
 });
 export type SetSponsorInfoBody = Static<typeof SetSponsorInfoBody>;
 
-/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts or its sponsor. */
+/** The most origins one paymaster lists: enough for every domain and preview of a dApp, checked from a set. */
+const MAX_ALLOWED_ORIGINS = 100;
+
+const WebOrigin = withProblem(
+  Type.String({
+    maxLength: 200,
+    pattern: "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\\s]+/?$",
+    description:
+      "A web origin: scheme://host[:port], no path; stored as browsers send it (lower case, no default port)",
+    examples: ["https://app.example.com"],
+  }),
+  "must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
+);
+
+export const SetAllowedOriginsBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("allowedOrigins"),
+  origins: Type.Array(WebOrigin, {
+    maxItems: MAX_ALLOWED_ORIGINS,
+    description:
+      "Browsers may call the RPC URL only from these origins (403 from any other, and no preflight); an empty list: " +
+      "any origin",
+  }),
+  requireOrigin: Type.Optional(
+    Type.Boolean({
+      description:
+        "true: calls without an Origin header (servers, bundlers, scripts) are refused too; left out: unchanged",
+    }),
+  ),
+});
+export type SetAllowedOriginsBody = Static<typeof SetAllowedOriginsBody>;
+
+/**
+ * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, its sponsor, or
+ * the origins its RPC URL answers browsers from.
+ */
 const UpdatePaymasterBody = Type.Union([
   LinkFundingWalletBody,
   SetPaymasterActiveBody,
   SetDepositAlertBody,
   SetSponsorInfoBody,
+  SetAllowedOriginsBody,
 ]);
 
 export const linkFundingWalletSchema = {
   summary:
     "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, " +
-    "or set the sponsor (name and icon) wallets show",
+    "the sponsor (name and icon) wallets show, or the origins browsers may call it from",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
@@ -122,6 +158,7 @@ export const linkFundingWalletSchema = {
       "thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)",
       "url resolves to 10.0.0.5, a private address",
       "icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted",
+      "origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),

@@ -26,6 +26,10 @@ export const PaymasterView = Type.Object({
     ],
     { description: "What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set" },
   ),
+  allowedOrigins: Type.Array(Type.String(), {
+    description: "The web origins browsers may call the RPC URL from; empty: any origin",
+  }),
+  requireOrigin: Type.Boolean({ description: "true: calls without an Origin header are refused" }),
 });
 export type PaymasterView = Static<typeof PaymasterView>;
 

@@ -21,6 +21,7 @@ import {
   MAX_SENDER_LIST_ADDRESSES,
   POLICY_TYPES,
   type PolicyType,
+  QUOTA_SCOPES,
   THRESHOLD_TYPES,
 } from "./policyKinds";
 
@@ -150,6 +151,58 @@ const SenderAllowlistData = senderListData(
 );
 const SenderBlocklistData = senderListData("These senders are never sponsored, whatever the other rules say");
 
+/** Far above any fee a chain has charged (Ethereum's worst spikes were a few thousand gwei). */
+const MAX_GWEI = 1e9;
+const Gwei = (description: string) =>
+  withProblem(
+    Type.Number({ exclusiveMinimum: 0, maximum: MAX_GWEI, description, examples: [50] }),
+    `must be a positive number of gwei, at most ${MAX_GWEI}`,
+  );
+
+const MaxGasPriceData = Type.Object(
+  {
+    maxFeePerGasGwei: Gwei("The highest maxFeePerGas sponsored, in gwei (decimals allowed: 0.05)"),
+    maxPriorityFeePerGasGwei: Type.Optional(Gwei("The highest maxPriorityFeePerGas sponsored, in gwei; none: any")),
+  },
+  { description: "Refuses an operation whose fees are above the cap, so that a fee spike cannot drain the deposit" },
+);
+
+/** A day: a quota's window; longer ones are what a spending limit is for. */
+const MAX_QUOTA_WINDOW_SECONDS = 86_400;
+const MAX_QUOTA_LIMIT = 1_000_000;
+
+const RateLimitData = Type.Object(
+  {
+    scope: Type.Enum(QUOTA_SCOPES, {
+      description:
+        "ip: per client address (X-Forwarded-For only from proxies TRUST_PROXY names); sender: per operation " +
+        "sender; origin: per web page Origin header (calls without one share one quota)",
+    }),
+    limit: withProblem(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_QUOTA_LIMIT,
+        description: "Requests allowed per window",
+        examples: [60],
+      }),
+      `must be a whole number from 1 to ${MAX_QUOTA_LIMIT}`,
+    ),
+    windowSeconds: withProblem(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_QUOTA_WINDOW_SECONDS,
+        description: "Length of the window, in seconds; windows start at multiples of it since the epoch",
+        examples: [60],
+      }),
+      `must be a whole number of seconds from 1 to ${MAX_QUOTA_WINDOW_SECONDS}`,
+    ),
+  },
+  {
+    description:
+      "A quota on the RPC endpoint: more than limit requests per window from one scope are answered with HTTP 429",
+  },
+);
+
 export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("PAYMASTER_SA_LIMIT"), policyData: SpendingLimitData }),
   Type.Object({ name: Name, policyType: Type.Literal("WEBHOOK"), policyData: WebhookData }),
@@ -158,6 +211,8 @@ export const CreatePolicyBody = Type.Union([
   Type.Object({ name: Name, policyType: Type.Literal("TIME_WINDOW"), policyData: TimeWindowData }),
   Type.Object({ name: Name, policyType: Type.Literal("SENDER_ALLOWLIST"), policyData: SenderAllowlistData }),
   Type.Object({ name: Name, policyType: Type.Literal("SENDER_BLOCKLIST"), policyData: SenderBlocklistData }),
+  Type.Object({ name: Name, policyType: Type.Literal("MAX_GAS_PRICE"), policyData: MaxGasPriceData }),
+  Type.Object({ name: Name, policyType: Type.Literal("RATE_LIMIT"), policyData: RateLimitData }),
 ]);
 export type CreatePolicyBody = Static<typeof CreatePolicyBody>;
 
@@ -170,6 +225,8 @@ export const POLICY_DATA_SCHEMAS: Record<PolicyType, TSchema> = {
   TIME_WINDOW: TimeWindowData,
   SENDER_ALLOWLIST: SenderAllowlistData,
   SENDER_BLOCKLIST: SenderBlocklistData,
+  MAX_GAS_PRICE: MaxGasPriceData,
+  RATE_LIMIT: RateLimitData,
 };
 
 /** A spending limit as stored: its cycle always in the object form (the text form is read into it on the way in). */
@@ -193,6 +250,8 @@ export const STORED_POLICY_DATA = {
   TIME_WINDOW: StoredTimeWindowData,
   SENDER_ALLOWLIST: SenderAllowlistData,
   SENDER_BLOCKLIST: SenderBlocklistData,
+  MAX_GAS_PRICE: MaxGasPriceData,
+  RATE_LIMIT: RateLimitData,
 } as const satisfies Record<PolicyType, TSchema>;
 
 /** The stored settings of each kind of rule. */
@@ -284,13 +343,14 @@ const common = { tags: ["policies"], security: tokenAndApiKey };
 export const createPolicySchema = {
   ...common,
   summary:
-    "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window or a sender list",
+    "Add a rule: a spending limit, a webhook, wallet deployment, a per-operation cost cap, a time window, a sender " +
+    "list, a gas-price cap or a request quota",
   body: CreatePolicyBody,
   response: {
     200: Success("Paymaster Policy created successfully", PolicyView),
     400: BadRequest(
       messages.policyNameExists,
-      "policyType must be one of PAYMASTER_SA_LIMIT, WEBHOOK, WALLET_DEPLOYMENT, MAX_COST_PER_OP, TIME_WINDOW, SENDER_ALLOWLIST, SENDER_BLOCKLIST",
+      `policyType must be one of ${POLICY_TYPES.join(", ")}`,
       usdNeedsPrice("policyData.thresholdType", "<chainId>"),
       "policyData.addresses[3] must be a 20-byte hex address",
       `policyData.addresses must have at most ${MAX_SENDER_LIST_ADDRESSES} items`,

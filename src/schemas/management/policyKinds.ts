@@ -9,6 +9,8 @@ export const POLICY_TYPES = [
   "TIME_WINDOW",
   "SENDER_ALLOWLIST",
   "SENDER_BLOCKLIST",
+  "MAX_GAS_PRICE",
+  "RATE_LIMIT",
 ] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
@@ -21,3 +23,6 @@ export const COST_CAP_TYPES = ["NATIVE_ASSET", "USD"] as const;
 
 /** The most addresses one sender list holds: checked in O(1) from a set, so its length costs memory, not time. */
 export const MAX_SENDER_LIST_ADDRESSES = 100_000;
+
+/** Whose requests a RATE_LIMIT quota counts together: one client address, one sender, or one web origin. */
+export const QUOTA_SCOPES = ["ip", "sender", "origin"] as const;
