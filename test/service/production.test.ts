@@ -1,19 +1,27 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { create2Address } from "../../src/chain/create2";
+import { entryPointStack } from "../../src/devChain/entryPointV07Deployments";
+import { deployCreate2Batch } from "../../src/devChain/localBatch";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/sponsorship/paymasters/ourPaymasters";
 import { openDatabase } from "../../src/storage/database";
+import { anvilKeys, startLocalChain } from "../contracts/fixtures";
 import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
 import { type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 // The production path end to end, as an operator takes it (and as the Dockerfile does): build, pack, install the pack
 // with --omit=dev --omit=optional in an empty folder, check that no development package came with it, start `node dist/main.js` against PostgreSQL, create an account with
-// `node dist/cli/account.js`, sponsor, scrape /metrics, then SIGTERM under load. PostgreSQL is what production runs on,
+// `node dist/cli/account.js`, sponsor, scrape /metrics, then SIGTERM under load; and deploy, stake and check our
+// paymaster with `node dist/cli/contracts.js` on a chain as public chains carry it. PostgreSQL is what production runs on,
 // so this runs in the DATABASE_URL pass of the suite; it makes a database of its own there.
 const url = testDatabaseUrl();
 const skip = url ? false : "needs DATABASE_URL (PostgreSQL): the production path runs in the suite's PostgreSQL pass";
@@ -297,4 +305,74 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   t.diagnostic(
     `production path: ${sponsored.length} of ${LOAD} in-flight sponsorships answered and recorded, exit ${tookMs} ms after SIGTERM`,
   );
+});
+
+test("the packed contracts command deploys, stakes and checks our paymaster on a chain as public chains carry it", {
+  skip,
+  timeout: 240_000,
+}, async () => {
+  // A chain with another id that holds what public chains hold for v0.7: the CREATE2 proxy and the canonical
+  // EntryPoint, deployed through it. The command is the install's, run as an operator runs it.
+  const chain = await startLocalChain({ chainId: 84532 });
+  try {
+    await deployCreate2Batch(chain.clients(anvilKeys.stranger), { entryPoint: entryPointStack("0.7").entryPoint });
+    const owner = privateKeyToAccount(anvilKeys.owner).address;
+    const ownerKeyFile = path.join(workDir, "owner.key");
+    const chainsFile = path.join(workDir, "chains.json");
+    writeFileSync(ownerKeyFile, anvilKeys.owner, { mode: 0o600 });
+    writeFileSync(chainsFile, JSON.stringify([{ chainId: 84532, name: "Base Sepolia (anvil)" }]));
+    const contracts = (args: string[]) =>
+      run(process.execPath, ["dist/cli/contracts.js", ...args, "--rpc-url", chain.anvil.rpcUrl], {
+        cwd: installDir,
+        env: { ...env, CHAINS_FILE: chainsFile },
+      });
+
+    const deployed = await contracts([
+      "deploy",
+      "--entry-points",
+      "0.7",
+      "--owner",
+      owner,
+      "--key-file",
+      ownerKeyFile,
+      "--json",
+    ]);
+    const entry = JSON.parse(deployed.stdout) as { entryPoints: Record<string, { verifyingPaymaster: Address }> };
+    const paymaster = entry.entryPoints["0.7"]?.verifyingPaymaster;
+    assert.equal(
+      paymaster,
+      create2Address(paymasterInitCode(OUR_PAYMASTERS["0.7"].paymasters.verifying, ENTRY_POINT_V07_ADDRESS, owner)),
+    );
+    assert.match(deployed.stderr, /mined in block \d+: success/);
+
+    // Not staked yet: status fails and says what to do.
+    const unstaked = await contracts(["status", "--entry-points", "0.7", "--owner", owner]).then(
+      () => assert.fail("status passes before the stake"),
+      (failure: { code: number; stdout: string }) => failure,
+    );
+    assert.equal(unstaked.code, 1);
+    assert.match(unstaked.stdout, /FAIL stake/);
+
+    await contracts([
+      "stake",
+      "--entry-points",
+      "0.7",
+      "--key-file",
+      ownerKeyFile,
+      "--amount",
+      "1",
+      "--unstake-delay",
+      "86400",
+    ]);
+    writeFileSync(chainsFile, JSON.stringify([{ ...entry, rpcUrl: chain.anvil.rpcUrl }]));
+    const status = await contracts(["status", "--entry-points", "0.7", "--json"]);
+    const report = JSON.parse(status.stdout) as { ok: boolean; checks: { check: string; ok: boolean }[] };
+    assert.equal(report.ok, true, status.stdout);
+    assert.ok(
+      report.checks.some((line) => line.check === "signer" && line.ok),
+      "the service's key is in the set",
+    );
+  } finally {
+    await chain.anvil.stop();
+  }
 });
