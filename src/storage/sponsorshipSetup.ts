@@ -13,6 +13,8 @@ export interface StoredSetup {
     fundingAddress: string | null;
     active: boolean;
   };
+  /** Until when the apiKey it was read by names the paymaster (ms): set for a key a rotation replaced; else null. */
+  apiKeyUntilMs: number | null;
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
   /** Active rules only, readable or not (src/storage/policies.ts reads each row's settings by its kind). */
@@ -31,13 +33,22 @@ interface PaymasterRow {
   funding_address: string | null;
   setup_version: string | number;
   active: boolean;
+  key_until_ms: string | number | null;
 }
+
+/**
+ * The paymaster an apiKey names: its current key, or the key a rotation replaced (while that key's grace lasts; the
+ * time is compared by the caller, with its clock, through `key_until_ms`).
+ */
+const BY_API_KEY = "(api_key = $1 OR (previous_api_key = $1 AND previous_api_key_until_ms IS NOT NULL))";
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, name, chain_id, funding_address, setup_version, active FROM paymasters WHERE api_key = $1",
+    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active,
+       CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
+     FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -58,6 +69,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       fundingAddress: paymaster.funding_address,
       active: paymaster.active,
     },
+    apiKeyUntilMs: paymaster.key_until_ms === null ? null : Number(paymaster.key_until_ms),
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),
     contracts: contractRows.map((row) => ({
@@ -77,7 +89,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
 export async function readSetupVersion(db: Queryable, apiKey: string): Promise<string | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [row] = await db.query<{ setup_version: string | number }>(
-    "SELECT setup_version FROM paymasters WHERE api_key = $1",
+    `SELECT setup_version FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
   );
   return row ? String(row.setup_version) : undefined;

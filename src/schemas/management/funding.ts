@@ -78,22 +78,62 @@ export const SetDepositAlertBody = Type.Object({
 });
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
-/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, or set its alerts. */
-const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody, SetDepositAlertBody]);
+/** The longest grace period of a rotated apiKey: 30 days. */
+export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+
+export const RotateApiKeyBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("rotateApiKey"),
+  graceSeconds: withProblem(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_GRACE_SECONDS,
+      description:
+        "How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once",
+      examples: [3600],
+    }),
+    `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`,
+  ),
+});
+export type RotateApiKeyBody = Static<typeof RotateApiKeyBody>;
+
+/**
+ * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, or rotate its
+ * apiKey.
+ */
+const UpdatePaymasterBody = Type.Union([
+  LinkFundingWalletBody,
+  SetPaymasterActiveBody,
+  SetDepositAlertBody,
+  RotateApiKeyBody,
+]);
 
 export const linkFundingWalletSchema = {
   summary:
-    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts",
+    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, " +
+    "or rotate its apiKey",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
   response: {
-    200: Success("Paymaster updated successfully", PaymasterView),
+    200: Success(
+      "Paymaster updated successfully",
+      Type.Object({
+        ...PaymasterView.properties,
+        previousApiKeyValidUntil: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], {
+            description:
+              "rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once",
+          }),
+        ),
+      }),
+    ),
     400: BadRequest(
       messages.invalidSignature,
       "signature must be a 0x-prefixed hex string",
       "thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)",
       "url resolves to 10.0.0.5, a private address",
+      `graceSeconds must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`,
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),

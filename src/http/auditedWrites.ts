@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
+import type { AmbientTransactions } from "../storage/ambientTransaction";
+import { startAuditEntry } from "../storage/auditLog";
+import { callerOf } from "./auth";
+
+/** Methods that change something: each route with one of them is an audited write. */
+const WRITING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Body fields that name what a write is about (ids, the kind of change); nothing else of the body is copied. */
+const TARGET_FIELDS = ["paymasterId", "policyId", "webhookId", "tokenId", "address", "name", "type", "policyType"];
+
+/** A write that answered a 4xx itself (rather than throwing): its changes are undone with the transaction. */
+class AnsweredRefusal {
+  constructor(readonly payload: unknown) {}
+}
+
+/** The ids a request names: its path parameters and the naming fields of its body. */
+function targetOf(request: FastifyRequest): Record<string, unknown> {
+  const target: Record<string, unknown> = { ...(request.params as Record<string, unknown> | undefined) };
+  const body = request.body;
+  if (body && typeof body === "object" && !Array.isArray(body)) {
+    for (const field of TARGET_FIELDS) {
+      const value = (body as Record<string, unknown>)[field];
+      if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") target[field] = value;
+    }
+  }
+  return target;
+}
+
+/**
+ * Makes every write route registered after it on `api` an audited write: its handler runs in one transaction that the
+ * use cases join (`transactions`), which first opens the write's audit entry (who, from where, what it names) and in
+ * which the database adds each row the write changes to that entry (migration 19). A write that throws or answers a
+ * 4xx/5xx rolls back with its entry: a change without its entry, or an entry without its change, cannot be committed.
+ *
+ * Hooked on the routes rather than written in each handler, so that a new write route is audited without remembering
+ * to: test/http/auditLog.test.ts checks every write route of the OpenAPI document.
+ */
+export function auditWrites(api: FastifyInstance, transactions: AmbientTransactions, now: () => number): void {
+  api.addHook("onRoute", (route) => {
+    const methods = [route.method].flat();
+    if (!methods.some((method) => WRITING_METHODS.has(method))) return;
+    const handler = route.handler as RouteHandlerMethod;
+    route.handler = async function audited(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      const caller = callerOf(request);
+      // Every management write has a guard that names its caller; one without would be a route mistake, not a write
+      // to leave out of the log.
+      if (!caller) throw new Error(`the write route ${request.method} ${route.url} has no caller to audit`);
+      try {
+        return await transactions.run(async (tx) => {
+          await startAuditEntry(tx, {
+            atMs: now(),
+            accountId: caller.account.id,
+            tokenId: caller.account.token.id,
+            tokenName: caller.account.token.name,
+            clientAddress: request.ip,
+            method: request.method,
+            path: request.url.split("?")[0] ?? request.url,
+            paymasterId: caller.paymaster?.id ?? null,
+            target: targetOf(request),
+          });
+          const payload = await handler.call(this, request, reply);
+          if (reply.statusCode >= 400) throw new AnsweredRefusal(payload);
+          return payload;
+        });
+      } catch (error) {
+        if (error instanceof AnsweredRefusal) return error.payload;
+        throw error;
+      }
+    };
+  });
+}
