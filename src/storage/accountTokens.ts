@@ -56,10 +56,10 @@ export async function insertAccountToken(
   return { ...toToken(row as TokenRow), authToken };
 }
 
-/** The account's tokens, oldest first; expired ones too (they show their expiry), revoked ones are gone. */
+/** The account's tokens, the first one first, then oldest first; expired ones too (they show their expiry), revoked ones are gone. */
 export async function listAccountTokens(db: Queryable, accountId: string): Promise<AccountToken[]> {
   const rows = await db.query<TokenRow>(
-    `SELECT ${COLUMNS} FROM account_tokens WHERE account_id = $1 ORDER BY created_ms, id`,
+    `SELECT ${COLUMNS} FROM account_tokens WHERE account_id = $1 ORDER BY first DESC, created_ms, id`,
     [accountId],
   );
   return rows.map(toToken);
