@@ -577,25 +577,29 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE FUNCTION audit_row_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
       DECLARE
         entry text := current_setting('paymaster.audit_entry', true);
+        old_row jsonb := to_jsonb(OLD);
+        new_row jsonb := to_jsonb(NEW);
+        row_now jsonb := coalesce(to_jsonb(NEW), to_jsonb(OLD));
         before jsonb;
         after jsonb;
-        changed_before jsonb;
-        changed_after jsonb;
         owner text;
       BEGIN
         IF entry IS NULL OR entry = '' THEN RETURN NULL; END IF;
-        IF TG_OP <> 'INSERT' THEN before := audit_row_view(to_jsonb(OLD)); END IF;
-        IF TG_OP <> 'DELETE' THEN after := audit_row_view(to_jsonb(NEW)); END IF;
         IF TG_OP = 'UPDATE' THEN
-          -- Only the fields that changed, with the row's id to name it; none (a bookkeeping update): nothing to log.
-          SELECT jsonb_object_agg(k, before->k), jsonb_object_agg(k, after->k) INTO changed_before, changed_after
-          FROM jsonb_object_keys(after) AS k WHERE before->k IS DISTINCT FROM after->k;
-          IF changed_after IS NULL THEN RETURN NULL; END IF;
-          before := jsonb_build_object('id', after->'id') || changed_before;
-          after := jsonb_build_object('id', after->'id') || changed_after;
+          -- The fields that changed, compared before masking (a rotated key is a change even though both show ***),
+          -- with the row's id to name it. None left once bookkeeping is set aside: nothing to log.
+          SELECT jsonb_object_agg(k, old_row->k), jsonb_object_agg(k, new_row->k) INTO before, after
+          FROM jsonb_object_keys(new_row) AS k WHERE old_row->k IS DISTINCT FROM new_row->k;
+          after := audit_row_view(coalesce(after, '{}'::jsonb));
+          IF after = '{}'::jsonb THEN RETURN NULL; END IF;
+          before := jsonb_build_object('id', old_row->'id') || audit_row_view(before);
+          after := jsonb_build_object('id', new_row->'id') || after;
+        ELSIF TG_OP = 'INSERT' THEN
+          after := audit_row_view(new_row);
+        ELSE
+          before := audit_row_view(old_row);
         END IF;
-        owner := CASE WHEN TG_TABLE_NAME = 'paymasters' THEN coalesce(after, before)->>'id'
-                      ELSE coalesce(after, before)->>'paymaster_id' END;
+        owner := CASE WHEN TG_TABLE_NAME = 'paymasters' THEN row_now->>'id' ELSE row_now->>'paymaster_id' END;
         UPDATE audit_log
         SET changes = changes || jsonb_build_array(jsonb_build_object(
               'table', TG_TABLE_NAME, 'operation', lower(TG_OP), 'before', before, 'after', after)),
