@@ -9,6 +9,11 @@ const WRITING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Body fields that name what a write is about (ids, the kind of change); nothing else of the body is copied. */
 const TARGET_FIELDS = ["paymasterId", "policyId", "webhookId", "tokenId", "address", "name", "type", "policyType"];
 
+/** The audited routes of each app, by its HTTP server ("METHOD url"), for the check that every write is one. */
+const auditedRoutes = new WeakMap<object, string[]>();
+
+export const auditedRoutesOf = (app: FastifyInstance): readonly string[] => auditedRoutes.get(app.server) ?? [];
+
 /** A write that answered a 4xx itself (rather than throwing): its changes are undone with the transaction. */
 class AnsweredRefusal {
   constructor(readonly payload: unknown) {}
@@ -34,12 +39,15 @@ function targetOf(request: FastifyRequest): Record<string, unknown> {
  * 4xx/5xx rolls back with its entry: a change without its entry, or an entry without its change, cannot be committed.
  *
  * Hooked on the routes rather than written in each handler, so that a new write route is audited without remembering
- * to: test/http/auditLog.test.ts checks every write route of the OpenAPI document.
+ * to: test/http/auditLog.test.ts checks that the audited routes are the write routes of the OpenAPI document.
  */
 export function auditWrites(api: FastifyInstance, transactions: AmbientTransactions, now: () => number): void {
+  const audited = auditedRoutes.get(api.server) ?? [];
+  auditedRoutes.set(api.server, audited);
   api.addHook("onRoute", (route) => {
     const methods = [route.method].flat();
     if (!methods.some((method) => WRITING_METHODS.has(method))) return;
+    for (const method of methods) audited.push(`${method} ${route.url}`);
     const handler = route.handler as RouteHandlerMethod;
     route.handler = async function audited(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const caller = callerOf(request);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { MANAGEMENT_PREFIX } from "../../src/app";
+import { auditedRoutesOf } from "../../src/http/auditedWrites";
 import { hashToken } from "../../src/storage/accounts";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 
@@ -298,4 +299,17 @@ test("pages newest first, filters by paymaster, token and time; another account 
     assert.equal(reply.status, 400, JSON.stringify(query));
     assert.ok(reply.body.message.includes(message), reply.body.message);
   }
+});
+
+test("every write route of the OpenAPI document is an audited write", async () => {
+  const document = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json() as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  const writes = Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.keys(operations)
+      .filter((method) => method !== "get")
+      .map((method) => `${method.toUpperCase()} ${path.replace(/\{([A-Za-z]+)\}/g, ":$1")}`),
+  );
+  assert.ok(writes.length >= 15, `only ${writes.length} write routes`);
+  assert.deepEqual([...auditedRoutesOf(t.app)].sort(), writes.sort());
 });
