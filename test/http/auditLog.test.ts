@@ -105,7 +105,15 @@ test("each write leaves one entry with who, from where, what, and the change; no
       "POST /paymasterParameters",
     ],
   );
-  const [token, rotation, hook, limitUpdate, policyCreate, contract, created] = entries as Entry[] & { length: 7 };
+  const [token, rotation, hook, limitUpdate, policyCreate, contract, created] = entries as [
+    Entry,
+    Entry,
+    Entry,
+    Entry,
+    Entry,
+    Entry,
+    Entry,
+  ];
   for (const entry of entries) {
     assert.equal(entry.accountId, dapp.accountId);
     assert.equal(entry.tokenId, firstTokenId);
