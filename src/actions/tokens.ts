@@ -1,6 +1,6 @@
-import { badRequest, TokenNameExistsError, TokenNotFoundError } from "../errors";
+import { AccountNotFoundError, badRequest, TokenNameExistsError, TokenNotFoundError } from "../errors";
 import type { CreateTokenBody } from "../schemas/management/tokens";
-import type { TokenScope } from "../storage/accounts";
+import { findAccount, type TokenScope } from "../storage/accounts";
 import {
   type AccountToken,
   deleteAccountToken,
@@ -64,4 +64,10 @@ export async function revokeAccountTokenById(ctx: TokenContext, accountId: strin
   const revoked = isUuid(tokenId) ? await deleteAccountToken(ctx.db, accountId, tokenId) : undefined;
   if (!revoked) throw new TokenNotFoundError();
   return { tokenId: revoked.id };
+}
+
+/** The account command names accounts by id: an unknown one is its 404, never a database error. */
+export async function requireAccountById(ctx: TokenContext, accountId: string): Promise<string> {
+  if (!isUuid(accountId) || !(await findAccount(ctx.db, accountId))) throw new AccountNotFoundError();
+  return accountId;
 }

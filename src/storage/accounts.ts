@@ -99,7 +99,7 @@ export async function rotateToken(
   id: string,
   nowMs = Date.now(),
 ): Promise<(Account & { authToken: string }) | undefined> {
-  const [account] = await db.query<Account>("SELECT id, name FROM accounts WHERE id = $1", [id]);
+  const account = await findAccount(db, id);
   if (!account) return undefined;
   const authToken = newToken();
   await db.query(
@@ -119,6 +119,11 @@ export async function revokeToken(db: Queryable, id: string): Promise<boolean> {
   if (!account) return false;
   await db.query("DELETE FROM account_tokens WHERE account_id = $1 AND first", [id]);
   return true;
+}
+
+export async function findAccount(db: Queryable, id: string): Promise<Account | undefined> {
+  const [account] = await db.query<Account>("SELECT id, name FROM accounts WHERE id = $1", [id]);
+  return account;
 }
 
 export async function countAccounts(db: Queryable): Promise<number> {
