@@ -139,7 +139,8 @@ export async function buildApp(
   app.addHook("onClose", () => alerts.stop());
   // Tokens and apiKeys known to this instance are checked without a query; every change of a credential, by this
   // instance or any other writer, reaches it through the database's notifications (src/http/credentialCache.ts).
-  const credentials = ctx.credentials ?? new CredentialCache(ctx.db, undefined, ctx.now, new TokenUse(ctx.db, () => nowMs(ctx)));
+  const credentials =
+    ctx.credentials ?? new CredentialCache(ctx.db, undefined, ctx.now, new TokenUse(ctx.db, () => nowMs(ctx)));
   // An apiKey rotated by any instance is dropped from the sponsorship setups too, not only after their TTL.
   credentials.onAccountChanged((accountId) => setups.forgetAccount(accountId));
   await credentials.follow(ctx.db, CREDENTIALS_CHANNEL);

@@ -20,7 +20,7 @@ export interface TokenContext {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A token as the list shows it. */
-export const tokenView = (token: AccountToken) => ({
+const tokenView = (token: AccountToken) => ({
   tokenId: token.id,
   name: token.name,
   scope: token.scope,

@@ -27,7 +27,7 @@ export const hashToken = (token: string) => createHash("sha256").update(token).d
 export const newToken = () => `pm_${randomBytes(32).toString("base64url")}`;
 
 /** The name the first token of an account carries (the one made with the account). */
-export const FIRST_TOKEN_NAME = "first";
+const FIRST_TOKEN_NAME = "first";
 
 /**
  * Creates an account with its first token (admin) and returns that token: the only time it exists in clear. One

@@ -86,7 +86,7 @@ test("the audit log page lists the account's writes with their changes, and filt
 
   await page.getByLabel("Paymaster").selectOption({ label: "shop" });
   await page.getByRole("button", { name: "Filter" }).click();
-  await page.waitForFunction(() => document.querySelectorAll("table.audit tbody tr").length === 3);
+  await page.waitForFunction("document.querySelectorAll('table.audit tbody tr').length === 3");
   assert.doesNotMatch((await page.locator("table.audit").textContent()) ?? "", /webhook/);
   await screenshotBothSizes(page, "audit-log");
   assert.deepEqual(console_.errors, [], "no console error");

@@ -79,7 +79,7 @@ export const SetDepositAlertBody = Type.Object({
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
 /** The longest grace period of a rotated apiKey: 30 days. */
-export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 
 export const RotateApiKeyBody = Type.Object({
   paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),

@@ -2,7 +2,7 @@ import Type from "typebox";
 import { withProblem } from "./common";
 
 /** An instant as ISO 8601 text with its offset (what the audit log and token expiries show). */
-export const ISO_TIME_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$";
+const ISO_TIME_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$";
 
 export const IsoTime = (description: string) =>
   withProblem(

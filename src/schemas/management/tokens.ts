@@ -41,7 +41,7 @@ const CreatedToken = Type.Object({
   authToken: Type.String({ description: "The token itself: shown in this answer only, stored hashed" }),
 });
 
-export const TokenParams = Type.Object({
+const TokenParams = Type.Object({
   tokenId: Type.String({ description: "The token's id (UUID); any other id is not found" }),
 });
 
