@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
 import type { AmbientTransactions } from "../storage/ambientTransaction";
 import { startAuditEntry } from "../storage/auditLog";
+import { isStorableText } from "../storage/storableText";
 import { callerOf } from "./auth";
 
 /** Methods that change something: each route with one of them is an audited write. */
@@ -19,14 +20,34 @@ class AnsweredRefusal {
   constructor(readonly payload: unknown) {}
 }
 
+/** Longest text of a target kept in the entry, in code points: ids and names are short; anything longer is cut. */
+const MAX_TARGET_TEXT = 200;
+
+/**
+ * A value as the entry can hold it: text the database cannot store (U+0000, a lone surrogate: a hostile id that will
+ * be refused as unknown anyway) must not turn the write into a database error, so it is shown as JSON escapes.
+ */
+function storable(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  // JSON's own escapes (\\u0000, \\ud800) are plain storable characters.
+  const text = isStorableText(value) ? value : JSON.stringify(value).slice(1, -1);
+  // Cut by code points: a cut inside a surrogate pair would make the text unstorable again.
+  return text.length <= MAX_TARGET_TEXT ? text : Array.from(text).slice(0, MAX_TARGET_TEXT).join("");
+}
+
 /** The ids a request names: its path parameters and the naming fields of its body. */
 function targetOf(request: FastifyRequest): Record<string, unknown> {
-  const target: Record<string, unknown> = { ...(request.params as Record<string, unknown> | undefined) };
+  const target: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries((request.params as Record<string, unknown> | undefined) ?? {})) {
+    target[key] = storable(value);
+  }
   const body = request.body;
   if (body && typeof body === "object" && !Array.isArray(body)) {
     for (const field of TARGET_FIELDS) {
       const value = (body as Record<string, unknown>)[field];
-      if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") target[field] = value;
+      if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
+        target[field] = storable(value);
+      }
     }
   }
   return target;

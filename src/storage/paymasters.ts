@@ -83,7 +83,8 @@ export async function findPaymasterByApiKey(
   const rows = await db.query<PaymasterRow & { key_until_ms: string | number | null }>(
     `SELECT ${COLUMNS}, CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
      FROM paymasters
-     WHERE account_id = $2 AND (api_key = $1 OR (previous_api_key = $1 AND previous_api_key_until_ms > $3))`,
+     WHERE account_id = $2 AND id = (SELECT id FROM paymasters WHERE api_key = $1
+       UNION ALL SELECT id FROM paymasters WHERE previous_api_key = $1 AND previous_api_key_until_ms > $3 LIMIT 1)`,
     [apiKey, accountId, nowMs],
   );
   const row = rows[0];
