@@ -580,6 +580,7 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         old_row jsonb := to_jsonb(OLD);
         new_row jsonb := to_jsonb(NEW);
         row_now jsonb := coalesce(to_jsonb(NEW), to_jsonb(OLD));
+        unchanged text[];
         before jsonb;
         after jsonb;
         owner text;
@@ -588,11 +589,13 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         IF TG_OP = 'UPDATE' THEN
           -- The fields that changed, compared before masking (a rotated key is a change even though both show ***),
           -- with the row's id to name it. None left once bookkeeping is set aside: nothing to log.
-          SELECT jsonb_object_agg(k, old_row->k), jsonb_object_agg(k, new_row->k) INTO before, after
-          FROM jsonb_object_keys(new_row) AS k WHERE old_row->k IS DISTINCT FROM new_row->k;
-          after := audit_row_view(coalesce(after, '{}'::jsonb));
+          -- (Removing the unchanged keys, not aggregating the changed ones: jsonb_object_agg takes minutes on a
+          -- rule holding 100,000 addresses.)
+          SELECT coalesce(array_agg(k), '{}'::text[]) INTO unchanged
+          FROM jsonb_object_keys(new_row) AS k WHERE old_row->k IS NOT DISTINCT FROM new_row->k;
+          after := audit_row_view(new_row - unchanged);
           IF after = '{}'::jsonb THEN RETURN NULL; END IF;
-          before := jsonb_build_object('id', old_row->'id') || audit_row_view(before);
+          before := jsonb_build_object('id', old_row->'id') || audit_row_view(old_row - unchanged);
           after := jsonb_build_object('id', new_row->'id') || after;
         ELSIF TG_OP = 'INSERT' THEN
           after := audit_row_view(new_row);
