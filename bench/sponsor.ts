@@ -9,7 +9,9 @@
 //            --set-ups whitelist,limited,large (default all three; one alone gives a profile of that set-up alone),
 //            --instances 2 (PostgreSQL only: a second service on the same database; each set-up is then measured on one
 //            instance and on both, the connections split between them, in the same rounds),
-//            --entry-point 0.6|0.7|0.8 (the operations' EntryPoint version, default 0.6)
+//            --entry-point 0.6|0.7|0.8 (the operations' EntryPoint version, default 0.6),
+//            --pkcs11 (A/B of the signer: this checkout with its key file and with its key in a SoftHSM2 token made for
+//            the run, in the same rounds; needs softhsm2 and opensc)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
 import { spawn } from "node:child_process";
@@ -25,6 +27,7 @@ import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
 import { migrate } from "../src/storage/migrations";
 import { embeddedEnv, type RunningService, startService } from "../test/helpers/service";
+import { createSoftHsm } from "../test/helpers/softHsm";
 import { cpuDuring, processCpuMicros } from "./cpu";
 import { type LoadResult, load } from "./load";
 
@@ -49,6 +52,8 @@ const { values } = parseArgs({
     instances: { type: "string", default: "1" },
     /** The EntryPoint version of the operations sent: v0.6's form, or v0.7's (also v0.8's) with its address. */
     "entry-point": { type: "string", default: "0.6" },
+    /** The signer in a PKCS#11 token (SoftHSM2) beside the key file, measured in the same rounds. */
+    pkcs11: { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -361,6 +366,8 @@ const scenarioNames = {
 interface Build {
   label: string;
   cwd: string;
+  /** Settings added to the service's environment (the PKCS#11 signer's). */
+  env?: Record<string, string>;
 }
 
 interface Started {
@@ -379,6 +386,11 @@ const TOKEN_LINE = /authToken, shown only this once:\n(pm_\S+)/;
 
 async function startBuild(build: Build): Promise<Started> {
   const storage = values.postgres ? await postgresStorage() : await embeddedStorage();
+  if (build.env) {
+    Object.assign(storage.env, build.env);
+    // The token's key replaces the generated one: the service refuses two signer keys.
+    delete storage.env.SIGNER_PRIVATE_KEY;
+  }
   const profile = values["cpu-prof"];
   const args = values.dist ? ["--enable-source-maps", "dist/main.js"] : ["--import", "tsx", "src/main.ts"];
   // Request logs as the service's default level writes them; the start line is all the bench reads.
@@ -509,10 +521,16 @@ const range = (values: number[], digits = 0) => {
   return min === max ? f(min) : `${f(median)} (${f(min)}–${f(max)})`;
 };
 
-const builds: Build[] = [{ label: "this build", cwd: ROOT }];
+const builds: Build[] = [{ label: values.pkcs11 ? "key file" : "this build", cwd: ROOT }];
 if (values.against)
   builds.push({ label: path.basename(path.resolve(values.against)), cwd: path.resolve(values.against) });
-const { results, notes } = await run(builds);
+const hsm = values.pkcs11 ? createSoftHsm() : undefined;
+if (hsm) {
+  hsm.addToken("bench", "1234");
+  hsm.addKey({ label: "bench", pin: "1234" }, "signer");
+  builds.push({ label: "PKCS#11 SoftHSM2", cwd: ROOT, env: hsm.signerEnv("bench", "signer", "1234") });
+}
+const { results, notes } = await run(builds).finally(() => hsm?.remove());
 const rows: Record<string, Record<string, string>> = {};
 for (const [key, measured] of results) {
   const connections = key.slice(key.lastIndexOf("@") + 1);

@@ -105,10 +105,37 @@ export class Secret {
   }
 }
 
-/** Where the verifying signer's key comes from: the environment, or a key file (made on first start if absent). */
+/**
+ * Where the verifying signer's key is: the environment, a key file (made on first start if absent), or a PKCS#11
+ * token, where it stays (the service holds no copy of it).
+ */
 export type SignerKeySource =
   | { kind: "env"; privateKey: Secret }
-  | { kind: "file"; path: string; createIfMissing: boolean };
+  | { kind: "file"; path: string; createIfMissing: boolean }
+  | Pkcs11SignerConfig;
+
+/** A key in a hardware security module (or SoftHSM2), reached through its PKCS#11 module (SIGNER_PKCS11_*). */
+export interface Pkcs11SignerConfig {
+  kind: "pkcs11";
+  /** The module's shared library, e.g. /usr/lib/softhsm/libsofthsm2.so. */
+  module: string;
+  tokenLabel: string;
+  keyLabel: string;
+  /** A file holding the user PIN, readable by its owner only. */
+  pinFile: string;
+  /** Sessions kept open: signatures in flight at once (a network HSM's latency is paid per session). */
+  sessions: number;
+}
+
+/** Signatures a PKCS#11 signer can have in flight at once unless SIGNER_PKCS11_SESSIONS says otherwise. */
+const DEFAULT_PKCS11_SESSIONS = 4;
+
+const PKCS11_SETTINGS = [
+  "SIGNER_PKCS11_MODULE",
+  "SIGNER_PKCS11_TOKEN_LABEL",
+  "SIGNER_PKCS11_KEY_LABEL",
+  "SIGNER_PKCS11_PIN_FILE",
+] as const;
 
 /** Where the master key of the per-account webhook secrets comes from; same rules as the signer key. */
 export type WebhookSigningKeySource =
@@ -244,7 +271,7 @@ export function loadConfig(
     },
     trustProxy: trustProxy(vars.TRUST_PROXY, problems),
     chains: readChainsFile(vars.CHAINS_FILE ?? DEFAULT_CHAINS_FILE, problems),
-    signerKey: signerKey(vars, dataDir, url !== undefined),
+    signerKey: signerKey(vars, dataDir, url !== undefined, problems),
     webhooks: {
       timeoutMs: vars.WEBHOOK_TIMEOUT_MS ?? 2000,
       ...allowPrivateWebhooks(vars, host),
@@ -344,13 +371,47 @@ function webhookSigningKey(vars: Environment, dataDir: string, sharedDatabase: b
   return { kind: "file", path: path.join(dataDir, "webhook.key"), createIfMissing: !sharedDatabase };
 }
 
-function signerKey(vars: Environment, dataDir: string, sharedDatabase: boolean): SignerKeySource {
+function signerKey(vars: Environment, dataDir: string, sharedDatabase: boolean, problems: string[]): SignerKeySource {
+  const pkcs11 = pkcs11Signer(vars, problems);
+  if (pkcs11) return pkcs11;
   if (vars.SIGNER_PRIVATE_KEY !== undefined) return { kind: "env", privateKey: new Secret(vars.SIGNER_PRIVATE_KEY) };
   if (vars.SIGNER_KEY_FILE !== undefined) {
     return { kind: "file", path: path.resolve(vars.SIGNER_KEY_FILE), createIfMissing: false };
   }
   // Instances that share a PostgreSQL must sign with one key, so a key made up by one of them is no default there.
   return { kind: "file", path: path.join(dataDir, "signer.key"), createIfMissing: !sharedDatabase };
+}
+
+/**
+ * The PKCS#11 signer when any SIGNER_PKCS11_* setting is given: then all four are required, and a key from the
+ * environment or a file is refused (two keys would leave it unclear which one the paymasters accept).
+ */
+function pkcs11Signer(vars: Environment, problems: string[]): Pkcs11SignerConfig | undefined {
+  const given = PKCS11_SETTINGS.filter((name) => vars[name] !== undefined);
+  if (given.length === 0) {
+    if (vars.SIGNER_PKCS11_SESSIONS !== undefined) {
+      problems.push("SIGNER_PKCS11_SESSIONS applies to a PKCS#11 signer only: set SIGNER_PKCS11_MODULE and the others");
+    }
+    return undefined;
+  }
+  const missing = PKCS11_SETTINGS.filter((name) => vars[name] === undefined);
+  if (missing.length > 0) {
+    problems.push(`${missing.join(", ")} must be set too: a PKCS#11 signer needs all of ${PKCS11_SETTINGS.join(", ")}`);
+  }
+  const keys = (["SIGNER_PRIVATE_KEY", "SIGNER_KEY_FILE"] as const).filter((name) => vars[name] !== undefined);
+  if (keys.length > 0) {
+    problems.push(
+      `${keys.join(" and ")} cannot be used with SIGNER_PKCS11_MODULE: the signer key is either in a token or not`,
+    );
+  }
+  return {
+    kind: "pkcs11",
+    module: vars.SIGNER_PKCS11_MODULE ?? "",
+    tokenLabel: vars.SIGNER_PKCS11_TOKEN_LABEL ?? "",
+    keyLabel: vars.SIGNER_PKCS11_KEY_LABEL ?? "",
+    pinFile: path.resolve(vars.SIGNER_PKCS11_PIN_FILE ?? ""),
+    sessions: vars.SIGNER_PKCS11_SESSIONS ?? DEFAULT_PKCS11_SESSIONS,
+  };
 }
 
 function databaseUrl(raw: string | undefined, problems: string[]): string | undefined {

@@ -2,8 +2,9 @@ import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
 import { DEFAULT_ALERT_TIMERS } from "./alerts/alerts";
 import { buildApp } from "./app";
-import { createSigner } from "./chain/signer";
-import { loadSignerKey } from "./chain/signerKey";
+import { CONTRACT_CHECK_INTERVAL_MS } from "./chain/contractWatch";
+import { openSigner } from "./chain/openSigner";
+import { LOCAL_CHAIN_ID } from "./chain/sponsoringChains";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { wantsLocalChain } from "./devChain/localChainWanted";
 import { LogDestination } from "./logging/logDestination";
@@ -29,8 +30,12 @@ async function main(): Promise<void> {
   process.stderr.on("error", () => {});
   const config = loadConfig();
   const logs = new LogDestination(process.stdout.fd);
+  // A key in a PKCS#11 token needs nothing of the data folder: it is opened first, so that a wrong module, token, key
+  // or PIN stops the start before the database is made, and no key file is read or made. A key file made on first
+  // start goes into the data folder, which the storage makes and locks, so that one is opened after it.
+  const tokenSigner = config.signerKey.kind === "pkcs11" ? openSigner(config.signerKey) : undefined;
   const storage = await openStorage(config, "service");
-  const signer = createSigner(loadSignerKey(config.signerKey));
+  const signer = tokenSigner ?? openSigner(config.signerKey);
   const webhookSigningKey = loadWebhookSigningKey(config.webhooks.signingKey);
   const { db } = storage;
   const embedded = storage.folder !== undefined;
@@ -75,6 +80,11 @@ async function main(): Promise<void> {
       metricsToken: config.metricsToken,
       alerts: DEFAULT_ALERT_TIMERS,
       dashboardFolder: config.dashboardFolder,
+      // Every chain with a node is checked, except the development chain this process deployed itself just now.
+      contractChecks: {
+        intervalMs: CONTRACT_CHECK_INTERVAL_MS,
+        exclude: localChain ? [LOCAL_CHAIN_ID] : [],
+      },
     },
     await loggerOptions(config, logs),
   );
@@ -87,9 +97,15 @@ async function main(): Promise<void> {
       database: embedded ? `PGlite in ${config.dataDir}` : "PostgreSQL",
       chains: [...chains.keys()],
       signer: signer.address,
+      signerKind: signer.kind,
     },
     `paymaster service listening on ${address}`,
   );
+  if ("extractable" in signer && signer.extractable) {
+    app.log.warn(
+      `the signer key in the PKCS#11 token may be extracted (CKA_EXTRACTABLE): generate it in the token as non-extractable so that it can never leave it`,
+    );
+  }
   if (localChain && localChainModule) {
     app.log.info({ startMs: localChain.timings }, localChainModule.describeLocalChain(localChain));
   }
@@ -127,6 +143,7 @@ async function main(): Promise<void> {
       clearInterval(closeIdle);
       await localChain?.stop();
       await storage.close();
+      signer.close?.();
     } catch (error) {
       app.log.error({ err: error }, "shutdown failed");
       await logs.flush(LOG_FLUSH_MS);

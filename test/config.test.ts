@@ -49,6 +49,42 @@ test("the signer key: from the environment as a secret, else a key file made onl
   );
 });
 
+test("the PKCS#11 signer: all four settings together, the sessions defaulted, and no key file beside it", () => {
+  const pkcs11 = {
+    SIGNER_PKCS11_MODULE: "/usr/lib/softhsm/libsofthsm2.so",
+    SIGNER_PKCS11_TOKEN_LABEL: "paymaster",
+    SIGNER_PKCS11_KEY_LABEL: "verifying-signer",
+    SIGNER_PKCS11_PIN_FILE: "/run/secrets/hsm.pin",
+  };
+  const expected = {
+    kind: "pkcs11",
+    module: "/usr/lib/softhsm/libsofthsm2.so",
+    tokenLabel: "paymaster",
+    keyLabel: "verifying-signer",
+    pinFile: "/run/secrets/hsm.pin",
+    sessions: 4,
+  };
+  // On the embedded default too: with a token configured, no signer.key is made in the data folder.
+  assert.deepEqual(loadConfig({ DATA_DIR: "/tmp/k", ...pkcs11 }).signerKey, expected);
+  assert.deepEqual(loadConfig({ ...pkcs11, SIGNER_PKCS11_SESSIONS: "16" }).signerKey, { ...expected, sessions: 16 });
+  assert.throws(
+    () => loadConfig({ SIGNER_PKCS11_MODULE: pkcs11.SIGNER_PKCS11_MODULE, SIGNER_PKCS11_KEY_LABEL: "k" }),
+    /SIGNER_PKCS11_TOKEN_LABEL, SIGNER_PKCS11_PIN_FILE must be set too: a PKCS#11 signer needs all of SIGNER_PKCS11_MODULE, /,
+  );
+  assert.throws(
+    () => loadConfig({ ...pkcs11, SIGNER_KEY_FILE: "/run/secrets/signer.key" }),
+    /SIGNER_KEY_FILE cannot be used with SIGNER_PKCS11_MODULE/,
+  );
+  assert.throws(
+    () => loadConfig({ SIGNER_PKCS11_SESSIONS: "4" }),
+    /SIGNER_PKCS11_SESSIONS applies to a PKCS#11 signer only/,
+  );
+  assert.throws(
+    () => loadConfig({ ...pkcs11, SIGNER_PKCS11_SESSIONS: "0" }),
+    /SIGNER_PKCS11_SESSIONS must be a whole number from 1 to 256/,
+  );
+});
+
 for (const [env, message] of [
   [{ PORT: "70000" }, /PORT must be a whole number from 0 to 65535/],
   [{ PORT: "-1" }, /PORT must be a whole number/],

@@ -75,6 +75,7 @@ test("only the database helper hands DATABASE_URL to a test: no other test file 
     ["test/helpers/service.ts", "embeddedEnv: the environment without DATABASE_URL"],
     ["test/helpers/app.ts", "TEST_LOG"],
     ["test/helpers/browser.ts", "CHROMIUM_PATH"],
+    ["test/helpers/softHsm.ts", "PATH for SoftHSM2's tools, and sets SOFTHSM2_CONF (the module's own setting)"],
   ]);
   const found = everyTestSource().filter((file) => readFileSync(path.join(ROOT, file), "utf8").includes(ENVIRONMENT));
   assert.deepEqual(found.sort(), [...readers.keys()].sort());

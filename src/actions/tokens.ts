@@ -58,7 +58,7 @@ export const tokensOf = async (ctx: TokenContext, accountId: string) =>
 
 /**
  * Revokes one of the account's tokens. Every instance refuses it from the moment the deletion commits: the database
- * notifies the credential caches (migration 17's triggers).
+ * notifies the credential caches (migration 18's triggers).
  */
 export async function revokeAccountTokenById(ctx: TokenContext, accountId: string, tokenId: string) {
   const revoked = isUuid(tokenId) ? await deleteAccountToken(ctx.db, accountId, tokenId) : undefined;

@@ -8,7 +8,11 @@ import { type Address, bytesToHex, concat, type Hex, hexToBigInt, hexToBytes, is
 import { privateKeyToAddress, signMessage } from "viem/accounts";
 import { keccak256Bytes } from "../abi/keccak";
 
+/** Where the key is: in this process's memory (from a key file or the environment), or in a PKCS#11 token. */
+export type SignerKind = "key" | "pkcs11";
+
 export interface Signer {
+  readonly kind: SignerKind;
   readonly address: Address;
   /** EIP-191 personal_sign over the 32 raw bytes of `hash`: 65 bytes r,s,v with v 27 or 28. */
   signHash(hash: Hex): Promise<Hex>;
@@ -21,7 +25,7 @@ type Secp256k1 = typeof import("secp256k1");
 let native: Secp256k1 | null | undefined;
 
 /** The binding itself, not the package main: that one silently falls back to a pure-JS curve, hiding a slow signer. */
-function loadNative(): Secp256k1 | null {
+export function loadNative(): Secp256k1 | null {
   if (native === undefined) {
     try {
       native = createRequire(import.meta.url)("secp256k1/bindings") as Secp256k1;
@@ -36,15 +40,21 @@ export function isNativeSignerAvailable(): boolean {
   return loadNative() !== null;
 }
 
-const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+export const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const EIP191_PREFIX = stringToBytes("\x19Ethereum Signed Message:\n32");
 
-function checkHash(hash: Hex): void {
+export function checkHash(hash: Hex): void {
   if (!isHex(hash, { strict: true }) || size(hash) !== 32) throw new TypeError("signHash takes a 32-byte hex hash");
+}
+
+/** The digest an EIP-191 personal_sign of the 32 raw bytes of `hash` signs: keccak256("\x19Ethereum Signed Message:\n32" ‖ hash). */
+export function personalSignDigest(hash: Hex): Uint8Array {
+  return keccak256Bytes(concat([EIP191_PREFIX, hexToBytes(hash)]));
 }
 
 /** Holds the key in a private field and prints as its address only, whatever logs or serialises it. */
 abstract class KeySigner implements Signer {
+  readonly kind = "key";
   abstract readonly implementation: SignerImplementation;
   constructor(readonly address: Address) {}
   abstract signHash(hash: Hex): Promise<Hex>;
@@ -72,7 +82,7 @@ class NativeSigner extends KeySigner {
 
   async signHash(hash: Hex): Promise<Hex> {
     checkHash(hash);
-    const digest = keccak256Bytes(concat([EIP191_PREFIX, hexToBytes(hash)]));
+    const digest = personalSignDigest(hash);
     const { signature, recid } = this.#secp.ecdsaSign(digest, this.#key);
     const rsv = new Uint8Array(65);
     rsv.set(signature);

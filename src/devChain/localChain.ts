@@ -29,6 +29,7 @@ import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/lo
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { ACCOUNT_FAMILIES, deployAccountFamilies } from "./accountFamilies";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { sendTogether } from "./localBatch";
@@ -38,7 +39,7 @@ import {
   deployAllLocalStacks,
   type LaterEntryPointStack,
   type LocalStack,
-  signerRotations,
+  signerAdditions,
 } from "./localDeployment";
 import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
 import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "./localTokens";
@@ -51,12 +52,14 @@ export { wantsLocalChain } from "./localChainWanted";
  * funded with 10,000 ETH on every local chain. Their keys are public: local chains only.
  */
 export const ANVIL_DEFAULT_KEYS = {
-  /** #0: deploys the stack and owns the paymaster (so it can rotate the signer). */
+  /** #0: deploys the stack and owns the paymasters (so it can add the service's key to their signer sets). */
   deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   /** #1: sends handleOps in the demo, as a bundler would. */
   bundler: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
   /** #2: the demo's funding wallet, which deposits for its dApp. */
   fundingWallet: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  /** #5: deploys the smart accounts' families (accountFamilies.ts), beside #0's deployments. */
+  accountsDeployer: "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
 } as const satisfies Record<string, Hex>;
 
 export const LOCAL_CHAIN_FILE = "local-chain.json";
@@ -86,12 +89,15 @@ export interface LocalChain {
   restored: boolean;
   /** The contracts deployed by this start (none once they are in the saved state); later versions' names end "v0.7". */
   deployed: string[];
-  /** True when this start made the service's key the verifying signer of a paymaster (any EntryPoint version). */
-  signerRotated: boolean;
+  /** True when this start added the service's key to a paymaster's signer set (any EntryPoint version). */
+  signerAdded: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
-  /** How long anvil took to answer, and the deployment after it. */
-  timings: { anvilMs: number; deployMs: number };
+  /**
+   * How long anvil took to answer, and the deployment after it; accountsMs is how long the smart accounts' families
+   * took, beside the rest of the deployment (so not all of it is added to deployMs).
+   */
+  timings: { anvilMs: number; deployMs: number; accountsMs: number };
   /** Writes the chain's state to the data folder now. */
   saveState(): Promise<void>;
   /** Saves the state, ends anvil and removes local-chain.json; safe to call twice. */
@@ -185,13 +191,19 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
 
   const clients = localClients(anvil.rpcUrl);
   let deployed: string[];
-  let signerRotated: boolean;
+  let signerAdded: boolean;
   let tokens: LocalTokenSetup;
+  let accountsMs: number;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     const progress = { step: "deploying the EntryPoint stacks" };
-    ({ deployed, signerRotated, tokens } = await withDeadline(
-      deployAndRotate(clients, options.signer, progress),
+    ({ deployed, signerAdded, tokens, accountsMs } = await withDeadline(
+      deployAndAddSigner(
+        clients,
+        localClients(anvil.rpcUrl, ANVIL_DEFAULT_KEYS.accountsDeployer),
+        options.signer,
+        progress,
+      ),
       deadline,
       () => `deploying the contracts took longer than ${timeoutMs} ms (still ${progress.step})`,
     ));
@@ -243,9 +255,9 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     rpcUrl: anvil.rpcUrl,
     restored,
     deployed,
-    signerRotated,
+    signerAdded,
     tokens,
-    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs) },
+    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs), accountsMs: Math.round(accountsMs) },
     saveState: () => saver.save(),
     stop,
   };
@@ -265,28 +277,49 @@ export function describeLocalChain(chain: LocalChain): string {
         `EntryPoint v${version} ${info.entryPoints[version].entryPoint} with paymaster ` +
         `${info.entryPoints[version].verifyingPaymaster} and token paymaster ${info.entryPoints[version].tokenPaymaster}`,
     ).join(", ")}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
-    `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
+    `${LOCAL_TEST_TOKEN_ADDRESS}; smart accounts at their clients' default addresses: ` +
+    `${ACCOUNT_FAMILIES.map((family) => family.name).join(", ")}; ` +
+    "funded accounts: anvil's default mnemonic (10,000 ETH each). " +
     "Try it: npm run demo"
   );
 }
 
 const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=off to start without it)";
 
-/** `progress.step` names the step under way, for the message of a start that passes its deadline. */
-async function deployAndRotate(
+/**
+ * The smart accounts' families (accountFamilies.ts) are deployed by their own account, beside the rest rather than
+ * after it: they depend on nothing the other deployments make, and a transaction each, mined one block at a time, made
+ * them the longest part of a first start when they waited their turn. `progress.step` names the other step under way,
+ * for the message of a start that passes its deadline.
+ */
+async function deployAndAddSigner(
+  clients: ChainClients,
+  accountsClients: ChainClients,
+  signer: Address,
+  progress: { step: string },
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup; accountsMs: number }> {
+  const accountsStarted = performance.now();
+  const [stacks, accounts] = await Promise.all([
+    deployStacksAndAddSigner(clients, signer, progress),
+    deployAccountFamilies(accountsClients).then((deployed) => ({ deployed, ms: performance.now() - accountsStarted })),
+  ]);
+  return { ...stacks, deployed: [...stacks.deployed, ...accounts.deployed], accountsMs: accounts.ms };
+}
+
+async function deployStacksAndAddSigner(
   clients: ChainClients,
   signer: Address,
   progress: { step: string },
-): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup }> {
   const { stack, later } = await deployAllLocalStacks(clients);
-  progress.step = "rotating the paymasters' signer and funding the token paymasters";
+  progress.step = "adding the service's key to the paymasters' signers and funding the token paymasters";
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
   ];
-  // Every paymaster's signer rotation and the later token paymasters' deposits and stakes: read together, sent together.
-  const [rotations, funding] = await Promise.all([
-    signerRotations(clients, signer, [
+  // Every paymaster's signer addition and the later token paymasters' deposits and stakes: read together, sent together.
+  const [additions, funding] = await Promise.all([
+    signerAdditions(clients, signer, [
       stack.verifyingPaymaster.address,
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
         later[version].verifyingPaymaster.address,
@@ -301,9 +334,9 @@ async function deployAndRotate(
       })),
     ),
   ]);
-  await sendTogether(clients, [...rotations, ...funding]);
+  await sendTogether(clients, [...additions, ...funding]);
   progress.step = "preparing the test token";
-  return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+  return { deployed, signerAdded: additions.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {
@@ -312,7 +345,7 @@ function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string)
     .map(([name]) => `${name}${suffix}`);
 }
 
-function localClients(rpcUrl: string): ChainClients {
+function localClients(rpcUrl: string, key: Hex = ANVIL_DEFAULT_KEYS.deployer): ChainClients {
   const chain = defineChain({
     id: LOCAL_CHAIN_ID,
     name: "Local development chain (anvil)",
@@ -324,7 +357,7 @@ function localClients(rpcUrl: string): ChainClients {
   return {
     publicClient: createPublicClient({ chain, transport, pollingInterval: 20 }) as PublicClient,
     walletClient: createWalletClient({
-      account: privateKeyToAccount(ANVIL_DEFAULT_KEYS.deployer),
+      account: privateKeyToAccount(key),
       chain,
       transport,
       pollingInterval: 20,

@@ -56,7 +56,7 @@ function targetOf(request: FastifyRequest): Record<string, unknown> {
 /**
  * Makes every write route registered after it on `api` an audited write: its handler runs in one transaction that the
  * use cases join (`transactions`), which first opens the write's audit entry (who, from where, what it names) and in
- * which the database adds each row the write changes to that entry (migration 19). A write that throws or answers a
+ * which the database adds each row the write changes to that entry (migration 20). A write that throws or answers a
  * 4xx/5xx rolls back with its entry: a change without its entry, or an entry without its change, cannot be committed.
  *
  * Hooked on the routes rather than written in each handler, so that a new write route is audited without remembering

@@ -15,7 +15,7 @@ export interface AuditEntryStart {
   target: Record<string, unknown>;
 }
 
-/** One row a write changed, secrets masked (migration 19's audit_row_view): the whole row, or the changed fields. */
+/** One row a write changed, secrets masked (migration 20's audit_row_view): the whole row, or the changed fields. */
 export interface AuditChange {
   table: string;
   operation: "insert" | "update" | "delete";

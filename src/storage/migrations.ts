@@ -483,6 +483,16 @@ const MIGRATIONS: { id: number; sql: string }[] = [
   {
     id: 17,
     sql: `
+      -- ERC-7677's sponsor of a paymaster: the name and icon (an RFC 2397 data URI, checked and bounded by the
+      -- management API) wallets show for the stub's sponsor field. An update bumps setup_version like any other.
+      ALTER TABLE paymasters ADD COLUMN sponsor_name text, ADD COLUMN sponsor_icon text;
+      ALTER TABLE paymasters ADD CONSTRAINT paymasters_sponsor_icon_needs_name
+        CHECK (sponsor_icon IS NULL OR sponsor_name IS NOT NULL);
+    `,
+  },
+  {
+    id: 18,
+    sql: `
       -- An account holds several named tokens, each with a scope: "admin" may change everything, "read" may only read.
       -- The token the account command creates with the account is its first token, always admin. Tokens are kept as
       -- SHA-256 hashes, as the single account token was; a revoked token's row is deleted. Times are milliseconds of
@@ -517,7 +527,7 @@ const MIGRATIONS: { id: number; sql: string }[] = [
     `,
   },
   {
-    id: 18,
+    id: 19,
     sql: `
       -- apiKey rotation with a grace period: the replaced key keeps naming its paymaster until previous_api_key_until_ms
       -- (the service's clock). Only one previous key: a second rotation ends the first one's grace. The rotation
@@ -527,7 +537,7 @@ const MIGRATIONS: { id: number; sql: string }[] = [
     `,
   },
   {
-    id: 19,
+    id: 20,
     sql: `
       -- The audit log: one entry per management write that succeeded. The service inserts the entry first in the
       -- write's transaction and names it in the transaction-local setting paymaster.audit_entry; the triggers below

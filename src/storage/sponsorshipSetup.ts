@@ -1,4 +1,5 @@
 import type { Queryable } from "./database";
+import { type SponsorInfo, sponsorOf } from "./paymasters";
 import { listPolicies, type Policy } from "./policies";
 import { isStorableText } from "./storableText";
 import { listWebhooks, type Webhook } from "./webhooks";
@@ -12,6 +13,7 @@ export interface StoredSetup {
     chainId: number;
     fundingAddress: string | null;
     active: boolean;
+    sponsor: SponsorInfo | null;
   };
   /** Until when the apiKey it was read by names the paymaster (ms): set for a key a rotation replaced; else null. */
   apiKeyUntilMs: number | null;
@@ -34,6 +36,8 @@ interface PaymasterRow {
   setup_version: string | number;
   active: boolean;
   key_until_ms: string | number | null;
+  sponsor_name: string | null;
+  sponsor_icon: string | null;
 }
 
 /**
@@ -48,7 +52,7 @@ const BY_API_KEY = `id = (SELECT id FROM paymasters WHERE api_key = $1
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active,
+    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon,
        CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
      FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
@@ -70,6 +74,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       chainId: Number(paymaster.chain_id),
       fundingAddress: paymaster.funding_address,
       active: paymaster.active,
+      sponsor: sponsorOf(paymaster),
     },
     apiKeyUntilMs: paymaster.key_until_ms === null ? null : Number(paymaster.key_until_ms),
     version: String(paymaster.setup_version),

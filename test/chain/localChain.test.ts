@@ -8,6 +8,7 @@ import { after, test } from "node:test";
 import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
+import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
 import {
   ANVIL_STATE_FILE,
   LOCAL_CHAIN_FILE,
@@ -106,12 +107,16 @@ test("a start deploys the stack with the service's signer, and a second start on
       "simple7702Account v0.8",
       "verifyingPaymaster v0.8",
       "tokenPaymaster v0.8",
+      // The smart accounts' families, after the factories they are deployed through.
+      "safeSingletonFactory",
+      "biconomyCreate3Factory",
+      ...ACCOUNT_FAMILIES.flatMap((family) => family.data.deployments.map(({ name }) => name)),
     ]);
-    assert.equal(first.signerRotated, true);
+    assert.equal(first.signerAdded, true);
     assert.equal(first.restored, false);
     assert.deepEqual(readLocalChainInfo(dataDir), first.info);
     const client = createPublicClient({ transport: http(first.rpcUrl) });
-    // Every version's paymaster signs with the service's key, and each is built against its own EntryPoint.
+    // Every version's paymaster accepts the service's key, and each is built against its own EntryPoint.
     const paymasters = [
       [first.info.verifyingPaymaster, first.info.entryPoint],
       ...(["0.7", "0.8"] as const).flatMap((version) => {
@@ -123,9 +128,16 @@ test("a start deploys the stack with the service's signer, and a second start on
       }),
     ];
     for (const [address, entryPoint] of paymasters) {
-      const read = (functionName: "verifyingSigner" | "entryPoint") =>
-        client.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
-      assert.deepEqual([await read("verifyingSigner"), await read("entryPoint")], [signer, entryPoint], address);
+      const contract = { address, abi: verifyingPaymasterV07Artifact.abi } as const;
+      assert.deepEqual(
+        [
+          await client.readContract({ ...contract, functionName: "isSigner", args: [signer] }),
+          await client.readContract({ ...contract, functionName: "signerCount" }),
+          await client.readContract({ ...contract, functionName: "entryPoint" }),
+        ],
+        [true, 1n, entryPoint],
+        address,
+      );
     }
     // Each later version's token paymaster pays from its own EntryPoint deposit and is staked, as a paymaster that
     // returns a context must be (ERC-7562).
@@ -168,7 +180,7 @@ test("a start deploys the stack with the service's signer, and a second start on
   // Nothing was mined on the restart, so the state on disk is already the chain's: the start does not write it again.
   assert.equal(statSync(stateFile).mtimeMs, savedAtStop);
   await second.stop();
-  assert.deepEqual([second.restored, second.deployed, second.signerRotated], [true, [], false]);
+  assert.deepEqual([second.restored, second.deployed, second.signerAdded], [true, [], false]);
   // Saves replace the file whole: no temporary file is left.
   assert.deepEqual(readdirSync(dataDir).sort(), ["anvil-config.json", ANVIL_STATE_FILE]);
 });

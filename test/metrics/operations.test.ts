@@ -164,7 +164,9 @@ test("/healthz answers without checking anything; /readyz reports the database, 
   });
   await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
   const up = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+  const signer = createSigner(generatePrivateKey());
   const t = await startTestApp({
+    signer,
     chains: new Map([
       [31337, { chainId: 31337, name: "local", rpcUrl: up, bundlerUrl: "http://127.0.0.1:9/rpc" }],
       [80002, { chainId: 80002, name: "Polygon Amoy" }],
@@ -179,10 +181,22 @@ test("/healthz answers without checking anything; /readyz reports the database, 
       status: "degraded",
       database: "ok",
       migrations: "done",
-      signer: "loaded",
+      signer: { kind: "key", address: signer.address },
       chains: [
-        { chainId: 31337, name: "local", rpc: "reachable", bundler: "unreachable" },
-        { chainId: 80002, name: "Polygon Amoy", rpc: "not configured", bundler: "not configured" },
+        {
+          chainId: 31337,
+          name: "local",
+          rpc: "reachable",
+          bundler: "unreachable",
+          contracts: { status: "not checked", failed: [] },
+        },
+        {
+          chainId: 80002,
+          name: "Polygon Amoy",
+          rpc: "not configured",
+          bundler: "not configured",
+          contracts: { status: "not checked", failed: [] },
+        },
       ],
     });
     assert.ok(!ready.body.includes(up), "no RPC URL in the answer");

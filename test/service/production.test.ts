@@ -142,7 +142,12 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
   assert.ok(script, "the page names its script");
   assert.equal((await fetch(`${base}/dashboard/${script}`)).status, 200);
   const ready = await fetch(`${base}/readyz`);
-  const readiness = (await ready.json()) as { status: string; database: string; migrations: string; signer: string };
+  const readiness = (await ready.json()) as {
+    status: string;
+    database: string;
+    migrations: string;
+    signer: { kind: string; address: string };
+  };
   assert.equal(ready.status, 200);
   assert.deepEqual(
     {
@@ -151,7 +156,12 @@ test("the packed production install runs against PostgreSQL: account, sponsorshi
       migrations: readiness.migrations,
       signer: readiness.signer,
     },
-    { status: "ready", database: "ok", migrations: "done", signer: "loaded" },
+    {
+      status: "ready",
+      database: "ok",
+      migrations: "done",
+      signer: { kind: "key", address: privateKeyToAccount(env.SIGNER_PRIVATE_KEY as `0x${string}`).address },
+    },
   );
 
   const dapp = await managementCall(

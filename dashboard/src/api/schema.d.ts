@@ -162,7 +162,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The chains this service sponsors on (the chainId a new paymaster may take) */
+        /** The chains this service sponsors on (the chainId a new paymaster may take) and what each serves */
         get: {
             parameters: {
                 query?: never;
@@ -182,6 +182,43 @@ export interface paths {
                             data: {
                                 /** @example 31337 */
                                 chainId: number;
+                                /** @description The service's checks of its contracts on the chain, repeated every 30 s */
+                                checks: {
+                                    /** @description When the last check ended, ISO 8601 */
+                                    checkedAt?: string;
+                                    failed: {
+                                        address: string;
+                                        /**
+                                         * @description code, entryPoint, signer or stake
+                                         * @example signer
+                                         */
+                                        check: string;
+                                        /** @example the service's key 0x… is not in the paymaster's signer set */
+                                        detail: string;
+                                        /** @example 0.7 */
+                                        entryPointVersion: string;
+                                        /** @description What the operator does about it */
+                                        fix?: string;
+                                        /**
+                                         * @description verifying or token
+                                         * @example verifying
+                                         */
+                                        kind: string;
+                                    }[];
+                                    /** @description ok: every contract passed its checks; failing: one failed, and its sponsorships are refused; unknown: the chain's node has not answered yet; not checked: no rpcUrl or none of our contracts on the chain */
+                                    status: "ok" | "failing" | "unknown" | "not checked";
+                                };
+                                /** @description The EntryPoint versions the chain serves ("0.6", "0.7", "0.8"): those with one of our paymasters */
+                                entryPoints: {
+                                    [key: string]: {
+                                        /** @example 0x0000000071727De22E5E9d8BAf0edAc6f37da032 */
+                                        entryPoint: string;
+                                        /** @description ERC20 mode's paymaster; absent: none */
+                                        tokenPaymaster?: string;
+                                        /** @description SPONSORED mode's paymaster; absent: none */
+                                        verifyingPaymaster?: string;
+                                    };
+                                };
                                 /** @example local */
                                 name: string;
                             }[];
@@ -522,6 +559,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -691,7 +734,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or rotate its apiKey */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -734,6 +777,21 @@ export interface paths {
                         url: string | null;
                     } | {
                         /**
+                         * @description ERC-7677's sponsor.icon: a PNG, WebP or SVG image as an RFC 2397 data URI (data:image/png;base64,…), at most 32768 characters; an SVG may carry no script. Absent or null: no icon
+                         * @example data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=
+                         */
+                        icon?: string | null;
+                        /**
+                         * @description The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor
+                         * @example My dApp
+                         */
+                        name: string | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "sponsorInfo";
+                    } | {
+                        /**
                          * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
                          * @example 3600
                          */
@@ -770,6 +828,12 @@ export interface paths {
                                 paymasterId: string;
                                 /** @description rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once */
                                 previousApiKeyValidUntil?: string | null;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -790,6 +854,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example graceSeconds must be a whole number of seconds from 0 to 2592000
                              */
                             message: string;
@@ -1867,6 +1932,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -2036,7 +2107,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or rotate its apiKey */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -2079,6 +2150,21 @@ export interface paths {
                         url: string | null;
                     } | {
                         /**
+                         * @description ERC-7677's sponsor.icon: a PNG, WebP or SVG image as an RFC 2397 data URI (data:image/png;base64,…), at most 32768 characters; an SVG may carry no script. Absent or null: no icon
+                         * @example data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=
+                         */
+                        icon?: string | null;
+                        /**
+                         * @description The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor
+                         * @example My dApp
+                         */
+                        name: string | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "sponsorInfo";
+                    } | {
+                        /**
                          * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
                          * @example 3600
                          */
@@ -2115,6 +2201,12 @@ export interface paths {
                                 paymasterId: string;
                                 /** @description rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once */
                                 previousApiKeyValidUntil?: string | null;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -2135,6 +2227,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example graceSeconds must be a whole number of seconds from 0 to 2592000
                              */
                             message: string;

@@ -11,10 +11,9 @@ import simpleAccountFactoryJson from "@account-abstraction/contracts/artifacts/S
   type: "json",
 };
 import { type Abi, type Hex, isHex } from "viem";
-import { verifyingPaymasterAbi } from "../../../contracts/artifacts/VerifyingPaymaster.abi";
-import verifyingPaymasterJson from "../../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
-import { verifyingPaymasterV07Abi } from "../../../contracts/artifacts/VerifyingPaymasterV07.abi";
-import verifyingPaymasterV07Json from "../../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
+
+// Ours live in verifyingArtifacts.ts (no development package); re-exported for the modules that load both.
+export { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "./verifyingArtifacts";
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;
@@ -44,17 +43,6 @@ function load(json: unknown, specifier: string): Artifact {
 export const entryPointArtifact = load(entryPointJson, "EntryPoint.json");
 export const simpleAccountFactoryArtifact = load(simpleAccountFactoryJson, "SimpleAccountFactory.json");
 export const simpleAccountArtifact = load(simpleAccountJson, "SimpleAccount.json");
-
-export const verifyingPaymasterArtifact: Artifact<typeof verifyingPaymasterAbi> = {
-  ...load(verifyingPaymasterJson, "contracts/artifacts/VerifyingPaymaster.json"),
-  abi: verifyingPaymasterAbi,
-};
-
-/** Our verifying paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */
-export const verifyingPaymasterV07Artifact: Artifact<typeof verifyingPaymasterV07Abi> = {
-  ...load(verifyingPaymasterV07Json, "contracts/artifacts/VerifyingPaymasterV07.json"),
-  abi: verifyingPaymasterV07Abi,
-};
 
 const require = createRequire(import.meta.url);
 
