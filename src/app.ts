@@ -9,10 +9,12 @@ import { Alerts } from "./alerts/alerts";
 import { ContractWatch } from "./chain/contractWatch";
 import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
-import type { AppContext } from "./context";
+import { type AppContext, nowMs } from "./context";
 import { ApiError, badRequest, INVALID_REQUEST, messages, RpcError } from "./errors";
 import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
+import { auditWrites } from "./http/auditedWrites";
+import { auditLogRoutes } from "./http/auditLog";
 import { chainRoutes } from "./http/chains";
 import { answerWhileClosing } from "./http/closing";
 import { limitConnections, timeoutOptions } from "./http/connectionLimits";
@@ -28,6 +30,8 @@ import { operationsRoutes } from "./http/operations";
 import { paymasterRoutes } from "./http/paymasters";
 import { policyRoutes } from "./http/policies";
 import { sponsorshipRoutes } from "./http/sponsorships";
+import { tokenRoutes } from "./http/tokens";
+import { TokenUse } from "./http/tokenUse";
 import { webhookRoutes } from "./http/webhooks";
 import { redactedRequest, redactUrl } from "./logging/redaction";
 import { batchObserver, createMetrics } from "./metrics/metrics";
@@ -145,7 +149,10 @@ export async function buildApp(
   app.addHook("onClose", () => alerts.stop());
   // Tokens and apiKeys known to this instance are checked without a query; every change of a credential, by this
   // instance or any other writer, reaches it through the database's notifications (src/http/credentialCache.ts).
-  const credentials = ctx.credentials ?? new CredentialCache(ctx.db);
+  const credentials =
+    ctx.credentials ?? new CredentialCache(ctx.db, undefined, ctx.now, new TokenUse(ctx.db, () => nowMs(ctx)));
+  // An apiKey rotated by any instance is dropped from the sponsorship setups too, not only after their TTL.
+  credentials.onAccountChanged((accountId) => setups.forgetAccount(accountId));
   await credentials.follow(ctx.db, CREDENTIALS_CHANNEL);
   app.addHook("onClose", () => credentials.close());
   await registerManagementDocs(app, MANAGEMENT_PREFIX);
@@ -163,6 +170,7 @@ export async function buildApp(
   await app.register(
     async (api) => {
       useManagementSchemas(api);
+      auditWrites(api, management.transactions, () => nowMs(ctx));
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
       chainRoutes(api, management, chains, contractWatch);
       fundingRoutes(api, management, PAYMASTER_PATHS);
@@ -171,6 +179,8 @@ export async function buildApp(
       limitUsageRoutes(api, management);
       webhookRoutes(api, management);
       sponsorshipRoutes(api, management);
+      tokenRoutes(api, management);
+      auditLogRoutes(api, management);
     },
     { prefix: MANAGEMENT_PREFIX },
   );

@@ -39,6 +39,9 @@ export const messages = {
   paymasterNotFound: "Paymaster not found",
   policyNotFound: "Policy not found",
   policyNameExists: "Policy name already exists",
+  readScope: "This authToken has the read scope: it may read (GET) but not change anything",
+  tokenNotFound: "Token not found",
+  tokenNameExists: "A token with this name already exists",
   /** The operator's token routes (loopback only), not the public interface. */
   accountNotFound: "Account not found",
   notFound: "Route not found",
@@ -91,6 +94,10 @@ export class PaymasterNotFoundError extends fixedError(404, messages.paymasterNo
 export class PolicyNotFoundError extends fixedError(404, messages.policyNotFound) {}
 export class AccountNotFoundError extends fixedError(404, messages.accountNotFound) {}
 export class PolicyNameExistsError extends fixedError(400, messages.policyNameExists) {}
+/** A token of the read scope sent with a request that would change something. */
+export class ReadScopeError extends fixedError(403, messages.readScope) {}
+export class TokenNotFoundError extends fixedError(404, messages.tokenNotFound) {}
+export class TokenNameExistsError extends fixedError(400, messages.tokenNameExists) {}
 
 // JSON-RPC errors: the code a client of the sponsorship endpoint sees, under the same base.
 

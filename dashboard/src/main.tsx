@@ -1,6 +1,7 @@
 import "./styles.css";
 import { render } from "preact";
 import { useState } from "preact/hooks";
+import { AuditLogPage } from "./pages/auditLog";
 import { PaymasterPage } from "./pages/paymaster";
 import { PaymastersPage } from "./pages/paymasters";
 import { SignIn } from "./pages/signIn";
@@ -27,6 +28,7 @@ function App() {
           Paymaster dashboard
         </a>
         <nav aria-label="Account">
+          <a href="#/audit">Audit log</a>
           <a href="/docs">API reference</a>
           <button type="button" class="secondary" onClick={signOut}>
             Sign out
@@ -34,7 +36,9 @@ function App() {
         </nav>
       </header>
       <main id="main">
-        {section === "paymasters" && paymasterId ? (
+        {section === "audit" ? (
+          <AuditLogPage />
+        ) : section === "paymasters" && paymasterId ? (
           <PaymasterPage paymasterId={paymasterId} tab={tab ?? "overview"} />
         ) : (
           <PaymastersPage />

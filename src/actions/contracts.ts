@@ -62,7 +62,7 @@ export async function whitelistContract(
     },
   );
   ctx.setupChanged(paymaster.apiKey);
-  contractStatisticsOf(ctx.db).wrote(1);
+  contractStatisticsOf(ctx.background ?? ctx.db).wrote(1);
   return contract;
 }
 

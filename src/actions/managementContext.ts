@@ -4,7 +4,10 @@ import { UniqueViolation } from "../storage/database";
 
 /** What the management use cases need: storage, the chains served, the clock, and the sponsorship setup cache. */
 export interface ManagementContext {
+  /** Inside a write, the write's transaction (src/storage/ambientTransaction.ts): the change commits with its audit entry. */
   db: Database;
+  /** The database outside any write's transaction, for work that may outlive the request (table statistics). */
+  background?: Database;
   chains: ReadonlyMap<number, ChainConfig>;
   now: () => number;
   /** Forgets the cached sponsorship setup of one paymaster, so that its next sponsorship sees this write. */

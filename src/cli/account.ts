@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { revokeAccountToken, rotateAccountToken } from "../actions/accountTokens";
+import { createToken, requireAccountById, revokeAccountTokenById, tokensOf } from "../actions/tokens";
 import { ConfigError, loadConfig } from "../config";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { createAccount } from "../storage/accounts";
@@ -10,7 +11,10 @@ import { openStorage } from "../storage/open";
 const USAGE = [
   "usage: npm run account -- create --name <account name>",
   "       npm run account -- rotate-token --id <account id>   (a new authToken; the old one stops working)",
-  "       npm run account -- revoke-token --id <account id>   (no authToken works until the next rotate-token)",
+  "       npm run account -- revoke-token --id <account id>   (the first token stops until the next rotate-token)",
+  "       npm run account -- token-create --id <account id> --name <token name> --scope admin|read [--expires-at <ISO time>]",
+  "       npm run account -- token-list --id <account id>     (names, scopes, last use; never the secrets)",
+  "       npm run account -- token-revoke --id <account id> --token-id <token id>",
 ].join("\n");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
 
@@ -21,7 +25,7 @@ interface AccountWithToken {
 }
 
 /** One request to the loopback admin route of the service that holds the embedded database. */
-type ServiceCall = <T>(method: "POST" | "DELETE", path: string, body?: unknown) => Promise<T>;
+type ServiceCall = <T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown) => Promise<T>;
 
 /** With the embedded database held by a running service, the service does the work; else undefined. */
 function runningService(): ServiceCall | undefined {
@@ -31,7 +35,7 @@ function runningService(): ServiceCall | undefined {
   if (owner?.role !== "service" || owner.port === undefined || owner.host === undefined || !secret) return undefined;
   const host = owner.host;
   const target = WILDCARD_HOSTS.has(host) ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
-  return async <T>(method: "POST" | "DELETE", path: string, body?: unknown) => {
+  return async <T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown) => {
     const response = await fetch(`http://${target}:${owner.port}${path}`, {
       method,
       headers: {
@@ -92,18 +96,107 @@ async function revoke(id: string): Promise<void> {
   console.log("Give it a new one with: npm run account -- rotate-token --id <account id>");
 }
 
+interface CreatedToken {
+  tokenId: string;
+  name: string;
+  scope: string;
+  expiresAt: string | null;
+  authToken: string;
+}
+
+interface ListedToken {
+  tokenId: string;
+  name: string;
+  scope: string;
+  first: boolean;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+/** The token use cases on the database itself, with the real clock. */
+const tokenContext = (db: Database) => ({ db, now: Date.now });
+
+async function tokenCreate(id: string, values: { name?: string; scope?: string; "expires-at"?: string }) {
+  const name = values.name?.trim();
+  if (!name) throw new UsageError(`--name is required\n${USAGE}`);
+  if (values.scope !== "admin" && values.scope !== "read") throw new UsageError("--scope must be admin or read");
+  const body = {
+    name,
+    scope: values.scope,
+    ...(values["expires-at"] === undefined ? {} : { expiresAt: values["expires-at"] }),
+  };
+  const service = runningService();
+  const token = service
+    ? await service<CreatedToken>("POST", `/internal/accounts/${encodeURIComponent(id)}/tokens`, body)
+    : await directly(async (db) => createToken(tokenContext(db), await requireAccountById(tokenContext(db), id), body));
+  console.log(
+    `Created token "${token.name}" (id ${token.tokenId}, scope ${token.scope}` +
+      `${token.expiresAt ? `, expires ${token.expiresAt}` : ""}).`,
+  );
+  console.log("It is shown only this once; keep it safe:");
+  console.log(token.authToken);
+}
+
+async function tokenList(id: string) {
+  const service = runningService();
+  const tokens = service
+    ? await service<ListedToken[]>("GET", `/internal/accounts/${encodeURIComponent(id)}/tokens`)
+    : await directly(async (db) => tokensOf(tokenContext(db), await requireAccountById(tokenContext(db), id)));
+  for (const token of tokens) {
+    console.log(
+      [
+        token.tokenId,
+        token.name,
+        token.scope,
+        `created ${token.createdAt}`,
+        `last used ${token.lastUsedAt ?? "never"}`,
+        token.expiresAt ? `expires ${token.expiresAt}` : "no expiry",
+      ].join("  "),
+    );
+  }
+}
+
+async function tokenRevoke(id: string, tokenId: string | undefined) {
+  const wanted = tokenId?.trim();
+  if (!wanted) throw new UsageError(`--token-id is required\n${USAGE}`);
+  const service = runningService();
+  if (service) {
+    await service("DELETE", `/internal/accounts/${encodeURIComponent(id)}/tokens/${encodeURIComponent(wanted)}`);
+  } else {
+    await directly(async (db) =>
+      revokeAccountTokenById(tokenContext(db), await requireAccountById(tokenContext(db), id), wanted),
+    );
+  }
+  console.log(`Token ${wanted} is revoked: every request with it is refused from now on.`);
+}
+
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { name: { type: "string" }, id: { type: "string" } },
+    options: {
+      name: { type: "string" },
+      id: { type: "string" },
+      scope: { type: "string" },
+      "expires-at": { type: "string" },
+      "token-id": { type: "string" },
+    },
   });
   if (positionals.length !== 1) throw new UsageError(USAGE);
   const command = positionals[0];
   if (command === "create") return create(values.name);
-  if (command !== "rotate-token" && command !== "revoke-token") throw new UsageError(USAGE);
+  const byId: Record<string, (id: string) => Promise<void>> = {
+    "rotate-token": rotate,
+    "revoke-token": revoke,
+    "token-create": (id) => tokenCreate(id, values),
+    "token-list": tokenList,
+    "token-revoke": (id) => tokenRevoke(id, values["token-id"]),
+  };
+  const run = command === undefined ? undefined : byId[command];
+  if (!run) throw new UsageError(USAGE);
   const id = values.id?.trim();
   if (!id) throw new UsageError(`--id is required\n${USAGE}`);
-  return command === "rotate-token" ? rotate(id) : revoke(id);
+  return run(id);
 }
 
 class UsageError extends Error {}

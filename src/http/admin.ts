@@ -1,9 +1,16 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { revokeAccountToken, rotateAccountToken } from "../actions/accountTokens";
-import type { AppContext } from "../context";
+import { createToken, requireAccountById, revokeAccountTokenById, tokensOf } from "../actions/tokens";
+import { type AppContext, nowMs } from "../context";
 import { ApiError } from "../errors";
-import { accountTokenSchema, createAccountSchema } from "../schemas/management/admin";
+import {
+  accountTokenSchema,
+  accountTokensSchema,
+  createAccountSchema,
+  createAccountTokenSchema,
+  revokeAccountTokenSchema,
+} from "../schemas/management/admin";
 import { createAccount } from "../storage/accounts";
 import type { CredentialCache } from "./credentialCache";
 import { typed, useManagementSchemas } from "./management";
@@ -56,6 +63,34 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: 
         const account = await revokeAccountToken(ctx.db, request.params.id);
         credentials.forgetAccount(account.id);
         return { statusCode: 200, message: "Token revoked", data: account };
+      },
+    );
+    // The account's named tokens: the same use cases as the management API's tokens routes.
+    const tokens = { db: ctx.db, now: () => nowMs(ctx) };
+    typed(scope).post(
+      "/internal/accounts/:id/tokens",
+      { schema: createAccountTokenSchema, preValidation },
+      async (request) => {
+        const accountId = await requireAccountById(tokens, request.params.id);
+        return { statusCode: 200, message: "Token created", data: await createToken(tokens, accountId, request.body) };
+      },
+    );
+    typed(scope).get(
+      "/internal/accounts/:id/tokens",
+      { schema: accountTokensSchema, preValidation },
+      async (request) => {
+        const accountId = await requireAccountById(tokens, request.params.id);
+        return { statusCode: 200, message: "Token list fetched", data: await tokensOf(tokens, accountId) };
+      },
+    );
+    typed(scope).delete(
+      "/internal/accounts/:id/tokens/:tokenId",
+      { schema: revokeAccountTokenSchema, preValidation },
+      async (request) => {
+        const accountId = await requireAccountById(tokens, request.params.id);
+        const revoked = await revokeAccountTokenById(tokens, accountId, request.params.tokenId);
+        credentials.forgetAccount(accountId);
+        return { statusCode: 200, message: "Token revoked", data: revoked };
       },
     );
   });

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { type ApiError, AuthTokenAndApiKeyRequiredError, AuthTokenRequiredError } from "../errors";
-import type { Account } from "../storage/accounts";
+import { type ApiError, AuthTokenAndApiKeyRequiredError, AuthTokenRequiredError, ReadScopeError } from "../errors";
+import type { SignedInAccount } from "../storage/accounts";
 import type { Paymaster } from "../storage/paymasters";
 import type { Credentials } from "./credentialCache";
 import { noteRejectedCredential } from "./failureThrottle";
@@ -12,8 +12,27 @@ function header(request: FastifyRequest, name: "authtoken" | "apikey"): string |
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
+/** Who made a request, as its guard found them: the audit log names them. */
+export interface Caller {
+  account: SignedInAccount;
+  paymaster?: Paymaster;
+}
+
+const callers = new WeakMap<FastifyRequest, Caller>();
+
+/** The account, token and paymaster a request's guard accepted; undefined before its guard ran or on a route without. */
+export const callerOf = (request: FastifyRequest): Caller | undefined => callers.get(request);
+
+/** Methods that change nothing: all a token of the read scope may send. */
+const READING_METHODS = new Set(["GET", "HEAD"]);
+
+/** A read-scope token gets 403 on every other method, before the request is read any further. */
+function requireScope(request: FastifyRequest, account: SignedInAccount): void {
+  if (account.token.scope !== "admin" && !READING_METHODS.has(request.method)) throw new ReadScopeError();
+}
+
 /** Endpoints 1 and 2: the account's token alone. A token sent and not accepted counts for the throttle. */
-async function requireAccount(credentials: Credentials, request: FastifyRequest): Promise<Account> {
+async function requireAccount(credentials: Credentials, request: FastifyRequest): Promise<SignedInAccount> {
   const token = header(request, "authtoken");
   if (!token) throw new AuthTokenRequiredError();
   const account = await credentials.account(token);
@@ -21,6 +40,8 @@ async function requireAccount(credentials: Credentials, request: FastifyRequest)
     noteRejectedCredential(request);
     throw new AuthTokenRequiredError();
   }
+  requireScope(request, account);
+  callers.set(request, { account });
   return account;
 }
 
@@ -38,7 +59,7 @@ async function requireDapp(
   credentials: Credentials,
   request: FastifyRequest,
   options: DappAuthOptions = {},
-): Promise<{ account: Account; paymaster: Paymaster }> {
+): Promise<{ account: SignedInAccount; paymaster: Paymaster }> {
   const Missing = options.missing ?? AuthTokenAndApiKeyRequiredError;
   const Rejected = options.rejected ?? Missing;
   const token = header(request, "authtoken");
@@ -54,6 +75,8 @@ async function requireDapp(
     noteRejectedCredential(request);
     throw new (options.unknownApiKey ?? Rejected)();
   }
+  requireScope(request, account);
+  callers.set(request, { account, paymaster });
   return { account, paymaster };
 }
 

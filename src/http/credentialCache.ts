@@ -1,15 +1,18 @@
-import { type Account, findAccountByTokenHash, hashToken } from "../storage/accounts";
+import { type Account, findAccountByTokenHash, hashToken, type SignedInAccount } from "../storage/accounts";
 import type { Database, Queryable } from "../storage/database";
-import { findPaymasterByApiKey, type Paymaster } from "../storage/paymasters";
+import { findPaymasterByApiKey, type KeyedPaymaster, type Paymaster } from "../storage/paymasters";
 import type { ChannelListener } from "../storage/pgListener";
+import type { TokenUse } from "./tokenUse";
 
 /** Entries kept per map; beyond it the least recently used goes. About 400 bytes each: 4 MB at most per map. */
 const MAX_ENTRIES = 10_000;
 
 /** What the management guard asks: who a token is, and which of that account's paymasters an apiKey names. */
 export interface Credentials {
-  account(token: string): Promise<Account | undefined>;
+  account(token: string): Promise<SignedInAccount | undefined>;
   paymaster(account: Account, apiKey: string): Promise<Paymaster | undefined>;
+  /** Drops what is kept about an account (its tokens or apiKeys changed). */
+  forgetAccount(accountId: string): void;
 }
 
 /**
@@ -23,11 +26,15 @@ export interface Credentials {
  * Tokens are kept by their SHA-256 (the form the database holds), never in clear. A credential that is not accepted is
  * never kept: each one goes to the database and to the failure throttle. A load that started before a change of any
  * credential is not kept either (an epoch counts the changes), so a reply read before a rotation cannot outlive it.
+ *
+ * What ends with time rather than with a write (a token's expiry, the grace period of an apiKey a rotation replaced)
+ * is kept with its end and checked against the clock on every hit: no notification marks it.
  */
 export class CredentialCache implements Credentials {
-  readonly #accounts = new Map<string, Account>();
+  readonly #accounts = new Map<string, SignedInAccount>();
   /** By apiKey alone (unique in the table); the owning account is checked on every hit. */
-  readonly #paymasters = new Map<string, Paymaster>();
+  readonly #paymasters = new Map<string, KeyedPaymaster>();
+  readonly #accountChanged: ((accountId: string) => void)[] = [];
   #epoch = 0;
   #listening = false;
   #listener: ChannelListener | undefined;
@@ -35,12 +42,23 @@ export class CredentialCache implements Credentials {
   constructor(
     private readonly db: Queryable,
     private readonly maxEntries = MAX_ENTRIES,
+    private readonly now: () => number = Date.now,
+    /** Notes that a token was used (the token list's "last used"); absent: not noted. */
+    private readonly tokenUse?: TokenUse,
   ) {}
+
+  /** Also tells `listener` of each account whose credentials changed (the sponsorship setup cache follows apiKeys). */
+  onAccountChanged(listener: (accountId: string) => void): void {
+    this.#accountChanged.push(listener);
+  }
 
   /** Starts following the database's notifications of changed credentials; until then nothing is kept. */
   async follow(db: Pick<Database, "listen">, channel: string): Promise<void> {
     this.#listener = await db.listen(channel, {
-      notify: (accountId) => this.forgetAccount(accountId),
+      notify: (accountId) => {
+        this.forgetAccount(accountId);
+        for (const listener of this.#accountChanged) listener(accountId);
+      },
       up: () => this.#setListening(true),
       down: () => this.#setListening(false),
     });
@@ -61,21 +79,32 @@ export class CredentialCache implements Credentials {
     return this.#listening;
   }
 
-  async account(token: string): Promise<Account | undefined> {
+  async account(token: string): Promise<SignedInAccount | undefined> {
     const key = hashToken(token);
-    const hit = this.#listening ? touch(this.#accounts, key) : undefined;
-    if (hit) return hit;
-    const epoch = this.#epoch;
-    const account = await findAccountByTokenHash(this.db, key);
-    if (account && this.#keeps(epoch)) keep(this.#accounts, key, account, this.maxEntries);
+    const nowMs = this.now();
+    let account = this.#listening ? touch(this.#accounts, key) : undefined;
+    if (account && account.token.expiresMs !== null && account.token.expiresMs <= nowMs) {
+      this.#accounts.delete(key);
+      account = undefined;
+    }
+    if (!account) {
+      const epoch = this.#epoch;
+      account = await findAccountByTokenHash(this.db, key, nowMs);
+      if (account && this.#keeps(epoch)) keep(this.#accounts, key, account, this.maxEntries);
+    }
+    if (account) await this.tokenUse?.note(account.token.id);
     return account;
   }
 
   async paymaster(account: Account, apiKey: string): Promise<Paymaster | undefined> {
+    const nowMs = this.now();
     const hit = this.#listening ? touch(this.#paymasters, apiKey) : undefined;
-    if (hit) return hit.accountId === account.id ? hit : undefined;
+    if (hit && (hit.apiKeyUntilMs === null || hit.apiKeyUntilMs > nowMs)) {
+      return hit.accountId === account.id ? hit : undefined;
+    }
+    if (hit) this.#paymasters.delete(apiKey);
     const epoch = this.#epoch;
-    const paymaster = await findPaymasterByApiKey(this.db, account.id, apiKey);
+    const paymaster = await findPaymasterByApiKey(this.db, account.id, apiKey, nowMs);
     if (paymaster && this.#keeps(epoch)) keep(this.#paymasters, apiKey, paymaster, this.maxEntries);
     return paymaster;
   }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { setDepositAlert } from "../actions/alerts";
 import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
 import { setAllowedOrigins } from "../actions/origins";
+import { rotateApiKey } from "../actions/rotateApiKey";
 import { setSponsorInfo } from "../actions/sponsorInfo";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
@@ -48,6 +49,13 @@ export function fundingRoutes(
       async (request) => {
         const { paymaster } = dappOrUserNotFound.of(request);
         const body = request.body;
+        if (body.type === "rotateApiKey") {
+          const rotated = await rotateApiKey(actions, paymaster, body);
+          return success("Paymaster updated successfully", {
+            ...paymasterView(rotated.paymaster),
+            previousApiKeyValidUntil: rotated.previousApiKeyValidUntil,
+          });
+        }
         const updated =
           body.type === "active"
             ? await setPaymasterActive(actions, paymaster, body)

@@ -4,6 +4,7 @@ import type { TSchema } from "typebox";
 import type { ManagementContext, UrlCheck } from "../actions/managementContext";
 import { type AppContext, nowMs } from "../context";
 import { problemOf } from "../schemas/validate";
+import { AmbientTransactions } from "../storage/ambientTransaction";
 import type { Credentials } from "./credentialCache";
 import { requireCallableUrl } from "./webhookUrl";
 
@@ -13,6 +14,8 @@ export interface Management {
   actions: ManagementContext;
   /** Who a token and an apiKey are, from the credential cache or the database. */
   credentials: Credentials;
+  /** The write transactions the use cases join (`actions.db`), each with its audit entry (src/http/auditedWrites.ts). */
+  transactions: AmbientTransactions;
 }
 
 /** How the part of the request a refused value came from is named in the message. */
@@ -90,9 +93,18 @@ export function managementOf(
   setupChanged: (apiKey: string) => void,
   alertsChanged?: (paymasterId: string) => void,
 ): Management {
+  const transactions = new AmbientTransactions(ctx.db);
   return {
     ctx,
     credentials,
-    actions: { db: ctx.db, chains: ctx.chains, now: () => nowMs(ctx), setupChanged, alertsChanged },
+    transactions,
+    actions: {
+      db: transactions.database,
+      background: ctx.db,
+      chains: ctx.chains,
+      now: () => nowMs(ctx),
+      setupChanged,
+      alertsChanged,
+    },
   };
 }

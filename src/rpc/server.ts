@@ -223,7 +223,10 @@ async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: strin
   if (!chain) {
     throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
   }
-  const setup = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
+  const nowMs = (deps.sponsor.now ?? Date.now)();
+  const found = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
+  // A key a rotation replaced is unknown once its grace period ends, even while its setup is still cached.
+  const setup = found && (found.apiKeyUntilMs == null || found.apiKeyUntilMs > nowMs) ? found : undefined;
   if (!setup) {
     rejected();
     throw new RpcError(UNKNOWN_PAYMASTER, "Unknown apiKey: no paymaster has this key", 401);

@@ -34,6 +34,7 @@ export async function loadSponsorshipSetup(
     version: stored.version,
     paymasterId: paymaster.id,
     accountId: paymaster.accountId,
+    apiKeyUntilMs: stored.apiKeyUntilMs,
     name: paymaster.name,
     chainId: paymaster.chainId,
     paused: !paymaster.active,

@@ -12,6 +12,11 @@ export interface SponsorshipSetup {
    */
   version?: string;
   accountId: string;
+  /**
+   * Until when the apiKey this setup was loaded by names the paymaster (ms of the service's clock): set when a rotation
+   * replaced that key and gave it a grace period; absent or null: the current key.
+   */
+  apiKeyUntilMs?: number | null;
   /** The paymaster's name (the dApp's own), for logs; optional so that tests can build a setup by hand. */
   name?: string;
   chainId: number;

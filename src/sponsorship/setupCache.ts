@@ -9,7 +9,10 @@ import type { SponsorshipSetup } from "./setup";
  * load, and unknown apiKeys are remembered too.
  */
 export class SetupCache {
-  readonly #entries = new Map<string, { expiresAt: number; setup: Promise<SponsorshipSetup | undefined> }>();
+  readonly #entries = new Map<
+    string,
+    { expiresAt: number; setup: Promise<SponsorshipSetup | undefined>; accountId?: string }
+  >();
 
   constructor(
     private readonly load: (apiKey: string) => Promise<SponsorshipSetup | undefined>,
@@ -24,7 +27,17 @@ export class SetupCache {
     if (cached && cached.expiresAt > nowMs) return cached.setup;
     if (this.#entries.size >= this.maxEntries) this.#entries.clear();
     const setup = cached ? this.#reloadIfChanged(apiKey, cached.setup) : this.load(apiKey);
-    this.#entries.set(apiKey, { expiresAt: nowMs + this.ttlMs, setup });
+    const entry: { expiresAt: number; setup: Promise<SponsorshipSetup | undefined>; accountId?: string } = {
+      expiresAt: nowMs + this.ttlMs,
+      setup,
+    };
+    this.#entries.set(apiKey, entry);
+    setup.then(
+      (loaded) => {
+        entry.accountId = loaded?.accountId;
+      },
+      () => {},
+    );
     // A failed load is not remembered: the next request tries again.
     setup.catch(() => this.#entries.delete(apiKey));
     return setup;
@@ -33,6 +46,16 @@ export class SetupCache {
   /** Forgets one paymaster's setup: its next sponsorship loads the setup again. Others stay cached. */
   invalidate(apiKey: string): void {
     this.#entries.delete(apiKey);
+  }
+
+  /**
+   * Forgets every setup of one account, and every load still under way (whose account is not known yet): the
+   * database said that account's credentials changed (an apiKey rotated), which must apply before the TTL ends.
+   */
+  forgetAccount(accountId: string): void {
+    for (const [apiKey, entry] of this.#entries) {
+      if (entry.accountId === undefined || entry.accountId === accountId) this.#entries.delete(apiKey);
+    }
   }
 
   async #reloadIfChanged(

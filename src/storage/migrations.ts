@@ -530,6 +530,151 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         ADD COLUMN require_origin boolean NOT NULL DEFAULT false;
     `,
   },
+  {
+    id: 21,
+    sql: `
+      -- An account holds several named tokens, each with a scope: "admin" may change everything, "read" may only read.
+      -- The token the account command creates with the account is its first token, always admin. Tokens are kept as
+      -- SHA-256 hashes, as the single account token was; a revoked token's row is deleted. Times are milliseconds of
+      -- the service's clock (created, last used at most once a minute, expiry).
+      CREATE TABLE account_tokens (
+        id uuid PRIMARY KEY,
+        account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        scope text NOT NULL CHECK (scope IN ('admin', 'read')),
+        token_hash text NOT NULL UNIQUE,
+        first boolean NOT NULL DEFAULT false,
+        created_ms bigint NOT NULL,
+        expires_ms bigint,
+        last_used_ms bigint,
+        CONSTRAINT account_tokens_name_per_account UNIQUE (account_id, name),
+        CONSTRAINT account_tokens_first_is_admin CHECK (NOT first OR scope = 'admin')
+      );
+      CREATE UNIQUE INDEX account_tokens_one_first ON account_tokens (account_id) WHERE first;
+      INSERT INTO account_tokens (id, account_id, name, scope, token_hash, first, created_ms)
+        SELECT gen_random_uuid(), id, 'first', 'admin', token_hash, true,
+          (extract(epoch FROM created_at) * 1000)::bigint
+        FROM accounts WHERE token_hash IS NOT NULL;
+      ALTER TABLE accounts DROP COLUMN token_hash;
+      -- The credential caches forget the account when one of its tokens is revoked or changed (not when only its
+      -- last use is noted).
+      CREATE TRIGGER account_tokens_credentials_deleted AFTER DELETE ON account_tokens
+        FOR EACH ROW EXECUTE FUNCTION notify_credentials_changed();
+      CREATE TRIGGER account_tokens_credentials_changed AFTER UPDATE ON account_tokens
+        FOR EACH ROW WHEN ((OLD.token_hash, OLD.scope, OLD.expires_ms, OLD.name, OLD.account_id)
+          IS DISTINCT FROM (NEW.token_hash, NEW.scope, NEW.expires_ms, NEW.name, NEW.account_id))
+        EXECUTE FUNCTION notify_credentials_changed();
+    `,
+  },
+  {
+    id: 22,
+    sql: `
+      -- apiKey rotation with a grace period: the replaced key keeps naming its paymaster until previous_api_key_until_ms
+      -- (the service's clock). Only one previous key: a second rotation ends the first one's grace. The rotation
+      -- changes api_key, so migration 15's trigger tells every instance's credential cache.
+      ALTER TABLE paymasters ADD COLUMN previous_api_key text UNIQUE;
+      ALTER TABLE paymasters ADD COLUMN previous_api_key_until_ms bigint;
+    `,
+  },
+  {
+    id: 23,
+    sql: `
+      -- The audit log: one entry per management write that succeeded. The service inserts the entry first in the
+      -- write's transaction and names it in the transaction-local setting paymaster.audit_entry; the triggers below
+      -- add each row the write changed to it, so a change and its entry commit together or not at all. Outside such a
+      -- transaction (sponsorships, the account command, migrations) the triggers do nothing.
+      CREATE TABLE audit_log (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at_ms bigint NOT NULL,
+        account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        -- No reference: an entry outlives the revocation of the token that made it, with its id and name.
+        token_id uuid,
+        token_name text,
+        client_address text NOT NULL,
+        method text NOT NULL,
+        path text NOT NULL,
+        paymaster_id uuid,
+        target jsonb NOT NULL,
+        changes jsonb NOT NULL DEFAULT '[]'::jsonb
+      );
+      CREATE INDEX audit_log_by_account ON audit_log (account_id, id DESC);
+      CREATE INDEX audit_log_by_paymaster ON audit_log (paymaster_id, id DESC);
+      -- A URL may carry credentials in its user part or its query: both are masked.
+      CREATE FUNCTION audit_masked_url(url text) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+        SELECT regexp_replace(regexp_replace(url, '^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@]*@', '\\1***@'),
+          '[?#].*$', '?***')
+      $fn$;
+      -- A row as the log shows it: secrets masked (keys, token hashes, URLs' credentials), bookkeeping left out.
+      CREATE FUNCTION audit_row_view(item jsonb) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $fn$
+      DECLARE
+        key text;
+      BEGIN
+        item := item - 'setup_version' - 'funding_message' - 'last_used_ms';
+        FOREACH key IN ARRAY ARRAY['api_key', 'previous_api_key', 'token_hash', 'secret'] LOOP
+          IF item ? key AND item->key <> 'null'::jsonb THEN item := jsonb_set(item, ARRAY[key], '"***"'); END IF;
+        END LOOP;
+        FOREACH key IN ARRAY ARRAY['url', 'webhook_url'] LOOP
+          IF jsonb_typeof(item->key) = 'string' THEN
+            item := jsonb_set(item, ARRAY[key], to_jsonb(audit_masked_url(item->>key)));
+          END IF;
+        END LOOP;
+        IF jsonb_typeof(item->'policy_data'->'url') = 'string' THEN
+          item := jsonb_set(item, '{policy_data,url}', to_jsonb(audit_masked_url(item->'policy_data'->>'url')));
+        END IF;
+        RETURN item;
+      END;
+      $fn$;
+      CREATE FUNCTION audit_row_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE
+        entry text := current_setting('paymaster.audit_entry', true);
+        old_row jsonb := to_jsonb(OLD);
+        new_row jsonb := to_jsonb(NEW);
+        row_now jsonb := coalesce(to_jsonb(NEW), to_jsonb(OLD));
+        unchanged text[];
+        before jsonb;
+        after jsonb;
+        owner text;
+      BEGIN
+        IF entry IS NULL OR entry = '' THEN RETURN NULL; END IF;
+        IF TG_OP = 'UPDATE' THEN
+          -- The fields that changed, compared before masking (a rotated key is a change even though both show ***),
+          -- with the row's id to name it. None left once bookkeeping is set aside: nothing to log.
+          -- (Removing the unchanged keys, not aggregating the changed ones: jsonb_object_agg takes minutes on a
+          -- rule holding 100,000 addresses.)
+          SELECT coalesce(array_agg(k), '{}'::text[]) INTO unchanged
+          FROM jsonb_object_keys(new_row) AS k WHERE old_row->k IS NOT DISTINCT FROM new_row->k;
+          after := audit_row_view(new_row - unchanged);
+          IF after = '{}'::jsonb THEN RETURN NULL; END IF;
+          before := jsonb_build_object('id', old_row->'id') || audit_row_view(old_row - unchanged);
+          after := jsonb_build_object('id', new_row->'id') || after;
+        ELSIF TG_OP = 'INSERT' THEN
+          after := audit_row_view(new_row);
+        ELSE
+          before := audit_row_view(old_row);
+        END IF;
+        owner := CASE WHEN TG_TABLE_NAME = 'paymasters' THEN row_now->>'id' ELSE row_now->>'paymaster_id' END;
+        UPDATE audit_log
+        SET changes = changes || jsonb_build_array(jsonb_build_object(
+              'table', TG_TABLE_NAME, 'operation', lower(TG_OP), 'before', before, 'after', after)),
+            paymaster_id = coalesce(paymaster_id, owner::uuid)
+        WHERE id = entry::bigint;
+        RETURN NULL;
+      END;
+      $fn$;
+      CREATE TRIGGER paymasters_audit AFTER INSERT OR UPDATE OR DELETE ON paymasters
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      CREATE TRIGGER smart_contracts_audit AFTER INSERT OR UPDATE OR DELETE ON smart_contracts
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      CREATE TRIGGER policies_audit AFTER INSERT OR UPDATE OR DELETE ON policies
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      CREATE TRIGGER webhooks_audit AFTER INSERT OR UPDATE OR DELETE ON webhooks
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      CREATE TRIGGER alert_settings_audit AFTER INSERT OR UPDATE OR DELETE ON alert_settings
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      CREATE TRIGGER account_tokens_audit AFTER INSERT OR UPDATE OR DELETE ON account_tokens
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+    `,
+  },
 ];
 
 /**

@@ -93,16 +93,49 @@ export async function listPaymasters(db: Queryable, accountId: string): Promise<
   return rows.map(toPaymaster);
 }
 
-/** The account is part of the key: another account's apiKey is simply not found. */
+/** A paymaster as an apiKey named it: until when that key names it (null: the current key, for good). */
+export type KeyedPaymaster = Paymaster & { apiKeyUntilMs: number | null };
+
+/**
+ * The account is part of the key: another account's apiKey is simply not found. The key replaced by a rotation names
+ * its paymaster until its grace ends at `nowMs`; the caller keeps `apiKeyUntilMs` to stop trusting it then.
+ */
 export async function findPaymasterByApiKey(
   db: Queryable,
   accountId: string,
   apiKey: string,
-): Promise<Paymaster | undefined> {
+  nowMs: number,
+): Promise<KeyedPaymaster | undefined> {
   if (!isStorableText(apiKey)) return undefined;
+  const rows = await db.query<PaymasterRow & { key_until_ms: string | number | null }>(
+    `SELECT ${COLUMNS}, CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
+     FROM paymasters
+     WHERE account_id = $2 AND id = (SELECT id FROM paymasters WHERE api_key = $1
+       UNION ALL SELECT id FROM paymasters WHERE previous_api_key = $1 AND previous_api_key_until_ms > $3 LIMIT 1)`,
+    [apiKey, accountId, nowMs],
+  );
+  const row = rows[0];
+  return row && { ...toPaymaster(row), apiKeyUntilMs: row.key_until_ms === null ? null : Number(row.key_until_ms) };
+}
+
+/**
+ * Gives the paymaster a new apiKey. With a grace period the replaced key keeps working until `untilMs`; without one
+ * (`untilMs` null) it stops at once. A key still in its grace from an earlier rotation stops at once either way.
+ */
+export async function rotatePaymasterApiKey(
+  db: Queryable,
+  paymasterId: string,
+  untilMs: number | null,
+): Promise<Paymaster | undefined> {
+  const apiKey = randomBytes(24).toString("base64url");
+  // The right-hand sides read the row as it was: previous_api_key gets the key being replaced.
   const rows = await db.query<PaymasterRow>(
-    `SELECT ${COLUMNS} FROM paymasters WHERE api_key = $1 AND account_id = $2`,
-    [apiKey, accountId],
+    `UPDATE paymasters
+     SET previous_api_key = CASE WHEN $3::bigint IS NULL THEN NULL ELSE api_key END,
+         previous_api_key_until_ms = $3::bigint,
+         api_key = $2
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [paymasterId, apiKey, untilMs],
   );
   return rows[0] && toPaymaster(rows[0]);
 }

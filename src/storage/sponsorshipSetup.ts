@@ -17,6 +17,8 @@ export interface StoredSetup {
     allowedOrigins: string[];
     requireOrigin: boolean;
   };
+  /** Until when the apiKey it was read by names the paymaster (ms): set for a key a rotation replaced; else null. */
+  apiKeyUntilMs: number | null;
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
   /** Active rules only, readable or not (src/storage/policies.ts reads each row's settings by its kind). */
@@ -35,19 +37,29 @@ interface PaymasterRow {
   funding_address: string | null;
   setup_version: string | number;
   active: boolean;
+  key_until_ms: string | number | null;
   sponsor_name: string | null;
   sponsor_icon: string | null;
   allowed_origins: string[];
   require_origin: boolean;
 }
 
+/**
+ * The paymaster an apiKey names: its current key, or the key a rotation replaced (while that key's grace lasts; the
+ * time is compared by the caller, with its clock, through `key_until_ms`). Two probes of the two unique indexes rather
+ * than an OR, so that the plan stays an index lookup whatever the table's statistics say (PGlite has no autovacuum).
+ */
+const BY_API_KEY = `id = (SELECT id FROM paymasters WHERE api_key = $1
+  UNION ALL SELECT id FROM paymasters WHERE previous_api_key = $1 AND previous_api_key_until_ms IS NOT NULL LIMIT 1)`;
+
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
     `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon,
-       allowed_origins, require_origin
-     FROM paymasters WHERE api_key = $1`,
+       allowed_origins, require_origin,
+       CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
+     FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -71,6 +83,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       allowedOrigins: paymaster.allowed_origins,
       requireOrigin: paymaster.require_origin,
     },
+    apiKeyUntilMs: paymaster.key_until_ms === null ? null : Number(paymaster.key_until_ms),
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),
     contracts: contractRows.map((row) => ({
@@ -90,7 +103,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
 export async function readSetupVersion(db: Queryable, apiKey: string): Promise<string | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [row] = await db.query<{ setup_version: string | number }>(
-    "SELECT setup_version FROM paymasters WHERE api_key = $1",
+    `SELECT setup_version FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
   );
   return row ? String(row.setup_version) : undefined;

@@ -229,7 +229,7 @@ test("changes straight in the database, by no instance, are heard by both", asyn
   // An operator's SQL: a deleted paymaster and a revoked token. Neither instance runs these writes.
   await first.query("DELETE FROM paymasters WHERE id = $1", [dapp.paymasterId]);
   for (const t of [a, b]) await eventually(() => listContracts(t, dapp), 401);
-  await first.query("UPDATE accounts SET token_hash = NULL WHERE id = $1", [other.accountId]);
+  await first.query("DELETE FROM account_tokens WHERE account_id = $1", [other.accountId]);
   for (const t of [a, b]) await eventually(() => listDapps(t, other.token), 401);
 });
 
@@ -261,13 +261,11 @@ test("changes in another schema of the same database are not heard (notification
   try {
     await migrate(neighbour);
     // The neighbour's account has the same id as ours: were its notification heard, ours would be forgotten.
-    await neighbour.query("INSERT INTO accounts (id, name, token_hash) VALUES ($1, 'neighbour', 'x')", [
-      dapp.accountId,
-    ]);
-    await neighbour.query("UPDATE accounts SET token_hash = NULL WHERE id = $1", [dapp.accountId]);
+    await neighbour.query("INSERT INTO accounts (id, name) VALUES ($1, 'neighbour')", [dapp.accountId]);
+    await neighbour.query("UPDATE accounts SET name = 'renamed' WHERE id = $1", [dapp.accountId]);
     // Then a change of our own, sent after it on the same channel: once both instances have heard it, they have
     // heard (and ignored) the neighbour's too.
-    await first.query("UPDATE accounts SET token_hash = NULL WHERE id = $1", [witness.accountId]);
+    await first.query("DELETE FROM account_tokens WHERE account_id = $1", [witness.accountId]);
     for (const t of [a, b]) await eventually(() => listDapps(t, witness.token), 401);
     const counts = await queriesDuring(async () => {
       for (const t of [a, b]) assert.equal((await listContracts(t, dapp)).status, 200);
@@ -295,7 +293,7 @@ test("losing the listener empties the cache and stops it keeping anything until 
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   // While it is down, a revocation's notification is lost for this instance: it must read the database.
-  await first.query("UPDATE accounts SET token_hash = NULL WHERE id = $1", [dapp.accountId]);
+  await first.query("DELETE FROM account_tokens WHERE account_id = $1", [dapp.accountId]);
   const down = await queriesDuring(async () => {
     assert.equal((await listContracts(a, dapp)).status, 401);
   });

@@ -15,7 +15,7 @@ const PATHS = ["paymasterParameters", "paymaster"] as const;
 const MISSING = "Auth token and API key is required in the headers";
 const ADDRESS_MESSAGE = "address must be an address: 0x followed by 40 hex digits";
 /** The PATCH body's kinds, in the order the schema's union lists them (its message names them so). */
-const UPDATE_TYPES = "paymasterFundingId, active, depositAlert, sponsorInfo, allowedOrigins";
+const UPDATE_TYPES = "paymasterFundingId, active, depositAlert, sponsorInfo, allowedOrigins, rotateApiKey";
 
 const wallet = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 const as = (dapp: Dapp) => ({ token: dapp.token, apiKey: dapp.apiKey });

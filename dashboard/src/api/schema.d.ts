@@ -2,6 +2,159 @@
 // test/dashboard/apiTypes.test.ts checks that it is current.
 
 export interface paths {
+    "/api/v2/public/sdk/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's management writes, newest first (filters: paymaster, token, time) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The `nextCursor` of the previous page; leave it out for the first page */
+                    cursor?: string;
+                    /**
+                     * @description Only the writes at or after this time
+                     * @example 2026-12-31T23:59:59Z
+                     */
+                    from?: string;
+                    /**
+                     * @description Rows per page, 1 to 500; asks for pages (100 when only `cursor` is given)
+                     * @example 100
+                     */
+                    limit?: string;
+                    /** @description Only the writes to this paymaster */
+                    paymasterId?: string;
+                    /**
+                     * @description Only the writes before this time
+                     * @example 2026-12-31T23:59:59Z
+                     */
+                    to?: string;
+                    /** @description Only the writes made with this token */
+                    tokenId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                accountId: string;
+                                changes: {
+                                    /** @description The record after; null for a delete. Keys and tokens show as ***, URLs without credentials */
+                                    after: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @description The record before (an update: its id and the fields that changed); null for an insert */
+                                    before: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @enum {unknown} */
+                                    operation: "insert" | "update" | "delete";
+                                    /** @description Which kind of record: paymasters, smart_contracts, policies, webhooks, … */
+                                    table: string;
+                                }[];
+                                /** @description The caller's address (X-Forwarded-For when TRUST_PROXY says so) */
+                                clientAddress: string;
+                                id: string;
+                                method: string;
+                                path: string;
+                                paymasterId: string | null;
+                                /** @description The ids the request named */
+                                target: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description ISO 8601, the service's clock */
+                                time: string;
+                                tokenId: string | null;
+                                tokenName: string | null;
+                            }[];
+                            /** @enum {string} */
+                            message: "Audit log fetched";
+                            /** @description The cursor of the next page, null after the last */
+                            nextCursor: string | null;
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @example from must be an ISO 8601 time with its offset, like 2026-12-31T23:59:59Z
+                             * @example paymasterId must be a UUID
+                             */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/public/sdk/chains": {
         parameters: {
             query?: never;
@@ -588,7 +741,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -653,6 +806,16 @@ export interface paths {
                         requireOrigin?: boolean;
                         /** @enum {string} */
                         type: "allowedOrigins";
+                    } | {
+                        /**
+                         * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
+                         * @example 3600
+                         */
+                        graceSeconds: number;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "rotateApiKey";
                     };
                 };
             };
@@ -681,6 +844,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once */
+                                previousApiKeyValidUntil?: string | null;
                                 /** @description true: calls without an Origin header are refused */
                                 requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
@@ -711,6 +876,7 @@ export interface paths {
                              * @example url resolves to 10.0.0.5, a private address
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
+                             * @example graceSeconds must be a whole number of seconds from 0 to 2592000
                              */
                             message: string;
                             /** @enum {number} */
@@ -2007,7 +2173,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -2072,6 +2238,16 @@ export interface paths {
                         requireOrigin?: boolean;
                         /** @enum {string} */
                         type: "allowedOrigins";
+                    } | {
+                        /**
+                         * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
+                         * @example 3600
+                         */
+                        graceSeconds: number;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "rotateApiKey";
                     };
                 };
             };
@@ -2100,6 +2276,8 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once */
+                                previousApiKeyValidUntil?: string | null;
                                 /** @description true: calls without an Origin header are refused */
                                 requireOrigin: boolean;
                                 /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
@@ -2130,6 +2308,7 @@ export interface paths {
                              * @example url resolves to 10.0.0.5, a private address
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
+                             * @example graceSeconds must be a whole number of seconds from 0 to 2592000
                              */
                             message: string;
                             /** @enum {number} */
@@ -2931,6 +3110,352 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/public/sdk/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's tokens (never their secrets) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ISO 8601 */
+                                createdAt: string;
+                                /** @description ISO 8601; null: never expires */
+                                expiresAt: string | null;
+                                /** @description The token made with the account (always admin) */
+                                first: boolean;
+                                /** @description ISO 8601, to within a minute; null: never used */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** @enum {unknown} */
+                                scope: "admin" | "read";
+                                /** @description UUID */
+                                tokenId: string;
+                            }[];
+                            /** @enum {string} */
+                            message: "Token list fetched";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a token (admin or read); its secret is in this answer only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description When the token stops being accepted; in the future. Leave out: never
+                         * @example 2026-12-31T23:59:59Z
+                         */
+                        expiresAt?: string;
+                        /**
+                         * @description Unique among the account's tokens
+                         * @example monitoring
+                         */
+                        name: string;
+                        /**
+                         * @description admin: every request; read: GET requests only (any other method gets 403)
+                         * @enum {string}
+                         */
+                        scope: "admin" | "read";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The token itself: shown in this answer only, stored hashed */
+                                authToken: string;
+                                /** @description ISO 8601; null: never expires */
+                                expiresAt: string | null;
+                                name: string;
+                                /** @enum {unknown} */
+                                scope: "admin" | "read";
+                                /** @description UUID */
+                                tokenId: string;
+                            };
+                            /** @enum {string} */
+                            message: "Token created";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @example A token with this name already exists
+                             * @example scope must be one of admin, read
+                             * @example expiresAt must be in the future
+                             */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/public/sdk/tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token: refused at once on every instance */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The token's id (UUID); any other id is not found */
+                    tokenId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description UUID */
+                                tokenId: string;
+                            };
+                            /** @enum {string} */
+                            message: "Token revoked";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Token not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Token not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -1,5 +1,6 @@
 import Type from "typebox";
 import { Name } from "./common";
+import { CreateTokenBody } from "./tokens";
 
 /** The account command's route (loopback only, behind the data folder's secret); not part of the public API. */
 const CreateAccountBody = Type.Object({ name: Name });
@@ -14,3 +15,9 @@ export const createAccountSchema = { hide: true, body: CreateAccountBody, header
 const AccountPath = Type.Object({ id: Type.String({ description: "The account's id" }) });
 
 export const accountTokenSchema = { hide: true, params: AccountPath, headers: AdminHeaders };
+
+/** The account's named tokens, for the account command (the same body as POST tokens). */
+export const accountTokensSchema = { hide: true, params: AccountPath, headers: AdminHeaders };
+export const createAccountTokenSchema = { ...accountTokensSchema, body: CreateTokenBody };
+const AccountTokenPath = Type.Object({ id: Type.String(), tokenId: Type.String() });
+export const revokeAccountTokenSchema = { hide: true, params: AccountTokenPath, headers: AdminHeaders };

@@ -79,6 +79,25 @@ export const SetDepositAlertBody = Type.Object({
 });
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
+/** The longest grace period of a rotated apiKey: 30 days. */
+const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+
+export const RotateApiKeyBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("rotateApiKey"),
+  graceSeconds: withProblem(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_GRACE_SECONDS,
+      description:
+        "How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once",
+      examples: [3600],
+    }),
+    `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`,
+  ),
+});
+export type RotateApiKeyBody = Static<typeof RotateApiKeyBody>;
+
 export const SetSponsorInfoBody = Type.Object({
   paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
   type: Type.Literal("sponsorInfo"),
@@ -132,8 +151,8 @@ export const SetAllowedOriginsBody = Type.Object({
 export type SetAllowedOriginsBody = Static<typeof SetAllowedOriginsBody>;
 
 /**
- * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, its sponsor, or
- * the origins its RPC URL answers browsers from.
+ * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, its sponsor or
+ * the origins its RPC URL answers browsers from, or rotate its apiKey.
  */
 const UpdatePaymasterBody = Type.Union([
   LinkFundingWalletBody,
@@ -141,17 +160,29 @@ const UpdatePaymasterBody = Type.Union([
   SetDepositAlertBody,
   SetSponsorInfoBody,
   SetAllowedOriginsBody,
+  RotateApiKeyBody,
 ]);
 
 export const linkFundingWalletSchema = {
   summary:
     "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, " +
-    "the sponsor (name and icon) wallets show, or the origins browsers may call it from",
+    "the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
   response: {
-    200: Success("Paymaster updated successfully", PaymasterView),
+    200: Success(
+      "Paymaster updated successfully",
+      Type.Object({
+        ...PaymasterView.properties,
+        previousApiKeyValidUntil: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], {
+            description:
+              "rotateApiKey only: until when (ISO 8601) the replaced apiKey keeps working; null: it stopped at once",
+          }),
+        ),
+      }),
+    ),
     400: BadRequest(
       messages.invalidSignature,
       "signature must be a 0x-prefixed hex string",
@@ -159,6 +190,7 @@ export const linkFundingWalletSchema = {
       "url resolves to 10.0.0.5, a private address",
       "icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted",
       "origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
+      `graceSeconds must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`,
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),
