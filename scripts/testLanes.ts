@@ -17,6 +17,7 @@ export const UNIT = new Set([
   "test/architecture/imports.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/contractBuild.test.ts",
+  "test/chain/entryPointV09Deployments.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
   "test/chain/fixedLayoutHashesV07.test.ts",
   "test/chain/localAddresses.test.ts",

@@ -28,7 +28,8 @@ export interface Create2Deployment {
   address: Address;
 }
 
-function create2(name: string, initCode: Hex): Create2Deployment {
+/** A deployment through the CREATE2 deployer with CREATE2_SALT. */
+export function create2(name: string, initCode: Hex): Create2Deployment {
   return {
     name,
     initCode,
@@ -112,7 +113,7 @@ export const localVerifyingPaymasterV07Deployments = {
     owner: ANVIL_FIRST_ACCOUNT,
     verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
-} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
+} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
 
 /**
  * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
@@ -138,4 +139,4 @@ export const localTokenPaymasterV07Deployments = {
     owner: ANVIL_FIRST_ACCOUNT,
     verifyingSigner: ANVIL_FIRST_ACCOUNT,
   }),
-} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
+} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;

@@ -42,6 +42,7 @@ import {
 } from "./localDeployment";
 import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
 import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "./localTokens";
+import { signerSetAdditions } from "./signerSetAdditions";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
 export { wantsLocalChain } from "./localChainWanted";
@@ -284,15 +285,17 @@ async function deployAndRotate(
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
   ];
-  // Every paymaster's signer rotation and the later token paymasters' deposits and stakes: read together, sent together.
-  const [rotations, funding] = await Promise.all([
+  // Every paymaster's signer rotation (or, for those with a signer set, the key's addition) and the later token
+  // paymasters' deposits and stakes: read together, sent together.
+  const [rotations, additions, funding] = await Promise.all([
     signerRotations(clients, signer, [
       stack.verifyingPaymaster.address,
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
-        later[version].verifyingPaymaster.address,
+        ...(version === "0.9" ? [] : [later[version].verifyingPaymaster.address]),
         later[version].tokenPaymaster.address,
       ]),
     ]),
+    signerSetAdditions(clients, signer, [later["0.9"].verifyingPaymaster.address]),
     tokenPaymasterV07Funding(
       clients,
       LATER_ENTRY_POINT_VERSIONS.map((version) => ({
@@ -301,9 +304,13 @@ async function deployAndRotate(
       })),
     ),
   ]);
-  await sendTogether(clients, [...rotations, ...funding]);
+  await sendTogether(clients, [...rotations, ...additions, ...funding]);
   progress.step = "preparing the test token";
-  return { deployed, signerRotated: rotations.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
+  return {
+    deployed,
+    signerRotated: rotations.length + additions.length > 0,
+    tokens: await prepareLocalTokenStack(clients, signer),
+  };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {

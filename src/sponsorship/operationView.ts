@@ -30,13 +30,13 @@ export function viewOf(op: SponsoredUserOperation): OperationView {
 }
 
 /**
- * v0.7: a factory deploys the account. v0.8 adds EIP-7702: an authorization installs code on the sender's EOA, which
+ * v0.7: a factory deploys the account. v0.8 (and v0.9) add EIP-7702: an authorization installs code on the sender's EOA, which
  * is that account's deployment; the marker factory `0x7702` alone only says the EOA already has such code (the
  * EntryPoint then hashes the delegate in), and with factoryData after it the EntryPoint first calls the account with
  * that data to initialise it, which is a deployment's second half and counted as one.
  */
 function deploymentV07(op: PartialUserOperationV07): string | undefined {
-  if (op.entryPointVersion === "0.8") {
+  if (op.entryPointVersion !== "0.7") {
     if (op.eip7702Auth) return "an EIP-7702 authorization";
     if (op.factory && isEip7702Marker(op.factory)) {
       return op.factoryData && op.factoryData !== "0x"

@@ -15,6 +15,8 @@ import { verifyingPaymasterAbi } from "../../../contracts/artifacts/VerifyingPay
 import verifyingPaymasterJson from "../../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
 import { verifyingPaymasterV07Abi } from "../../../contracts/artifacts/VerifyingPaymasterV07.abi";
 import verifyingPaymasterV07Json from "../../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
+import { verifyingPaymasterV09Abi } from "../../../contracts/artifacts/VerifyingPaymasterV09.abi";
+import verifyingPaymasterV09Json from "../../../contracts/artifacts/VerifyingPaymasterV09.json" with { type: "json" };
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;
@@ -54,6 +56,12 @@ export const verifyingPaymasterArtifact: Artifact<typeof verifyingPaymasterAbi> 
 export const verifyingPaymasterV07Artifact: Artifact<typeof verifyingPaymasterV07Abi> = {
   ...load(verifyingPaymasterV07Json, "contracts/artifacts/VerifyingPaymasterV07.json"),
   abi: verifyingPaymasterV07Abi,
+};
+
+/** Our verifying paymaster for EntryPoint v0.9: a signer set, and the paymaster signature apart (parallel signing). */
+export const verifyingPaymasterV09Artifact: Artifact<typeof verifyingPaymasterV09Abi> = {
+  ...load(verifyingPaymasterV09Json, "contracts/artifacts/VerifyingPaymasterV09.json"),
+  abi: verifyingPaymasterV09Abi,
 };
 
 const require = createRequire(import.meta.url);
