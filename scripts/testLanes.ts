@@ -29,6 +29,7 @@ export const UNIT = new Set([
   "test/chain/tokenArtifacts.test.ts",
   "test/chain/tokenPaymasterAndData.test.ts",
   "test/chain/tokenPaymasterAndDataV07.test.ts",
+  "test/chain/userOpHashV09.test.ts",
   "test/config.test.ts",
   "test/dashboard/helpers.test.ts",
   "test/docs.test.ts",
