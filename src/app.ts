@@ -38,6 +38,7 @@ import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
 import { OutstandingCharges } from "./storage/outstandingCharges";
+import { SignatureCommitments } from "./storage/signatureCommitments";
 import { readSetupVersion } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 import { guardOf, webhookSettings } from "./webhooks/settings";
@@ -171,6 +172,7 @@ export async function buildApp(
     sponsor: {
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
+      commitments: new SignatureCommitments(ctx.db),
       now: ctx.now,
       // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.
       ...sponsorshipRules({
