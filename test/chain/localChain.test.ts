@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { createPublicClient, http, parseAbi } from "viem";
+import { type Address, createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
 import {
@@ -21,7 +21,10 @@ import {
   LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
   LOCAL_TOKEN_PAYMASTER_V07_STAKE,
 } from "../../src/devChain/localTokenPaymastersV07";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import {
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "../../src/sponsorship/paymasters/artifacts";
 
 const depositInfoAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",
@@ -106,6 +109,11 @@ test("a start deploys the stack with the service's signer, and a second start on
       "simple7702Account v0.8",
       "verifyingPaymaster v0.8",
       "tokenPaymaster v0.8",
+      "entryPoint v0.9",
+      "simpleAccountFactory v0.9",
+      "simple7702Account v0.9",
+      "verifyingPaymaster v0.9",
+      "tokenPaymaster v0.9",
     ]);
     assert.equal(first.signerRotated, true);
     assert.equal(first.restored, false);
@@ -127,9 +135,20 @@ test("a start deploys the stack with the service's signer, and a second start on
         client.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
       assert.deepEqual([await read("verifyingSigner"), await read("entryPoint")], [signer, entryPoint], address);
     }
+    // v0.9's verifying paymaster keeps a signer set: the service's key is in it. Its token paymaster rotates as above.
+    const v09 = first.info.entryPoints["0.9"];
+    const readV09 = (args: { functionName: "isSigner"; args: [Address] } | { functionName: "entryPoint" }) =>
+      client.readContract({ address: v09.verifyingPaymaster, abi: verifyingPaymasterV09Artifact.abi, ...args });
+    assert.deepEqual(
+      [await readV09({ functionName: "isSigner", args: [signer] }), await readV09({ functionName: "entryPoint" })],
+      [true, v09.entryPoint],
+    );
+    const tokenV09 = (functionName: "verifyingSigner" | "entryPoint") =>
+      client.readContract({ address: v09.tokenPaymaster, abi: verifyingPaymasterV07Artifact.abi, functionName });
+    assert.deepEqual([await tokenV09("verifyingSigner"), await tokenV09("entryPoint")], [signer, v09.entryPoint]);
     // Each later version's token paymaster pays from its own EntryPoint deposit and is staked, as a paymaster that
     // returns a context must be (ERC-7562).
-    for (const version of ["0.7", "0.8"] as const) {
+    for (const version of ["0.7", "0.8", "0.9"] as const) {
       const { tokenPaymaster, entryPoint } = first.info.entryPoints[version];
       const info = await client.readContract({
         address: entryPoint,
