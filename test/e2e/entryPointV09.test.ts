@@ -54,6 +54,8 @@ before(async () => {
     utilityKey: anvilKeys.stranger,
     apiVersions: ["v2"],
     entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.9"].entryPoint],
+    // A bound against a hang: on a loaded 2-core machine Alto's start passed the helper's default 30 s.
+    startTimeoutMs: 120_000,
   });
   const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
   t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });

@@ -2,6 +2,7 @@ import Type, { type Static, type TSchema } from "typebox";
 import { Address } from "../primitives";
 import { AnyObject, RpcBoolean } from "./fields";
 import { withMessages } from "./messages";
+import { SigningPhaseContext } from "./signingPhase";
 
 /** How long a signed paymasterAndData stays valid unless the client asks otherwise, and the most it may ask. */
 export const DEFAULT_EXPIRY_SECONDS = 300;
@@ -132,6 +133,7 @@ export const PaymasterContext = withMessages(
         }),
         "must be an array of token addresses",
       ),
+      signingPhase: SigningPhaseContext.properties.signingPhase,
     },
     {
       title: "PaymasterContext",
