@@ -76,8 +76,11 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
   request: SponsorshipRequest<Op, Terms>,
 ): Promise<SponsorshipOutcome> {
   const { setup, chain, version, kind, userOp, paymaster } = request;
-  if (request.parallel && !version.signsInParallel) {
-    throw new Error(`EntryPoint v${version.name} reads no paymaster signature apart from paymasterData`);
+  const encodeTermsAlone = kind.encodeTermsAlone;
+  if (request.parallel && !(version.signsInParallel && encodeTermsAlone)) {
+    throw new Error(
+      `EntryPoint v${version.name} or this paymaster kind reads no paymaster signature apart from paymasterData`,
+    );
   }
   const record = {
     paymasterId: setup.paymasterId,
@@ -108,9 +111,9 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     async (window) => {
       const at = paymaster as Address;
       const terms = kind.terms(setup, window);
-      if (request.parallel) {
+      if (request.parallel && encodeTermsAlone) {
         // The terms travel in paymasterData with no signature there; userOpHash binds them, the chain and the EntryPoint.
-        const paymasterData = kind.encodeData(terms, "0x");
+        const paymasterData = encodeTermsAlone(terms);
         const userOpHash = version.userOpHash(
           userOp,
           { paymaster: at, paymasterData, paymasterSignature: PAYMASTER_SIGNATURE_PLACEHOLDER },

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   type Address,
+  encodeFunctionData,
+  erc20Abi,
   type Hex,
   hexToBigInt,
   http,
@@ -27,10 +29,13 @@ import {
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../../src/config";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/devChain/tokenDeployment";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/sponsorship/entryPoints/entryPointV09";
 import { verifyingPaymasterV09Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Alto, startAlto } from "../helpers/alto";
@@ -57,7 +62,13 @@ before(async () => {
     // A bound against a hang: on a loaded 2-core machine Alto's start passed the helper's default 30 s.
     startTimeoutMs: 120_000,
   });
-  const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
+  const chain: ChainConfig = {
+    chainId: 31337,
+    name: "local",
+    rpcUrl: env.chain.rpcUrl,
+    bundlerUrl: alto.url,
+    tokens: [...LOCAL_TOKENS],
+  };
   t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
   dapp = await chainDapp(t);
   await confirm(
@@ -274,5 +285,55 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     assert.equal(finalize.result, undefined);
     assert.equal(finalize.error?.code, -32003);
     assert.match(finalize.error?.message ?? "", /Not sponsored: the operation changed since commit/);
+  });
+});
+
+describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
+  test("a Simple7702Account v0.9 holding only TUSD pays its operation in TUSD, mined by Alto", async (tc) => {
+    const { env } = started();
+    const { owner, account, authorization } = await delegatedAccount();
+    const minted = 100_000_000n;
+    await confirm(
+      env,
+      mintTestTokens(
+        { publicClient: env.publicClient, walletClient: env.wallet(anvilKeys.owner) },
+        owner.address,
+        minted,
+      ),
+    );
+    const bundler = bundlerFor(account, []);
+    const calls = [
+      {
+        to: LOCAL_TEST_TOKEN_ADDRESS,
+        value: 0n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [v09().tokenPaymaster, 20_000_000n] }),
+      },
+      { to: TARGET, value: 0n },
+    ];
+    const hash = await bundler.sendUserOperation({
+      calls,
+      authorization,
+      paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    assert.equal(receipt.success, true, "UserOperationEvent.success");
+    assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, v09().tokenPaymaster), "our v0.9 token paymaster");
+    const logs = receipt.receipt.logs;
+    const [event] = parseEventLogs({ abi: entryPointV07Abi, logs, eventName: "UserOperationEvent" }).filter((e) =>
+      isAddressEqual(e.args.sender, owner.address),
+    );
+    assert.ok(event && isAddressEqual(event.address, v09().entryPoint), "EntryPoint v0.9");
+    const [charged] = parseEventLogs({ abi: tokenPaymasterV07Artifact.abi, logs, eventName: "TokenCharged" }).filter(
+      (c) => c.args.userOpHash === hash,
+    );
+    assert.ok(charged && charged.args.amount > 0n, "a charge in TUSD");
+    const balance = await env.publicClient.readContract({
+      address: LOCAL_TEST_TOKEN_ADDRESS,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [owner.address],
+    });
+    assert.equal(minted - balance, charged.args.amount, "TUSD down by the charge");
+    tc.diagnostic(`charged ${charged.args.amount} TUSD units; actualGasUsed ${event.args.actualGasUsed}`);
   });
 });
