@@ -17,7 +17,7 @@ export const PaymasterDataResultV07 = Type.Object(paymasterFieldsV07, {
 });
 export type PaymasterDataResultV07 = Static<typeof PaymasterDataResultV07>;
 
-export const PaymasterDataResultV09Parallel = Type.Object(
+const PaymasterDataResultV09Parallel = Type.Object(
   {
     ...paymasterFieldsV07,
     paymasterSignature: withOptions(HexBytes, {
