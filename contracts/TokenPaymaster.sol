@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.12;
 
-import "@openzeppelin/contracts/access/Ownable.sol";
 import "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import "@openzeppelin/contracts/utils/math/Math.sol";
 import "@account-abstraction/contracts/core/Helpers.sol";
 import "@account-abstraction/contracts/interfaces/IEntryPoint.sol";
 import "@account-abstraction/contracts/interfaces/IPaymaster.sol";
+import "./SignerSet.sol";
 
 /// The two reads of a Chainlink AggregatorV3Interface this paymaster makes.
 interface IPriceAggregator {
@@ -31,7 +30,7 @@ interface IPriceAggregator {
  *   [20]      priceSource: 0 = the signed exchangeRate, 1 = the oracle aggregator's price
  *   [21:213]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,
  *                        uint256 exchangeRate, uint32 priceMarkup)
- *   [213:278] the verifying signer's signature, 65 raw bytes r,s,v
+ *   [213:278] a signer's signature (any key of the set), 65 raw bytes r,s,v
  * exchangeRate is in fee-token base units per 1e18 wei; priceMarkup in millionths, 1e6 (none) to 2e6 (double).
  *
  * Validation checks the signature, the markup and the price, and that the sender holds (and, by default, has approved
@@ -50,8 +49,12 @@ interface IPriceAggregator {
  *
  * Why IPaymaster and not BasePaymaster (as VerifyingPaymaster): one pattern for both paymasters, with the owner-only
  * deposit and stake functions written out here.
+ *
+ * The service's signatures are accepted from any key of the owner's SignerSet, so a key rotation invalidates no
+ * signature in flight, and the constructor takes no key, so the CREATE2 address depends only on the code, the
+ * EntryPoint and the owner.
  */
-contract TokenPaymaster is IPaymaster, Ownable {
+contract TokenPaymaster is IPaymaster, SignerSet {
     using SafeERC20 for IERC20;
 
     /// The signed terms of paymasterAndData, besides the signature.
@@ -105,7 +108,6 @@ contract TokenPaymaster is IPaymaster, Ownable {
     uint256 private constant TOKEN_CALL_GAS_RESERVE = 10_000;
 
     IEntryPoint public immutable entryPoint;
-    address public verifyingSigner;
     /// An oracle price older than this (seconds) is refused: the operation's validUntil is cut to
     /// updatedAt + maxPriceAge.
     uint48 public maxPriceAge;
@@ -130,18 +132,15 @@ contract TokenPaymaster is IPaymaster, Ownable {
     event TokenChargeFailed(
         address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost
     );
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
     event MaxPriceAgeChanged(uint48 previousMaxPriceAge, uint48 newMaxPriceAge);
     event AllowanceRequiredChanged(bool required);
     event TokensWithdrawn(address indexed token, address indexed to, uint256 amount);
 
     /// @param owner_ set explicitly because under a CREATE2 factory msg.sender is the factory, not the deployer.
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) {
+    constructor(IEntryPoint entryPoint_, address owner_) {
         require(address(entryPoint_) != address(0), "TokenPaymaster: entryPoint is zero");
         require(owner_ != address(0), "TokenPaymaster: owner is zero");
-        require(verifyingSigner_ != address(0), "TokenPaymaster: signer is zero");
         entryPoint = entryPoint_;
-        verifyingSigner = verifyingSigner_;
         // Chainlink's slowest common heartbeat; the owner tightens it per deployment.
         maxPriceAge = 1 days;
         allowanceRequired = true;
@@ -150,7 +149,7 @@ contract TokenPaymaster is IPaymaster, Ownable {
 
     // ---- what the service and the tests compute the same way ----
 
-    /// What the verifying signer signs (EIP-191 personal_sign over these 32 bytes).
+    /// What a signer of the set signs (EIP-191 personal_sign over these 32 bytes).
     function getHash(UserOperation calldata userOp, FeeTerms memory terms) public view returns (bytes32) {
         // Three abi.encode of static values concatenated are byte-identical to one abi.encode of all eighteen; the
         // split only keeps the compiler under its stack limit.
@@ -230,7 +229,7 @@ contract TokenPaymaster is IPaymaster, Ownable {
         _requireFromEntryPoint();
         (FeeTerms memory terms, bytes calldata signature) = _parse(userOp.paymasterAndData);
         require(signature.length == SIGNATURE_LENGTH, "TokenPaymaster: signature must be 65 bytes (r,s,v)");
-        bool sigFailed = !_signedByVerifyingSigner(getHash(userOp, terms), signature);
+        bool sigFailed = !_signedByASigner(getHash(userOp, terms), signature);
 
         require(
             terms.priceMarkup >= MIN_PRICE_MARKUP && terms.priceMarkup <= MAX_PRICE_MARKUP,
@@ -290,13 +289,7 @@ contract TokenPaymaster is IPaymaster, Ownable {
         emit TokenChargeFailed(charge.sender, charge.feeToken, charge.userOpHash, amount, gasCost);
     }
 
-    // ---- owner: signer, oracle age, allowance rule, tokens, deposit and stake ----
-
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        require(newSigner != address(0), "TokenPaymaster: signer is zero");
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
-    }
+    // ---- owner (signers: SignerSet): oracle age, allowance rule, tokens, deposit and stake ----
 
     function setMaxPriceAge(uint48 newMaxPriceAge) external onlyOwner {
         require(newMaxPriceAge > 0, "TokenPaymaster: maxPriceAge is zero");
@@ -344,7 +337,7 @@ contract TokenPaymaster is IPaymaster, Ownable {
         entryPoint.withdrawStake(target);
     }
 
-    /// Without an owner the signer could never be rotated after a key leak, nor the deposit and fees recovered.
+    /// Without an owner the signer set could never change after a key leak, nor the deposit and fees recovered.
     function renounceOwnership() public view override onlyOwner {
         revert("TokenPaymaster: ownership cannot be renounced");
     }
@@ -369,12 +362,6 @@ contract TokenPaymaster is IPaymaster, Ownable {
             paymasterAndData[TERMS_OFFSET:SIGNATURE_OFFSET], (uint48, uint48, address, address, uint256, uint32)
         );
         signature = paymasterAndData[SIGNATURE_OFFSET:];
-    }
-
-    function _signedByVerifyingSigner(bytes32 hash, bytes calldata signature) private view returns (bool) {
-        (address recovered, ECDSA.RecoverError error) =
-            ECDSA.tryRecover(ECDSA.toEthSignedMessageHash(hash), signature);
-        return error == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
     }
 
     /// The rate the charge will use, and the validity end: the signed one, cut to the oracle price's expiry if earlier.

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.12;
 
-import "@openzeppelin/contracts/access/Ownable.sol";
-import "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import "@account-abstraction/contracts/core/Helpers.sol";
 import "@account-abstraction/contracts/interfaces/IEntryPoint.sol";
 import "@account-abstraction/contracts/interfaces/IPaymaster.sol";
+import "./SignerSet.sol";
 
 /**
  * A verifying paymaster shared by many dApps (EntryPoint v0.6).
@@ -21,8 +20,12 @@ import "@account-abstraction/contracts/interfaces/IPaymaster.sol";
  * virtual, so funding wallets could not withdraw under that name, and the owner could pull the dApps' money out of the
  * shared EntryPoint deposit (as could its `deposit()` add money credited to nobody). The owner keeps the staking
  * functions of BasePaymaster; the deposit belongs to the dApps.
+ *
+ * The service's signatures are accepted from any key of the owner's SignerSet, so a key rotation invalidates no
+ * signature in flight, and the constructor takes no key, so the CREATE2 address depends only on the code, the
+ * EntryPoint and the owner.
  */
-contract VerifyingPaymaster is IPaymaster, Ownable {
+contract VerifyingPaymaster is IPaymaster, SignerSet {
     /**
      * Gas the EntryPoint charges this paymaster that postOp's `actualGasCost` does not include yet: the postOp call
      * itself (context decoding, one storage write, one event) and the EntryPoint's accounting after it. Measured on
@@ -38,21 +41,17 @@ contract VerifyingPaymaster is IPaymaster, Ownable {
     uint256 private constant PAYMASTER_ADDRESS_LENGTH = 20;
 
     IEntryPoint public immutable entryPoint;
-    address public verifyingSigner;
     mapping(address => uint256) private balances;
 
     event GasDeposited(address indexed paymasterId, address indexed from, uint256 amount);
     event GasWithdrawn(address indexed paymasterId, address indexed to, uint256 amount);
     event GasCharged(address indexed paymasterId, bytes32 indexed userOpHash, uint256 charge);
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
 
     /// @param owner_ set explicitly because under a CREATE2 factory msg.sender is the factory, not the deployer.
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) {
+    constructor(IEntryPoint entryPoint_, address owner_) {
         require(address(entryPoint_) != address(0), "VerifyingPaymaster: entryPoint is zero");
         require(owner_ != address(0), "VerifyingPaymaster: owner is zero");
-        require(verifyingSigner_ != address(0), "VerifyingPaymaster: signer is zero");
         entryPoint = entryPoint_;
-        verifyingSigner = verifyingSigner_;
         _transferOwnership(owner_);
     }
 
@@ -88,13 +87,7 @@ contract VerifyingPaymaster is IPaymaster, Ownable {
 
     // ---- signing ----
 
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        require(newSigner != address(0), "VerifyingPaymaster: signer is zero");
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
-    }
-
-    /// What the verifying signer signs (EIP-191 personal_sign over these 32 bytes). paymasterAndData is left out, since
+    /// What a signer of the set signs (EIP-191 personal_sign over these 32 bytes). paymasterAndData is left out, since
     /// it carries the signature; the chain id and this address stop a signature from being replayed elsewhere.
     function getHash(UserOperation calldata userOp, address paymasterId, uint48 validUntil, uint48 validAfter)
         public
@@ -156,17 +149,11 @@ contract VerifyingPaymaster is IPaymaster, Ownable {
             parsePaymasterAndData(userOp.paymasterAndData);
         require(signature.length == SIGNATURE_LENGTH, "VerifyingPaymaster: signature must be 65 bytes (r,s,v)");
 
-        if (!_signedByVerifyingSigner(getHash(userOp, paymasterId, validUntil, validAfter), signature)) {
+        if (!_signedByASigner(getHash(userOp, paymasterId, validUntil, validAfter), signature)) {
             return ("", _packValidationData(true, validUntil, validAfter));
         }
         context = _reserve(paymasterId, userOpHash, maxCost, userOp.maxFeePerGas, userOp.maxPriorityFeePerGas);
         return (context, _packValidationData(false, validUntil, validAfter));
-    }
-
-    function _signedByVerifyingSigner(bytes32 hash, bytes memory signature) private view returns (bool) {
-        (address recovered, ECDSA.RecoverError error) =
-            ECDSA.tryRecover(ECDSA.toEthSignedMessageHash(hash), signature);
-        return error == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
     }
 
     /// Takes the worst case (maxCost plus the overhead at maxFeePerGas) and returns the context postOp settles from.
@@ -229,7 +216,7 @@ contract VerifyingPaymaster is IPaymaster, Ownable {
         entryPoint.withdrawStake(target);
     }
 
-    /// Without an owner the signer could never be rotated after a key leak, and a leaked key can spend every balance.
+    /// Without an owner the signer set could never change after a key leak, and a leaked key can spend every balance.
     function renounceOwnership() public view override onlyOwner {
         revert("VerifyingPaymaster: ownership cannot be renounced");
     }

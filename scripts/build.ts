@@ -1,8 +1,8 @@
-// Compiles the service to dist/ for production: dist/main.js (the service) and dist/cli/account.js (the account
-// command), each a bundle of our own code with the npm packages left as imports, and the web dashboard to
-// dashboard/dist (scripts/buildDashboard.ts). The local development chain is a dynamic import, so it lands in a chunk
-// of its own that only a development start loads. The build fails when a file a production start loads imports a
-// package that is not in `dependencies` (npm install --omit=dev would lack it).
+// Compiles the service to dist/ for production: dist/main.js (the service), dist/cli/account.js (the account
+// command) and dist/cli/contracts.js (the contracts command), each a bundle of our own code with the npm packages left
+// as imports, and the web dashboard to dashboard/dist (scripts/buildDashboard.ts). The local development chain is a
+// dynamic import, so it lands in a chunk of its own that only a development start loads. The build fails when a file
+// a production start loads imports a package that is not in `dependencies` (npm install --omit=dev would lack it).
 import { readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -12,7 +12,7 @@ import { buildDashboard } from "./buildDashboard";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist");
-const entries = ["src/main.ts", "src/cli/account.ts"];
+const entries = ["src/main.ts", "src/cli/account.ts", "src/cli/contracts.ts"];
 
 const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
@@ -62,7 +62,7 @@ const result = await build({
 });
 
 const missing: string[] = [];
-for (const entry of ["dist/main.js", "dist/cli/account.js"]) {
+for (const entry of ["dist/main.js", "dist/cli/account.js", "dist/cli/contracts.js"]) {
   for (const name of staticPackageImports(result.metafile, entry)) {
     if (!packageJson.dependencies[name]) missing.push(`${entry} imports ${name}, which is not in dependencies`);
   }

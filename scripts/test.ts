@@ -6,11 +6,13 @@
 //   npm run test:e2e          the service as a whole: Alto bundling our operations, the service as its own process
 //   npm run test:database     the files whose outcome depends on the database, from every lane (CI's PostgreSQL pass)
 //
-// The runner gives each file its own process. Its default concurrency (one file less than the cores) leaves a
-// 2-core machine running one file at a time, while most files spend their time waiting for anvil, Alto or a socket;
-// TEST_CONCURRENCY sets another number.
+// The runner gives each file it is handed its own process. It is handed bundles of files (scripts/testBundles.ts), so
+// that a process's start-up is paid once for several files. Its default concurrency (one process less than the cores)
+// leaves a 2-core machine running one bundle at a time, while most files spend their time waiting for anvil, Alto or a
+// socket; TEST_CONCURRENCY sets another number.
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
+import { groupIntoBundles, writeBundles } from "./testBundles";
 import { dependsOnDatabase, LANES, type Lane, laneOf, testFiles } from "./testLanes";
 
 // "database" is not a lane of its own: it picks, from every lane, the files whose outcome depends on the database,
@@ -31,12 +33,17 @@ function wanted(file: string, lane: Lane): boolean {
 }
 
 const files = testFiles();
-// The slow lanes start first, so that the quick files fill the gaps at the end instead of an e2e file running alone.
-const selected = (["e2e", "integration", "unit"] as const).flatMap((lane) =>
-  files.filter((file) => laneOf(file) === lane && wanted(file, lane)),
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(3, availableParallelism() - 1));
+// The slow lanes start first, so that the quick bundles fill the gaps at the end instead of an e2e bundle running alone.
+const groups = (["e2e", "integration", "unit"] as const).flatMap((lane) =>
+  groupIntoBundles(
+    files.filter((file) => laneOf(file) === lane && wanted(file, lane)),
+    lane,
+    concurrency,
+  ),
 );
+const bundles = writeBundles(groups);
 
-const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(3, availableParallelism() - 1));
 // Node's own choice of report (spec on a terminal, TAP elsewhere), then a list of the failures at the very end.
 const reporters = [
   `--test-reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
@@ -46,7 +53,8 @@ const reporters = [
 ];
 const run = spawnSync(
   process.execPath,
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...selected],
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...bundles.paths],
   { stdio: "inherit" },
 );
+bundles.remove();
 process.exit(run.status ?? 1);

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import { Alerts } from "./alerts/alerts";
+import { ContractWatch } from "./chain/contractWatch";
 import { DepositBalances } from "./chain/paymasterDeposit";
 import { sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
@@ -118,6 +119,14 @@ export async function buildApp(
     (apiKey) => readSetupVersion(ctx.db, apiKey),
   );
   const chains = sponsoringChains(ctx.chains);
+  const contractWatch = ctx.contractChecks
+    ? new ContractWatch({ chains, signer: ctx.signer.address, now: ctx.now, ...ctx.contractChecks })
+    : undefined;
+  if (contractWatch) {
+    // The first pass before the app answers, so that no sponsorship is signed for a contract known to fail.
+    await contractWatch.start();
+    app.addHook("onClose", () => contractWatch.stop());
+  }
   const metrics = ctx.metrics ?? createMetrics();
   const outstanding = new OutstandingCharges(ctx.db);
   const alertWebhooks = webhookSettings(ctx.webhooks);
@@ -155,7 +164,7 @@ export async function buildApp(
     async (api) => {
       useManagementSchemas(api);
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
-      chainRoutes(api, management);
+      chainRoutes(api, management, chains, contractWatch);
       fundingRoutes(api, management, PAYMASTER_PATHS);
       contractRoutes(api, management);
       policyRoutes(api, management);
@@ -174,6 +183,7 @@ export async function buildApp(
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
       commitments: new SignatureCommitments(ctx.db),
       now: ctx.now,
+      ...(contractWatch ? { contractRefusal: (chainId, paymaster) => contractWatch.refusal(chainId, paymaster) } : {}),
       // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.
       ...sponsorshipRules({
         ledger: new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks")),
@@ -191,7 +201,7 @@ export async function buildApp(
     },
   });
   adminRoutes(app, ctx, credentials);
-  operationsRoutes(app, ctx, metrics, chains);
+  operationsRoutes(app, ctx, metrics, chains, contractWatch);
   registerRpcDocs(app);
   dashboardRoutes(app, ctx.dashboardFolder);
   return app;

@@ -41,6 +41,12 @@ export interface AppContext {
   credentials?: CredentialCache;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken?: Secret;
+  /**
+   * Checking our contracts on every chain with an rpcUrl, at start and every `intervalMs` (src/chain/contractWatch.ts):
+   * a paymaster that fails a check is refused before signing and reported by /readyz and the chains endpoint. Absent
+   * (tests, contexts built by hand): nothing is checked. `exclude`: chains not to check (the development chain).
+   */
+  contractChecks?: { intervalMs?: number; exclude?: readonly number[] };
   /** The built web dashboard served at /dashboard/; absent: no dashboard (DASHBOARD=off, and tests by default). */
   dashboardFolder?: string;
 }

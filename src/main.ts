@@ -2,8 +2,10 @@ import { inspect } from "node:util";
 import type { FastifyServerOptions } from "fastify";
 import { DEFAULT_ALERT_TIMERS } from "./alerts/alerts";
 import { buildApp } from "./app";
+import { CONTRACT_CHECK_INTERVAL_MS } from "./chain/contractWatch";
 import { createSigner } from "./chain/signer";
 import { loadSignerKey } from "./chain/signerKey";
+import { LOCAL_CHAIN_ID } from "./chain/sponsoringChains";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { wantsLocalChain } from "./devChain/localChainWanted";
 import { LogDestination } from "./logging/logDestination";
@@ -75,6 +77,11 @@ async function main(): Promise<void> {
       metricsToken: config.metricsToken,
       alerts: DEFAULT_ALERT_TIMERS,
       dashboardFolder: config.dashboardFolder,
+      // Every chain with a node is checked, except the development chain this process deployed itself just now.
+      contractChecks: {
+        intervalMs: CONTRACT_CHECK_INTERVAL_MS,
+        exclude: localChain ? [LOCAL_CHAIN_ID] : [],
+      },
     },
     await loggerOptions(config, logs),
   );

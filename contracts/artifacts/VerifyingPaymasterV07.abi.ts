@@ -11,11 +11,6 @@ export const verifyingPaymasterV07Abi = [
         "internalType": "address",
         "name": "owner_",
         "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "verifyingSigner_",
-        "type": "address"
       }
     ],
     "stateMutability": "nonpayable",
@@ -121,17 +116,24 @@ export const verifyingPaymasterV07Abi = [
       {
         "indexed": true,
         "internalType": "address",
-        "name": "previousSigner",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "newSigner",
+        "name": "signer",
         "type": "address"
       }
     ],
-    "name": "VerifyingSignerChanged",
+    "name": "SignerAdded",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      }
+    ],
+    "name": "SignerRemoved",
     "type": "event"
   },
   {
@@ -158,6 +160,19 @@ export const verifyingPaymasterV07Abi = [
       }
     ],
     "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      }
+    ],
+    "name": "addSigner",
+    "outputs": [],
+    "stateMutability": "nonpayable",
     "type": "function"
   },
   {
@@ -313,6 +328,25 @@ export const verifyingPaymasterV07Abi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "name": "isSigner",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "owner",
     "outputs": [
@@ -388,6 +422,19 @@ export const verifyingPaymasterV07Abi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      }
+    ],
+    "name": "removeSigner",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "renounceOwnership",
     "outputs": [],
@@ -395,16 +442,16 @@ export const verifyingPaymasterV07Abi = [
     "type": "function"
   },
   {
-    "inputs": [
+    "inputs": [],
+    "name": "signerCount",
+    "outputs": [
       {
-        "internalType": "address",
-        "name": "newSigner",
-        "type": "address"
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
       }
     ],
-    "name": "setVerifyingSigner",
-    "outputs": [],
-    "stateMutability": "nonpayable",
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -506,19 +553,6 @@ export const verifyingPaymasterV07Abi = [
       }
     ],
     "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "verifyingSigner",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
     "type": "function"
   },
   {

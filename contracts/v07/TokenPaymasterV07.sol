@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.23;
 
-import "@openzeppelin/contracts/access/Ownable.sol";
 import "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import "@openzeppelin/contracts/utils/math/Math.sol";
 import "@account-abstraction/contracts-v0.7/core/Helpers.sol";
 import "@account-abstraction/contracts-v0.7/core/UserOperationLib.sol";
 import "@account-abstraction/contracts-v0.7/interfaces/IEntryPoint.sol";
 import "@account-abstraction/contracts-v0.7/interfaces/IPaymaster.sol";
+import "../SignerSet.sol";
 
 /// The two reads of a Chainlink AggregatorV3Interface this paymaster makes (the v0.6 TokenPaymaster's interface).
 interface IPriceAggregatorV07 {
@@ -36,7 +35,7 @@ interface IPriceAggregatorV07 {
  *   [52]      priceSource: 0 = the signed exchangeRate, 1 = the oracle aggregator's price
  *   [53:245]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,
  *                        uint256 exchangeRate, uint32 priceMarkup)
- *   [245:310] the verifying signer's signature, 65 raw bytes r,s,v
+ *   [245:310] a signer's signature (any key of the set), 65 raw bytes r,s,v
  * Everything after byte 52 is the v0.6 TokenPaymaster's data unchanged.
  *
  * Charging: the account usually approves this contract in its own batch, so no allowance exists at validation time.
@@ -50,8 +49,12 @@ interface IPriceAggregatorV07 {
  *
  * Why IPaymaster and not BasePaymaster: as the v0.6 TokenPaymaster, with the owner-only deposit and stake functions
  * written out here.
+ *
+ * The service's signatures are accepted from any key of the owner's SignerSet, so a key rotation invalidates no
+ * signature in flight, and the constructor takes no key, so the CREATE2 address depends only on the code, the
+ * EntryPoint and the owner.
  */
-contract TokenPaymasterV07 is IPaymaster, Ownable {
+contract TokenPaymasterV07 is IPaymaster, SignerSet {
     using SafeERC20 for IERC20;
     using UserOperationLib for PackedUserOperation;
 
@@ -104,7 +107,6 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
     uint256 private constant RATE_AND_MARKUP_DENOMINATOR = 1e24;
 
     IEntryPoint public immutable entryPoint;
-    address public verifyingSigner;
     /// An oracle price older than this (seconds) is refused: the operation's validUntil is cut to
     /// updatedAt + maxPriceAge.
     uint48 public maxPriceAge;
@@ -118,17 +120,14 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
         uint256 exchangeRate,
         uint32 priceMarkup
     );
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
     event MaxPriceAgeChanged(uint48 previousMaxPriceAge, uint48 newMaxPriceAge);
     event TokensWithdrawn(address indexed token, address indexed to, uint256 amount);
 
     /// @param owner_ set explicitly because under a CREATE2 factory msg.sender is the factory, not the deployer.
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) {
+    constructor(IEntryPoint entryPoint_, address owner_) {
         require(address(entryPoint_) != address(0), "TokenPaymasterV07: entryPoint is zero");
         require(owner_ != address(0), "TokenPaymasterV07: owner is zero");
-        require(verifyingSigner_ != address(0), "TokenPaymasterV07: signer is zero");
         entryPoint = entryPoint_;
-        verifyingSigner = verifyingSigner_;
         // Chainlink's slowest common heartbeat; the owner tightens it per deployment.
         maxPriceAge = 1 days;
         _transferOwnership(owner_);
@@ -137,7 +136,7 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
     // ---- what the service and the tests compute the same way ----
 
     /**
-     * What the verifying signer signs (EIP-191 personal_sign over these 32 bytes): every field of the packed operation
+     * What a signer of the set signs (EIP-191 personal_sign over these 32 bytes): every field of the packed operation
      * except the two that carry signatures, the two paymaster gas limits from paymasterAndData (which must therefore be
      * at least 52 bytes long), the chain id, this address, and the fee terms.
      */
@@ -225,7 +224,7 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
         _requireFromEntryPoint();
         (FeeTerms memory terms, bytes calldata signature) = _parse(userOp.paymasterAndData);
         require(signature.length == SIGNATURE_LENGTH, "TokenPaymasterV07: signature must be 65 bytes (r,s,v)");
-        bool sigFailed = !_signedByVerifyingSigner(getHash(userOp, terms), signature);
+        bool sigFailed = !_signedByASigner(getHash(userOp, terms), signature);
 
         require(
             terms.priceMarkup >= MIN_PRICE_MARKUP && terms.priceMarkup <= MAX_PRICE_MARKUP,
@@ -279,13 +278,7 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
         );
     }
 
-    // ---- owner: signer, oracle age, tokens, deposit and stake ----
-
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        require(newSigner != address(0), "TokenPaymasterV07: signer is zero");
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
-    }
+    // ---- owner (signers: SignerSet): oracle age, tokens, deposit and stake ----
 
     function setMaxPriceAge(uint48 newMaxPriceAge) external onlyOwner {
         require(newMaxPriceAge > 0, "TokenPaymasterV07: maxPriceAge is zero");
@@ -328,7 +321,7 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
         entryPoint.withdrawStake(target);
     }
 
-    /// Without an owner the signer could never be rotated after a key leak, nor the deposit and fees recovered.
+    /// Without an owner the signer set could never change after a key leak, nor the deposit and fees recovered.
     function renounceOwnership() public view override onlyOwner {
         revert("TokenPaymasterV07: ownership cannot be renounced");
     }
@@ -355,12 +348,6 @@ contract TokenPaymasterV07 is IPaymaster, Ownable {
             paymasterAndData[TERMS_OFFSET:SIGNATURE_OFFSET], (uint48, uint48, address, address, uint256, uint32)
         );
         signature = paymasterAndData[SIGNATURE_OFFSET:];
-    }
-
-    function _signedByVerifyingSigner(bytes32 hash, bytes calldata signature) private view returns (bool) {
-        (address recovered, ECDSA.RecoverError error) =
-            ECDSA.tryRecover(ECDSA.toEthSignedMessageHash(hash), signature);
-        return error == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
     }
 
     /// The rate the charge will use, and the validity end: the signed one, cut to the oracle price's expiry if earlier.

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.23;
 
-import "@openzeppelin/contracts/access/Ownable.sol";
-import "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import "@account-abstraction/contracts-v0.7/core/Helpers.sol";
 import "@account-abstraction/contracts-v0.7/core/UserOperationLib.sol";
 import "@account-abstraction/contracts-v0.7/interfaces/IEntryPoint.sol";
 import "@account-abstraction/contracts-v0.7/interfaces/IPaymaster.sol";
+import "../SignerSet.sol";
 
 /**
  * A verifying paymaster shared by many dApps, for EntryPoint v0.7 and v0.8 (both take the v0.7 PackedUserOperation
@@ -22,8 +21,12 @@ import "@account-abstraction/contracts-v0.7/interfaces/IPaymaster.sol";
  *
  * Not BasePaymaster, for the reasons given on the v0.6 VerifyingPaymaster: its owner-only withdrawTo would let the owner
  * take the dApps' money, and the dApps could not withdraw their own under that name.
+ *
+ * The service's signatures are accepted from any key of the owner's SignerSet, so a key rotation invalidates no
+ * signature in flight, and the constructor takes no key, so the CREATE2 address depends only on the code, the
+ * EntryPoint and the owner.
  */
-contract VerifyingPaymasterV07 is IPaymaster, Ownable {
+contract VerifyingPaymasterV07 is IPaymaster, SignerSet {
     using UserOperationLib for PackedUserOperation;
 
     /**
@@ -41,13 +44,11 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
     uint256 private constant SIGNATURE_LENGTH = 65;
 
     IEntryPoint public immutable entryPoint;
-    address public verifyingSigner;
     mapping(address => uint256) private balances;
 
     event GasDeposited(address indexed paymasterId, address indexed from, uint256 amount);
     event GasWithdrawn(address indexed paymasterId, address indexed to, uint256 amount);
     event GasCharged(address indexed paymasterId, bytes32 indexed userOpHash, uint256 charge);
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
 
     /// What validation hands to postOp: who pays, what was reserved, and the bounds of the penalty estimate.
     struct ChargeContext {
@@ -61,12 +62,10 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
     }
 
     /// @param owner_ set explicitly because under a CREATE2 factory msg.sender is the factory, not the deployer.
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) {
+    constructor(IEntryPoint entryPoint_, address owner_) {
         require(address(entryPoint_) != address(0), "VerifyingPaymasterV07: entryPoint is zero");
         require(owner_ != address(0), "VerifyingPaymasterV07: owner is zero");
-        require(verifyingSigner_ != address(0), "VerifyingPaymasterV07: signer is zero");
         entryPoint = entryPoint_;
-        verifyingSigner = verifyingSigner_;
         _transferOwnership(owner_);
     }
 
@@ -102,14 +101,8 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
 
     // ---- signing ----
 
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        require(newSigner != address(0), "VerifyingPaymasterV07: signer is zero");
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
-    }
-
     /**
-     * What the verifying signer signs (EIP-191 personal_sign over these 32 bytes): every field of the packed operation
+     * What a signer of the set signs (EIP-191 personal_sign over these 32 bytes): every field of the packed operation
      * except the two that carry signatures, the two paymaster gas limits from paymasterAndData (which must therefore be
      * at least 52 bytes long), the chain id and this address (so a signature cannot be replayed on another chain or
      * another paymaster, this contract's v0.6 sibling included), and the sponsorship's terms.
@@ -178,7 +171,7 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
             parsePaymasterAndData(userOp.paymasterAndData);
         require(signature.length == SIGNATURE_LENGTH, "VerifyingPaymasterV07: signature must be 65 bytes (r,s,v)");
 
-        if (!_signedByVerifyingSigner(getHash(userOp, paymasterId, validUntil, validAfter), signature)) {
+        if (!_signedByASigner(getHash(userOp, paymasterId, validUntil, validAfter), signature)) {
             return ("", _packValidationData(true, validUntil, validAfter));
         }
         uint256 balance = balances[paymasterId];
@@ -195,12 +188,6 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
             })
         );
         return (context, _packValidationData(false, validUntil, validAfter));
-    }
-
-    function _signedByVerifyingSigner(bytes32 hash, bytes memory signature) private view returns (bool) {
-        (address recovered, ECDSA.RecoverError error) =
-            ECDSA.tryRecover(ECDSA.toEthSignedMessageHash(hash), signature);
-        return error == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
     }
 
     /**
@@ -263,7 +250,7 @@ contract VerifyingPaymasterV07 is IPaymaster, Ownable {
         entryPoint.withdrawStake(target);
     }
 
-    /// Without an owner the signer could never be rotated after a key leak, and a leaked key can spend every balance.
+    /// Without an owner the signer set could never change after a key leak, and a leaked key can spend every balance.
     function renounceOwnership() public view override onlyOwner {
         revert("VerifyingPaymasterV07: ownership cannot be renounced");
     }

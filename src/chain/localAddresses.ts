@@ -9,10 +9,10 @@ import { ENTRY_POINT_V09_ADDRESS } from "../sponsorship/entryPoints/entryPointV0
 // are still what the bytecode gives (a rebuilt contract moves them: update both here and in docs/local-chain.md).
 
 /** Our VerifyingPaymaster, CREATE2 from the committed bytecode, canonical EntryPoint, anvil's first account. */
-export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = "0x801EFa4f95796C9CDB1f6638470040B256887260";
+export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = "0xE0b81000EedE642Feb23c4Ef8a085de5554467b8";
 
 /** Our TokenPaymaster, the same way. */
-export const LOCAL_TOKEN_PAYMASTER_ADDRESS: Address = "0x594835143e0857090042250e7fd30829bE1e3630";
+export const LOCAL_TOKEN_PAYMASTER_ADDRESS: Address = "0x7f26f69730643a7Fc9C0255324568264AD13Bd09";
 
 /** What the local chain runs for one EntryPoint version after v0.6. */
 export interface LocalEntryPointStack {
@@ -20,7 +20,7 @@ export interface LocalEntryPointStack {
   entryPoint: Address;
   /** The reference SimpleAccountFactory of the version (permissionless's default factory address for it). */
   simpleAccountFactory: Address;
-  /** Our VerifyingPaymasterV07, built against this EntryPoint, anvil's first account as owner and first signer. */
+  /** Our VerifyingPaymasterV07, built against this EntryPoint, anvil's first account as owner. */
   verifyingPaymaster: Address;
   /** Our TokenPaymasterV07 (ERC20 mode), built the same way; funded and staked by the local chain's start. */
   tokenPaymaster: Address;
@@ -33,14 +33,14 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
   "0.7": {
     entryPoint: ENTRY_POINT_V07_ADDRESS,
     simpleAccountFactory: "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985",
-    verifyingPaymaster: "0x9722C5C8321b0Ce3c909E728e674D9eC0fD7231c",
-    tokenPaymaster: "0xCFa6108fCd9AD8F825759121D88E51c54e2F4416",
+    verifyingPaymaster: "0xfbF77a6fAe1684fFF523037e5978EbaE270a7CE4",
+    tokenPaymaster: "0x91C5D6E772B38dc33278d03585757727dbbd0511",
   },
   "0.8": {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     simpleAccountFactory: "0x13E9ed32155810FDbd067D4522C492D6f68E5944",
-    verifyingPaymaster: "0x821D18AAd5f9c6fB9fBBf06a95177b3f424DfF46",
-    tokenPaymaster: "0xbe74C7838df5F73ee1Fe7D60a0F40E85BC903e69",
+    verifyingPaymaster: "0x33c162FEEBdEE875c0926c719478eadcE2545f6b",
+    tokenPaymaster: "0xCB53e96D68979aE44979fe01826D31aFA630077F",
     simple7702Account: "0xe6Cae83BdE06E4c305530e199D7217f42808555B",
   },
   // The factory is not canonical for v0.9 (none was published): Alto's tests put it here. The verifying paymaster is
@@ -49,7 +49,7 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
     entryPoint: ENTRY_POINT_V09_ADDRESS,
     simpleAccountFactory: "0xf4A7018FdBF22804526eC4b77DcE4f9b0D27a395",
     verifyingPaymaster: "0xFac60c78C93861CEff8A129f91DF2b0eAAE37259",
-    tokenPaymaster: "0x08cE1cc3E0b5B8359e78400b09F1a81198A97AF8",
+    tokenPaymaster: "0x1E6692D64A1D4d5b5adf42ff6966Aec0F4aA039b",
     simple7702Account: "0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5",
   },
 };

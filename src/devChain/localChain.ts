@@ -38,11 +38,10 @@ import {
   deployAllLocalStacks,
   type LaterEntryPointStack,
   type LocalStack,
-  signerRotations,
+  signerAdditions,
 } from "./localDeployment";
 import { tokenPaymasterV07Funding } from "./localTokenPaymastersV07";
 import { LOCAL_TOKENS, type LocalTokenSetup, prepareLocalTokenStack } from "./localTokens";
-import { signerSetAdditions } from "./signerSetAdditions";
 import { LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "./tokenDeployment";
 
 export { wantsLocalChain } from "./localChainWanted";
@@ -52,7 +51,7 @@ export { wantsLocalChain } from "./localChainWanted";
  * funded with 10,000 ETH on every local chain. Their keys are public: local chains only.
  */
 export const ANVIL_DEFAULT_KEYS = {
-  /** #0: deploys the stack and owns the paymaster (so it can rotate the signer). */
+  /** #0: deploys the stack and owns the paymasters (so it can add the service's key to their signer sets). */
   deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   /** #1: sends handleOps in the demo, as a bundler would. */
   bundler: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
@@ -87,8 +86,8 @@ export interface LocalChain {
   restored: boolean;
   /** The contracts deployed by this start (none once they are in the saved state); later versions' names end "v0.7". */
   deployed: string[];
-  /** True when this start made the service's key the verifying signer of a paymaster (any EntryPoint version). */
-  signerRotated: boolean;
+  /** True when this start added the service's key to a paymaster's signer set (any EntryPoint version). */
+  signerAdded: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
   /** How long anvil took to answer, and the deployment after it. */
@@ -186,13 +185,13 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
 
   const clients = localClients(anvil.rpcUrl);
   let deployed: string[];
-  let signerRotated: boolean;
+  let signerAdded: boolean;
   let tokens: LocalTokenSetup;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     const progress = { step: "deploying the EntryPoint stacks" };
-    ({ deployed, signerRotated, tokens } = await withDeadline(
-      deployAndRotate(clients, options.signer, progress),
+    ({ deployed, signerAdded, tokens } = await withDeadline(
+      deployAndAddSigner(clients, options.signer, progress),
       deadline,
       () => `deploying the contracts took longer than ${timeoutMs} ms (still ${progress.step})`,
     ));
@@ -244,7 +243,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     rpcUrl: anvil.rpcUrl,
     restored,
     deployed,
-    signerRotated,
+    signerAdded,
     tokens,
     timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs) },
     saveState: () => saver.save(),
@@ -274,28 +273,26 @@ export function describeLocalChain(chain: LocalChain): string {
 const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=off to start without it)";
 
 /** `progress.step` names the step under way, for the message of a start that passes its deadline. */
-async function deployAndRotate(
+async function deployAndAddSigner(
   clients: ChainClients,
   signer: Address,
   progress: { step: string },
-): Promise<{ deployed: string[]; signerRotated: boolean; tokens: LocalTokenSetup }> {
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup }> {
   const { stack, later } = await deployAllLocalStacks(clients);
-  progress.step = "rotating the paymasters' signer and funding the token paymasters";
+  progress.step = "adding the service's key to the paymasters' signers and funding the token paymasters";
   const deployed = [
     ...deployedNames(stack, ""),
     ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => deployedNames(later[version], ` v${version}`)),
   ];
-  // Every paymaster's signer rotation (or, for those with a signer set, the key's addition) and the later token
-  // paymasters' deposits and stakes: read together, sent together.
-  const [rotations, additions, funding] = await Promise.all([
-    signerRotations(clients, signer, [
+  // Every paymaster's signer addition and the later token paymasters' deposits and stakes: read together, sent together.
+  const [additions, funding] = await Promise.all([
+    signerAdditions(clients, signer, [
       stack.verifyingPaymaster.address,
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
-        ...(version === "0.9" ? [] : [later[version].verifyingPaymaster.address]),
+        later[version].verifyingPaymaster.address,
         later[version].tokenPaymaster.address,
       ]),
     ]),
-    signerSetAdditions(clients, signer, [later["0.9"].verifyingPaymaster.address]),
     tokenPaymasterV07Funding(
       clients,
       LATER_ENTRY_POINT_VERSIONS.map((version) => ({
@@ -304,13 +301,9 @@ async function deployAndRotate(
       })),
     ),
   ]);
-  await sendTogether(clients, [...rotations, ...additions, ...funding]);
+  await sendTogether(clients, [...additions, ...funding]);
   progress.step = "preparing the test token";
-  return {
-    deployed,
-    signerRotated: rotations.length + additions.length > 0,
-    tokens: await prepareLocalTokenStack(clients, signer),
-  };
+  return { deployed, signerAdded: additions.length > 0, tokens: await prepareLocalTokenStack(clients, signer) };
 }
 
 function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string): string[] {

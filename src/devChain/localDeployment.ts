@@ -9,13 +9,12 @@ import {
   type Hex,
   isAddressEqual,
   type PublicClient,
-  parseAbi,
   type Transport,
   type WalletClient,
 } from "viem";
 import type { LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { verifyingPaymasterArtifact } from "../sponsorship/paymasters/artifacts";
+import { SIGNER_CHANGE_GAS, signerSetAbi } from "../sponsorship/paymasters/signerSet";
 import {
   entryPointDeployment,
   localTokenPaymasterV07Deployments,
@@ -30,7 +29,7 @@ import { localTokenPaymasterV09Deployment, localVerifyingPaymasterV09Deployment 
 
 export interface ChainClients {
   publicClient: PublicClient;
-  /** Pays for the deployments; for the signer rotation it must be the paymaster's owner. */
+  /** Pays for the deployments; for a change of the signer set it must be the paymaster's owner. */
   walletClient: WalletClient<Transport, Chain | undefined, Account>;
 }
 
@@ -150,106 +149,93 @@ export async function deployAllLocalStacks(
   return { stack: { entryPoint, simpleAccountFactory, verifyingPaymaster }, later: laterStacks(later) };
 }
 
-/** setVerifyingSigner writes one slot and emits one event: well under this. */
-const ROTATION_GAS = 100_000n;
-
 /**
- * rotateVerifyingSigner for several paymasters at once (v0.6's, VerifyingPaymasterV07 and TokenPaymasterV07 read and
- * set their signer alike): their signers and owners read together, the changes sent together. Returns the paymasters
- * it changed.
+ * addSignerIfNeeded for several paymasters at once (all four of ours inherit SignerSet): which ones lack the signer and
+ * who owns them read together, the additions sent together. Returns the paymasters it changed.
  */
-export async function rotateVerifyingSigners(
+export async function addSignerToPaymasters(
   clients: ChainClients,
-  newSigner: Address,
+  signer: Address,
   paymasters: readonly Address[],
 ): Promise<Address[]> {
-  const rotations = await signerRotations(clients, newSigner, paymasters);
-  await sendTogether(clients, rotations);
-  return rotations.map(({ to }) => to);
+  const additions = await signerAdditions(clients, signer, paymasters);
+  await sendTogether(clients, additions);
+  return additions.map(({ to }) => to);
 }
 
 /**
- * The transactions rotateVerifyingSigners sends, one per paymaster whose signer is not `newSigner` yet, for a caller
+ * The transactions addSignerToPaymasters sends, one per paymaster whose set does not hold `signer` yet, for a caller
  * that sends them together with others; refuses when the wallet client is not the owner of one of them.
  */
-export async function signerRotations(
+export async function signerAdditions(
   clients: ChainClients,
-  newSigner: Address,
+  signer: Address,
   paymasters: readonly Address[],
 ): Promise<BatchTransaction[]> {
   const { publicClient, walletClient } = clients;
-  const read = (address: Address, functionName: "verifyingSigner" | "owner") =>
-    publicClient.readContract({ address, abi: verifyingPaymasterArtifact.abi, functionName });
   const states = await Promise.all(
     paymasters.map(async (address) => ({
       address,
-      signer: await read(address, "verifyingSigner"),
-      owner: await read(address, "owner"),
+      present: await publicClient.readContract({
+        address,
+        abi: signerSetAbi,
+        functionName: "isSigner",
+        args: [signer],
+      }),
+      owner: await publicClient.readContract({ address, abi: signerSetAbi, functionName: "owner" }),
     })),
   );
-  const stale = states.filter(({ signer }) => !isAddressEqual(signer, newSigner));
-  for (const { address, owner } of stale) {
-    if (!isAddressEqual(owner, walletClient.account.address)) {
-      throw new Error(
-        `only the paymaster's owner ${owner} can rotate the signer of ${address}, not ${walletClient.account.address}`,
-      );
-    }
-  }
-  return stale.map(({ address }) => ({
-    what: `rotating the verifying signer of ${address}`,
+  const missing = states.filter(({ present }) => !present);
+  for (const { address, owner } of missing) requireOwner(owner, walletClient.account.address, address);
+  return missing.map(({ address }) => ({
+    what: `adding ${signer} to the signers of ${address}`,
     to: address,
-    data: encodeFunctionData({
-      abi: verifyingPaymasterArtifact.abi,
-      functionName: "setVerifyingSigner",
-      args: [newSigner],
-    }),
-    gas: ROTATION_GAS,
+    data: encodeFunctionData({ abi: signerSetAbi, functionName: "addSigner", args: [signer] }),
+    gas: SIGNER_CHANGE_GAS,
   }));
 }
 
-/**
- * Makes `newSigner` (the service's own key) the paymaster's verifying signer; nothing is sent when it already is.
- * The wallet client must be the owner, which on a local chain is anvil's first account.
- */
-export async function rotateVerifyingSigner(
-  clients: ChainClients,
-  newSigner: Address,
-  paymaster: Address = localVerifyingPaymasterDeployment.address,
-): Promise<{ changed: boolean; transactionHash?: Hex }> {
-  return setVerifyingSignerIfNeeded(clients, paymaster, newSigner, "rotating the verifying signer");
+function requireOwner(owner: Address, caller: Address, paymaster: Address): void {
+  if (!isAddressEqual(owner, caller)) {
+    throw new Error(`only the paymaster's owner ${owner} can change the signers of ${paymaster}, not ${caller}`);
+  }
 }
 
-/** The signer functions every paymaster of ours has (both verifying paymasters and both token paymasters). */
-const signerAbi = parseAbi([
-  "function verifyingSigner() view returns (address)",
-  "function owner() view returns (address)",
-  "function setVerifyingSigner(address signer)",
-]);
+/**
+ * Adds `signer` (the service's own key) to the v0.6 verifying paymaster's signer set; nothing is sent when it is there
+ * already. The wallet client must be the owner, which on a local chain is anvil's first account.
+ */
+export async function addVerifyingPaymasterSigner(
+  clients: ChainClients,
+  signer: Address,
+  paymaster: Address = localVerifyingPaymasterDeployment.address,
+): Promise<{ changed: boolean; transactionHash?: Hex }> {
+  return addSignerIfNeeded(clients, paymaster, signer);
+}
 
-/** Sets the paymaster's verifying signer as its owner; nothing is sent when it already is `newSigner`. */
-export async function setVerifyingSignerIfNeeded(
+/** Adds `signer` to the paymaster's set as its owner; nothing is sent when the set holds it already. */
+export async function addSignerIfNeeded(
   clients: ChainClients,
   paymaster: Address,
-  newSigner: Address,
-  what: string,
+  signer: Address,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
   const { publicClient, walletClient } = clients;
-  const contract = { address: paymaster, abi: signerAbi } as const;
-  const current = await publicClient.readContract({ ...contract, functionName: "verifyingSigner" });
-  if (isAddressEqual(current, newSigner)) return { changed: false };
-  const owner = await publicClient.readContract({ ...contract, functionName: "owner" });
-  if (!isAddressEqual(owner, walletClient.account.address)) {
-    throw new Error(
-      `only the paymaster's owner ${owner} can rotate the signer of ${paymaster}, not ${walletClient.account.address}`,
-    );
+  const contract = { address: paymaster, abi: signerSetAbi } as const;
+  if (await publicClient.readContract({ ...contract, functionName: "isSigner", args: [signer] })) {
+    return { changed: false };
   }
+  requireOwner(
+    await publicClient.readContract({ ...contract, functionName: "owner" }),
+    walletClient.account.address,
+    paymaster,
+  );
   const hash = await walletClient.writeContract({
     ...contract,
-    functionName: "setVerifyingSigner",
-    args: [newSigner],
+    functionName: "addSigner",
+    args: [signer],
     account: walletClient.account,
     chain: walletClient.chain,
   });
-  await confirm(publicClient, hash, what);
+  await confirm(publicClient, hash, `adding ${signer} to the signers of ${paymaster}`);
   return { changed: true, transactionHash: hash };
 }

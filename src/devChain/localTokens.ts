@@ -8,13 +8,13 @@ import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../sponsor
 import { confirm } from "./localBatch";
 import type { ChainClients } from "./localDeployment";
 import {
+  addTokenPaymasterSigner,
   deployLocalTokenStack,
   LOCAL_PRICE,
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
   LOCAL_TEST_TOKEN,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
-  rotateTokenPaymasterSigner,
 } from "./tokenDeployment";
 
 /** The local chain's fee token: TUSD at the local aggregator's price, 10 % markup, worth a dollar. */
@@ -32,7 +32,8 @@ export const LOCAL_TOKENS: readonly TokenConfig[] = [
 export interface LocalTokenSetup {
   /** The token contracts deployed by this call (none once they are on the chain). */
   deployed: string[];
-  signerRotated: boolean;
+  /** True when this call added the service's key to the token paymaster's signer set. */
+  signerAdded: boolean;
   /** True when this call turned the contract's allowanceRequired off. */
   allowanceRequiredTurnedOff: boolean;
   /** True when this call re-dated the aggregator's answer (a restarted chain whose price had aged). */
@@ -59,10 +60,10 @@ export async function prepareLocalTokenStack(clients: ChainClients, signer: Addr
   })
     .filter(([, outcome]) => outcome.deployed)
     .map(([name]) => name);
-  const { changed: signerRotated } = await rotateTokenPaymasterSigner(clients, signer);
+  const { changed: signerAdded } = await addTokenPaymasterSigner(clients, signer);
   const allowanceRequiredTurnedOff = await turnAllowanceRequiredOff(clients);
   const priceRefreshed = stack.priceRefreshed || (await refreshByWallClock(clients));
-  return { deployed, signerRotated, allowanceRequiredTurnedOff, priceRefreshed };
+  return { deployed, signerAdded, allowanceRequiredTurnedOff, priceRefreshed };
 }
 
 const paymaster = { address: LOCAL_TOKEN_PAYMASTER_ADDRESS, abi: tokenPaymasterArtifact.abi } as const;

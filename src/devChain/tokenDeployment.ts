@@ -27,12 +27,7 @@ import {
   paymasterDeployment,
 } from "./deployments";
 import { confirm, deployCreate2Batch } from "./localBatch";
-import {
-  type ChainClients,
-  checkEntryPointArtifact,
-  type DeployOutcome,
-  setVerifyingSignerIfNeeded,
-} from "./localDeployment";
+import { addSignerIfNeeded, type ChainClients, checkEntryPointArtifact, type DeployOutcome } from "./localDeployment";
 
 function create2(name: string, initCode: Hex): Create2Deployment {
   return {
@@ -48,14 +43,13 @@ function create2(name: string, initCode: Hex): Create2Deployment {
 }
 
 function tokenPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment("TokenPaymaster", tokenPaymasterArtifact.bytecode, args);
+  return paymasterDeployment("TokenPaymaster", tokenPaymasterArtifact, args);
 }
 
-/** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner and first signer. */
+/** The token paymaster on a local chain: canonical EntryPoint, anvil's first account as owner. */
 const localTokenPaymasterDeployment = tokenPaymasterDeployment({
   entryPoint: ENTRY_POINT_V06_ADDRESS,
   owner: ANVIL_FIRST_ACCOUNT,
-  verifyingSigner: ANVIL_FIRST_ACCOUNT,
 });
 
 /** The local fee token: six decimals like USDC, so the demo shows a token whose unit is not 1e18. */
@@ -189,15 +183,15 @@ export async function refreshLocalPrice(
 }
 
 /**
- * Makes `newSigner` (the service's own key) the token paymaster's verifying signer; nothing is sent when it already is.
+ * Adds `signer` (the service's own key) to the token paymaster's signer set; nothing is sent when it is there already.
  * The wallet client must be the owner, which on a local chain is anvil's first account.
  */
-export async function rotateTokenPaymasterSigner(
+export async function addTokenPaymasterSigner(
   clients: ChainClients,
-  newSigner: Address,
+  signer: Address,
   paymaster: Address = LOCAL_TOKEN_PAYMASTER_ADDRESS,
 ): Promise<{ changed: boolean; transactionHash?: Hex }> {
-  return setVerifyingSignerIfNeeded(clients, paymaster, newSigner, "rotating the token paymaster's signer");
+  return addSignerIfNeeded(clients, paymaster, signer);
 }
 
 /** Mints local test tokens to `to` (anyone may mint them: they exist on local chains only). */

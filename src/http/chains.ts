@@ -1,16 +1,57 @@
 import type { FastifyInstance } from "fastify";
+import type { Address } from "viem";
+import type { ContractWatch } from "../chain/contractWatch";
+import type { SponsoringChain } from "../chain/sponsoringChains";
 import { listChainsSchema } from "../schemas/management/chains";
 import { accountGuard } from "./auth";
+import { contractChecksView } from "./contractChecksView";
 import { success } from "./envelope";
 import { type Management, typed } from "./management";
 
-/** An extension: the configured chains, by id, which is exactly what paymaster creation accepts. */
-export function chainRoutes(app: FastifyInstance, { ctx, credentials }: Management): void {
+/**
+ * An extension: the configured chains, by id, which is exactly what paymaster creation accepts, with the EntryPoint
+ * versions each serves and whether the service's checks of its contracts hold.
+ */
+export function chainRoutes(
+  app: FastifyInstance,
+  { credentials }: Management,
+  chains: ReadonlyMap<number, SponsoringChain>,
+  contractWatch: ContractWatch | undefined,
+): void {
   const account = accountGuard(credentials);
   typed(app).get("/chains", { schema: listChainsSchema, preValidation: account.preValidation }, async () => {
-    const chains = [...ctx.chains.values()]
-      .map(({ chainId, name }) => ({ chainId, name }))
+    const list = [...chains.values()]
+      .map((chain) => ({
+        chainId: chain.chainId,
+        name: chain.name,
+        entryPoints: servedEntryPoints(chain),
+        checks: contractChecksView(contractWatch, chain.chainId),
+      }))
       .sort((a, b) => a.chainId - b.chainId);
-    return success("Supported chains fetched", chains);
+    return success("Supported chains fetched", list);
   });
+}
+
+interface ServedContracts {
+  entryPoint: Address;
+  verifyingPaymaster?: Address;
+  tokenPaymaster?: Address;
+}
+
+/**
+ * The versions with at least one of our paymasters, by version: a version whose EntryPoint alone is listed (the known
+ * networks of the default chains file) signs nothing, so it is not served.
+ */
+function servedEntryPoints(chain: SponsoringChain): Record<string, ServedContracts> {
+  const served: Record<string, ServedContracts> = {};
+  for (const [version, contracts] of [["0.6", chain] as const, ...chain.entryPoints]) {
+    const { entryPoint, verifyingPaymaster, tokenPaymaster } = contracts;
+    if (!verifyingPaymaster && !tokenPaymaster) continue;
+    served[version] = {
+      entryPoint,
+      ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
+      ...(tokenPaymaster ? { tokenPaymaster } : {}),
+    };
+  }
+  return served;
 }

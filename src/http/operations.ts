@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
+import type { ContractWatch } from "../chain/contractWatch";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { AppContext } from "../context";
 import type { Metrics } from "../metrics/metrics";
 import { pendingMigrations } from "../storage/migrations";
 import { ledgerSize } from "../storage/sponsorshipLedger";
+import { contractChecksView } from "./contractChecksView";
 
 /** A readiness probe must answer well within the orchestrator's own timeout, whatever the chains do. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -21,6 +23,7 @@ export function operationsRoutes(
   ctx: AppContext,
   metrics: Metrics,
   chains: ReadonlyMap<number, SponsoringChain>,
+  contractWatch?: ContractWatch,
 ): void {
   // Alive: the event loop answers. Nothing else is checked, so a database outage never gets the process restarted.
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -30,8 +33,16 @@ export function operationsRoutes(
       databaseState(ctx),
       Promise.all([...chains.values()].map(probeChain)),
     ]);
+    // Each chain's contract checks as the last pass left them: a probe never waits for the chain's contracts.
+    const chainEntries = chainStates.map((chain) => ({
+      ...chain,
+      contracts: contractChecksView(contractWatch, chain.chainId),
+    }));
     const ready = database.database === "ok" && database.migrations === "done";
-    const degraded = chainStates.some((chain) => chain.rpc === "unreachable" || chain.bundler === "unreachable");
+    // A chain whose contracts fail is degraded, not unready: the instance still serves every other chain.
+    const degraded = chainEntries.some(
+      (chain) => chain.rpc === "unreachable" || chain.bundler === "unreachable" || chain.contracts.status === "failing",
+    );
     const status = !ready ? "unready" : degraded ? "degraded" : "ready";
     return reply.status(ready ? 200 : 503).send({
       status,
@@ -39,7 +50,7 @@ export function operationsRoutes(
       migrations: database.migrations,
       // Loaded at start (the service does not start without it): reported so the body says all that readiness means.
       signer: ctx.signer.address ? "loaded" : "missing",
-      chains: chainStates,
+      chains: chainEntries,
     });
   });
 

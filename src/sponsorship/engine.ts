@@ -30,6 +30,12 @@ export interface SponsorDeps {
   /** EntryPoint v0.9 parallel signing: the signatures kept between commit and finalize (src/actions/parallelSigning.ts). */
   commitments?: SignatureCommitments;
   now?: () => number;
+  /**
+   * Why our paymaster at an address must not sign on a chain: a check of the contract on chain failed
+   * (src/chain/contractWatch.ts). Asked before any rule, so nothing is reserved or called for an operation the bundler
+   * would refuse. Absent: the contracts are not checked.
+   */
+  contractRefusal?: (chainId: number, paymaster: Address) => string | undefined;
 }
 
 /** An operation with every gas field and fee the signature covers. */
@@ -97,6 +103,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     entryPoint: request.entryPoint,
     mode: kind.mode,
   };
+  const unavailable = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
   const outcome = await decideSignRecord<SignedPart>(
     deps,
     {
@@ -104,8 +111,8 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
       record,
       worstCaseWei: version.maxDepositChargeWei(userOp),
       holdsDeposit: kind.holdsDeposit,
-      rules: paymaster ? kind.rules(deps.rules, userOp, version) : [],
-      ...(paymaster ? {} : { unavailable: noPaymaster(chain) }),
+      rules: unavailable ? [] : kind.rules(deps.rules, userOp, version),
+      ...(unavailable ? { unavailable } : {}),
       nowMs: (deps.now ?? Date.now)(),
     },
     async (window) => {
@@ -143,6 +150,11 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
 interface SignedPart {
   paymasterData: Hex;
   parallel?: { paymasterSignature: Hex; userOpHash: Hex };
+}
+
+function failedCheck(deps: SponsorDeps, chain: SponsoringChain, paymaster: Address) {
+  const reason = deps.contractRefusal?.(chain.chainId, paymaster);
+  return reason ? { reason, refusedBy: "contractChecks" } : undefined;
 }
 
 const noPaymaster = (chain: SponsoringChain) => ({

@@ -76,7 +76,16 @@ test("artifacts carry deployable bytecode, and our ABI module matches our JSON a
   assert.equal(verifyingPaymasterArtifact.contractName, "VerifyingPaymaster");
   assert.deepEqual(verifyingPaymasterArtifact.abi, json.abi);
   const names: string[] = verifyingPaymasterArtifact.abi.map((item) => ("name" in item ? item.name : item.type));
-  for (const name of ["depositFor", "withdrawTo", "getBalance", "getHash", "setVerifyingSigner", "GasCharged"]) {
+  for (const name of [
+    "depositFor",
+    "withdrawTo",
+    "getBalance",
+    "getHash",
+    "addSigner",
+    "removeSigner",
+    "isSigner",
+    "GasCharged",
+  ]) {
     assert.ok(names.includes(name), name);
   }
 });

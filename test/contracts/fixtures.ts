@@ -23,7 +23,7 @@ import {
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { createSigner, type Signer } from "../../src/chain/signer";
 import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
-import { type ChainClients, deployLocalStack, rotateVerifyingSigner } from "../../src/devChain/localDeployment";
+import { addVerifyingPaymasterSigner, type ChainClients, deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
@@ -86,7 +86,7 @@ export async function startSponsoredChain(options: AnvilOptions = {}): Promise<S
     const stack = await deployLocalStack(local.clients(anvilKeys.owner));
     const serviceKey = generatePrivateKey();
     const serviceSigner = createSigner(serviceKey);
-    await rotateVerifyingSigner(
+    await addVerifyingPaymasterSigner(
       local.clients(anvilKeys.owner),
       serviceSigner.address,
       stack.verifyingPaymaster.address,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { test } from "node:test";
-import { getAddress, parseAbi, size } from "viem";
+import { type Address, parseAbi, size } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import {
@@ -10,14 +10,12 @@ import {
   LOCAL_VERIFYING_PAYMASTER_ADDRESS,
   simpleAccountFactoryDeployment,
 } from "../../src/devChain/deployments";
-import { sendTogether } from "../../src/devChain/localBatch";
 import {
+  addSignerToPaymasters,
+  addVerifyingPaymasterSigner,
   deployLaterEntryPointStacks,
   deployLocalStack,
-  rotateVerifyingSigner,
-  rotateVerifyingSigners,
 } from "../../src/devChain/localDeployment";
-import { signerSetAdditions } from "../../src/devChain/signerSetAdditions";
 import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import {
@@ -81,11 +79,14 @@ test("deploys the stack at its deterministic addresses, then skips it, and rotat
   assert.ok(size((await env.publicClient.getCode({ address: implementation })) ?? "0x") > 0);
 
   const paymaster = { address: LOCAL_VERIFYING_PAYMASTER_ADDRESS, abi: verifyingPaymasterArtifact.abi } as const;
-  const read = <F extends "entryPoint" | "owner" | "verifyingSigner">(functionName: F) =>
+  const read = <F extends "entryPoint" | "owner" | "signerCount">(functionName: F) =>
     env.publicClient.readContract({ ...paymaster, functionName });
+  const isSigner = (address: Address) =>
+    env.publicClient.readContract({ ...paymaster, functionName: "isSigner", args: [address] });
   assert.equal(await read("entryPoint"), ENTRY_POINT_V06_ADDRESS);
   assert.equal(await read("owner"), ANVIL_FIRST_ACCOUNT);
-  assert.equal(await read("verifyingSigner"), ANVIL_FIRST_ACCOUNT);
+  // Deployed with no signer: the owner is not one either, so nothing is sponsored until a key is added.
+  assert.deepEqual([await read("signerCount"), await isSigner(ANVIL_FIRST_ACCOUNT)], [0n, false]);
 
   // Idempotent: nothing is sent the second time.
   const blockBefore = await env.publicClient.getBlockNumber();
@@ -96,20 +97,20 @@ test("deploys the stack at its deterministic addresses, then skips it, and rotat
   );
   assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
 
-  // Signer rotation: only the owner can, and a second call with the same signer sends nothing.
+  // Adding the service's key: only the owner can, and a second call with the same key sends nothing.
   const serviceKey = privateKeyToAccount(anvilKeys.stranger).address;
   await assert.rejects(
-    rotateVerifyingSigner(env.clients(anvilKeys.stranger), serviceKey),
+    addVerifyingPaymasterSigner(env.clients(anvilKeys.stranger), serviceKey),
     /only the paymaster's owner/,
   );
-  assert.equal((await rotateVerifyingSigner(owner, serviceKey)).changed, true);
-  assert.equal(await read("verifyingSigner"), getAddress(serviceKey));
-  const blockAfterRotation = await env.publicClient.getBlockNumber();
-  assert.equal((await rotateVerifyingSigner(owner, serviceKey)).changed, false);
-  assert.equal(await env.publicClient.getBlockNumber(), blockAfterRotation);
+  assert.equal((await addVerifyingPaymasterSigner(owner, serviceKey)).changed, true);
+  assert.deepEqual([await isSigner(serviceKey), await read("signerCount")], [true, 1n]);
+  const blockAfterAddition = await env.publicClient.getBlockNumber();
+  assert.equal((await addVerifyingPaymasterSigner(owner, serviceKey)).changed, false);
+  assert.equal(await env.publicClient.getBlockNumber(), blockAfterAddition);
 });
 
-test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addresses, then skips them, and rotates all four signers together", async (t) => {
+test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addresses, then skips them, and adds the service's key to all four together", async (t) => {
   const env = await startLocalChain();
   t.after(() => env.anvil.stop());
   const owner = env.clients(anvilKeys.owner);
@@ -200,45 +201,31 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
   );
   assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
 
-  // The token paymasters set their signer as the verifying ones do: one rotation serves all four.
+  // The token paymasters hold their signers as the verifying ones do (SignerSet), VerifyingPaymasterV09 too: one
+  // batch serves all six.
   const paymasters = [
     LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
   ];
   const serviceKey = privateKeyToAccount(anvilKeys.stranger).address;
   await assert.rejects(
-    rotateVerifyingSigners(env.clients(anvilKeys.stranger), serviceKey, paymasters),
+    addSignerToPaymasters(env.clients(anvilKeys.stranger), serviceKey, paymasters),
     /only the paymaster's owner/,
   );
-  assert.equal(await env.publicClient.getBlockNumber(), blockBefore, "a refused rotation sends nothing");
-  assert.deepEqual(await rotateVerifyingSigners(owner, serviceKey, paymasters), paymasters);
+  assert.equal(await env.publicClient.getBlockNumber(), blockBefore, "a refused addition sends nothing");
+  assert.deepEqual(await addSignerToPaymasters(owner, serviceKey, paymasters), paymasters);
   for (const address of paymasters) {
-    const signer = await env.publicClient.readContract({
+    const accepted = await env.publicClient.readContract({
       address,
       abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "verifyingSigner",
+      functionName: "isSigner",
+      args: [serviceKey],
     });
-    assert.equal(signer, getAddress(serviceKey));
+    assert.equal(accepted, true, address);
   }
-  assert.deepEqual(await rotateVerifyingSigners(owner, serviceKey, paymasters), []);
-
-  // The v0.9 verifying paymaster keeps a signer set: the key is added, by the owner only, once.
-  const v09Paymaster = [LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster];
-  await assert.rejects(
-    signerSetAdditions(env.clients(anvilKeys.stranger), serviceKey, v09Paymaster),
-    /only the paymaster's owner/,
-  );
-  const additions = await signerSetAdditions(owner, serviceKey, v09Paymaster);
-  assert.equal(additions.length, 1);
-  await sendTogether(owner, additions);
-  const isSigner = await env.publicClient.readContract({
-    address: LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
-    abi: verifyingPaymasterV09Artifact.abi,
-    functionName: "isSigner",
-    args: [serviceKey],
-  });
-  assert.equal(isSigner, true);
-  assert.deepEqual(await signerSetAdditions(owner, serviceKey, v09Paymaster), []);
+  assert.deepEqual(await addSignerToPaymasters(owner, serviceKey, paymasters), []);
 });

@@ -4,6 +4,7 @@ import { isAddressEqual, parseEther, size } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import {
+  addTokenPaymasterSigner,
   deployLocalTokenStack,
   LOCAL_PRICE,
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
@@ -13,7 +14,6 @@ import {
   LOCAL_TOKEN_PAYMASTER_DEPOSIT,
   mintTestTokens,
   refreshLocalPrice,
-  rotateTokenPaymasterSigner,
 } from "../../src/devChain/tokenDeployment";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import {
@@ -51,7 +51,7 @@ test("deploys the ERC20-mode stack at its deterministic addresses, funded and pr
   const paymaster = { address: LOCAL_TOKEN_PAYMASTER_ADDRESS, abi: tokenPaymasterArtifact.abi } as const;
   const read = env.publicClient.readContract;
   assert.ok(isAddressEqual(await read({ ...paymaster, functionName: "owner" }), ANVIL_FIRST_ACCOUNT));
-  assert.ok(isAddressEqual(await read({ ...paymaster, functionName: "verifyingSigner" }), ANVIL_FIRST_ACCOUNT));
+  assert.equal(await read({ ...paymaster, functionName: "signerCount" }), 0n, "deployed with no signer");
   assert.ok(isAddressEqual(await read({ ...paymaster, functionName: "entryPoint" }), ENTRY_POINT_V06_ADDRESS));
   assert.equal(await read({ ...paymaster, functionName: "getDeposit" }), LOCAL_TOKEN_PAYMASTER_DEPOSIT);
   assert.equal(await read({ ...paymaster, functionName: "allowanceRequired" }), true);
@@ -101,15 +101,16 @@ test("deploys the ERC20-mode stack at its deterministic addresses, funded and pr
   assert.ok(refreshedAt > updatedAt + 43_200n);
   assert.deepEqual(await refreshLocalPrice(owner), { refreshed: false });
 
-  // Anyone mints local test tokens; only the owner rotates the signer, and rotating to the same signer sends nothing.
+  // Anyone mints local test tokens; only the owner adds a signer, and adding one already in the set sends nothing.
   const holder = privateKeyToAccount(generatePrivateKey()).address;
   await mintTestTokens(env.clients(anvilKeys.stranger), holder, 5n);
   assert.equal(await read({ ...token, functionName: "balanceOf", args: [holder] }), 5n);
   const serviceKey = privateKeyToAccount(generatePrivateKey()).address;
   await assert.rejects(
-    rotateTokenPaymasterSigner(env.clients(anvilKeys.stranger), serviceKey),
+    addTokenPaymasterSigner(env.clients(anvilKeys.stranger), serviceKey),
     /only the paymaster's owner/,
   );
-  assert.equal((await rotateTokenPaymasterSigner(owner, serviceKey)).changed, true);
-  assert.deepEqual(await rotateTokenPaymasterSigner(owner, serviceKey), { changed: false });
+  assert.equal((await addTokenPaymasterSigner(owner, serviceKey)).changed, true);
+  assert.equal(await read({ ...paymaster, functionName: "isSigner", args: [serviceKey] }), true);
+  assert.deepEqual(await addTokenPaymasterSigner(owner, serviceKey), { changed: false });
 });

@@ -31,6 +31,7 @@ import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
+  addTokenPaymasterSigner,
   deployLocalTokenStack,
   LOCAL_PRICE,
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
@@ -38,7 +39,6 @@ import {
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
-  rotateTokenPaymasterSigner,
 } from "../../src/devChain/tokenDeployment";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
@@ -91,7 +91,7 @@ before(async () => {
   await deployLocalStack(owner);
   await deployLocalTokenStack(owner);
   serviceSigner = createSigner(generatePrivateKey());
-  await rotateTokenPaymasterSigner(owner, serviceSigner.address);
+  await addTokenPaymasterSigner(owner, serviceSigner.address);
 });
 after(() => env?.anvil.stop());
 beforeEach(async () => {
@@ -734,11 +734,12 @@ test("with allowanceRequired off, an approve in the same batch pays; a reverted 
   assert.ok(loss <= maxGasCostWithPaymaster(reverting.op));
 });
 
-test("only the owner rotates the signer, sets the price age and allowance rule, and moves tokens, deposit and stake", async () => {
+test("only the owner changes the signer set, sets the price age and allowance rule, and moves tokens, deposit and stake", async () => {
   const stranger = anvilKeys.stranger;
   const strangerAddress = privateKeyToAccount(stranger).address;
   const attempts = [
-    { functionName: "setVerifyingSigner", args: [strangerAddress] },
+    { functionName: "addSigner", args: [strangerAddress] },
+    { functionName: "removeSigner", args: [serviceSigner.address] },
     { functionName: "setMaxPriceAge", args: [1] },
     { functionName: "setAllowanceRequired", args: [false] },
     { functionName: "withdrawToken", args: [LOCAL_TEST_TOKEN_ADDRESS, strangerAddress, 1n] },
@@ -804,21 +805,24 @@ test("only the owner rotates the signer, sets the price age and allowance rule, 
     value: parseEther("1"),
   });
 
-  // Signer rotation: operations signed by the old key then fail the signature.
-  const signedByOld = await tokenOp(account, [transferCall(freshAddress(), 1n)]);
+  // Signer rotation: with the new key added, what the old key signed before is still mined; once the old key is
+  // removed, what it signs fails the signature (AA34) and the new key's operations pass.
+  const signedBeforeRotation = await tokenOp(account, [transferCall(freshAddress(), 1n)]);
   const newSigner = createSigner(generatePrivateKey());
-  const rotated = await send(anvilKeys.owner, {
-    ...paymaster,
-    functionName: "setVerifyingSigner",
-    args: [newSigner.address],
+  const added = await send(anvilKeys.owner, { ...paymaster, functionName: "addSigner", args: [newSigner.address] });
+  assert.deepEqual(parseEventLogs({ abi: paymaster.abi, logs: added.logs, eventName: "SignerAdded" })[0]?.args, {
+    signer: newSigner.address,
   });
-  assert.deepEqual(
-    parseEventLogs({ abi: paymaster.abi, logs: rotated.logs, eventName: "VerifyingSignerChanged" })[0]?.args,
-    {
-      previousSigner: serviceSigner.address,
-      newSigner: newSigner.address,
-    },
-  );
+  assert.equal(operationEvent(await handleOps(env, [signedBeforeRotation.op]), account.address).success, true);
+  const removed = await send(anvilKeys.owner, {
+    ...paymaster,
+    functionName: "removeSigner",
+    args: [serviceSigner.address],
+  });
+  assert.deepEqual(parseEventLogs({ abi: paymaster.abi, logs: removed.logs, eventName: "SignerRemoved" })[0]?.args, {
+    signer: serviceSigner.address,
+  });
+  const signedByOld = await tokenOp(account, [transferCall(freshAddress(), 1n)]);
   assert.deepEqual(await failedOpOf(env, [signedByOld.op]), { errorName: "FailedOp", args: [0n, AA34] });
   const signedByNew = await tokenOp(account, [transferCall(freshAddress(), 1n)], { signer: newSigner });
   assert.equal(operationEvent(await handleOps(env, [signedByNew.op]), account.address).success, true);

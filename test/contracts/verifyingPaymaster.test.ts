@@ -7,7 +7,6 @@ import {
   concat,
   encodeAbiParameters,
   type Hex,
-  isAddressEqual,
   parseEther,
   parseEventLogs,
   slice,
@@ -362,19 +361,34 @@ test("depositFor refuses the zero paymasterId and an empty deposit", async () =>
   });
 });
 
-test("only the owner rotates the signer; operations signed by the old key then fail", async () => {
+test("only the owner changes the signer set; a rotation loses nothing signed before the old key is removed", async () => {
   await depositFor(fundingWallet, parseEther("1"));
   const newSigner = createSigner(generatePrivateKey());
-  const setSigner = (key: Hex) =>
+  const change = (functionName: "addSigner" | "removeSigner", signer: Address, key: Hex = anvilKeys.owner) =>
     env.publicClient.simulateContract({
       ...paymaster(),
-      functionName: "setVerifyingSigner",
-      args: [newSigner.address],
+      functionName,
+      args: [signer],
       account: privateKeyToAccount(key).address,
     });
-  assert.deepEqual(await revertOf(setSigner(anvilKeys.stranger)), {
+  const send = async (request: Awaited<ReturnType<typeof change>>["request"]) =>
+    env.publicClient.waitForTransactionReceipt({ hash: await env.wallet(anvilKeys.owner).writeContract(request) });
+  const isSigner = (signer: Address) =>
+    env.publicClient.readContract({ ...paymaster(), functionName: "isSigner", args: [signer] });
+  const ownerOnly = { errorName: "Error", args: ["Ownable: caller is not the owner"] };
+  assert.deepEqual(await revertOf(change("addSigner", newSigner.address, anvilKeys.stranger)), ownerOnly);
+  assert.deepEqual(await revertOf(change("removeSigner", env.serviceSigner.address, anvilKeys.stranger)), ownerOnly);
+  assert.deepEqual(await revertOf(change("addSigner", zeroAddress)), {
     errorName: "Error",
-    args: ["Ownable: caller is not the owner"],
+    args: ["SignerSet: signer is zero"],
+  });
+  assert.deepEqual(await revertOf(change("addSigner", env.serviceSigner.address)), {
+    errorName: "Error",
+    args: ["SignerSet: already a signer"],
+  });
+  assert.deepEqual(await revertOf(change("removeSigner", newSigner.address)), {
+    errorName: "Error",
+    args: ["SignerSet: not a signer"],
   });
   assert.deepEqual(
     await revertOf(
@@ -387,17 +401,24 @@ test("only the owner rotates the signer; operations signed by the old key then f
     { errorName: "Error", args: ["VerifyingPaymaster: ownership cannot be renounced"] },
   );
 
+  // The rotation: add the new key; both keys' signatures are accepted while both are in the set.
   const signedByOld = await sponsoredTransfer();
-  const hash = await env.wallet(anvilKeys.owner).writeContract((await setSigner(anvilKeys.owner)).request);
-  const receipt = await env.publicClient.waitForTransactionReceipt({ hash });
-  const [changed] = parseEventLogs({ abi: paymaster().abi, logs: receipt.logs, eventName: "VerifyingSignerChanged" });
-  assert.deepEqual(changed?.args, { previousSigner: env.serviceSigner.address, newSigner: newSigner.address });
-  const current = await env.publicClient.readContract({ ...paymaster(), functionName: "verifyingSigner" });
-  assert.ok(isAddressEqual(current, newSigner.address));
-
-  assert.deepEqual(await failedOpOf(env, [signedByOld.op]), { errorName: "FailedOp", args: [0n, AA34] });
+  const signedByOldToDrop = await sponsoredTransfer();
+  const added = await send((await change("addSigner", newSigner.address)).request);
+  const [addedEvent] = parseEventLogs({ abi: paymaster().abi, logs: added.logs, eventName: "SignerAdded" });
+  assert.deepEqual(addedEvent?.args, { signer: newSigner.address });
   const signedByNew = await sponsoredTransfer({ sponsorship: { signer: newSigner } });
-  assert.equal((await handleOps(env, [signedByNew.op])).status, "success");
+  assert.equal((await handleOps(env, [signedByOld.op, signedByNew.op])).status, "success");
+
+  // Removing the old key then refuses what it signed and is still pending, and only that.
+  const removed = await send((await change("removeSigner", env.serviceSigner.address)).request);
+  const [removedEvent] = parseEventLogs({ abi: paymaster().abi, logs: removed.logs, eventName: "SignerRemoved" });
+  assert.deepEqual(removedEvent?.args, { signer: env.serviceSigner.address });
+  assert.deepEqual([await isSigner(env.serviceSigner.address), await isSigner(newSigner.address)], [false, true]);
+  assert.equal(await env.publicClient.readContract({ ...paymaster(), functionName: "signerCount" }), 1n);
+  assert.deepEqual(await failedOpOf(env, [signedByOldToDrop.op]), { errorName: "FailedOp", args: [0n, AA34] });
+  const signedByNewAgain = await sponsoredTransfer({ sponsorship: { signer: newSigner } });
+  assert.equal((await handleOps(env, [signedByNewAgain.op])).status, "success");
 });
 
 test("the contract's getHash equals the service's hash for the same operation and terms", async () => {

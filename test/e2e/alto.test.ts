@@ -19,7 +19,7 @@ import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem
 import { createSigner } from "../../src/chain/signer";
 import type { ChainConfig } from "../../src/config";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
-import { deployLocalStack, rotateVerifyingSigner } from "../../src/devChain/localDeployment";
+import { addVerifyingPaymasterSigner, deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
@@ -59,7 +59,7 @@ before(async () => {
   chain = await startLocalChain({ chainId: CHAIN_ID });
   const stack = await deployLocalStack(chain.clients(anvilKeys.owner));
   assert.equal(stack.verifyingPaymaster.address, LOCAL_VERIFYING_PAYMASTER_ADDRESS);
-  await rotateVerifyingSigner(chain.clients(anvilKeys.owner), serviceSigner.address);
+  await addVerifyingPaymasterSigner(chain.clients(anvilKeys.owner), serviceSigner.address);
   const hash = await chain.wallet(anvilKeys.fundingWallet).writeContract({
     address: LOCAL_VERIFYING_PAYMASTER_ADDRESS,
     abi: verifyingPaymasterArtifact.abi,

@@ -18,11 +18,11 @@ import { deployLocalStack } from "../../src/devChain/localDeployment";
 import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
+  addTokenPaymasterSigner,
   deployLocalTokenStack,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
-  rotateTokenPaymasterSigner,
 } from "../../src/devChain/tokenDeployment";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
@@ -59,7 +59,7 @@ before(async () => {
   const owner = chain.clients(anvilKeys.owner);
   await deployLocalStack(owner);
   await deployLocalTokenStack(owner);
-  await rotateTokenPaymasterSigner(owner, serviceSigner.address);
+  await addTokenPaymasterSigner(owner, serviceSigner.address);
   alto = await startAlto({
     rpcUrl: chain.anvil.rpcUrl,
     executorKey: anvilKeys.bundler,

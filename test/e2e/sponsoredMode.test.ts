@@ -21,7 +21,7 @@ import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { createSigner } from "../../src/chain/signer";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
-import { deployLocalStack, rotateVerifyingSigner } from "../../src/devChain/localDeployment";
+import { addVerifyingPaymasterSigner, deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ADMIN_SECRET_HEADER } from "../../src/http/admin";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
@@ -127,15 +127,19 @@ after(async () => {
   }
 });
 
-/** EntryPoint, factory and our paymaster at their deterministic addresses, and the service's key as its signer. */
+/** EntryPoint, factory and our paymaster at their deterministic addresses, and the service's key in its signer set. */
 async function prepareChain(env: LocalChain): Promise<void> {
   const stack = await deployLocalStack(env.clients(anvilKeys.owner));
   assert.equal(stack.entryPoint.address, ENTRY_POINT_V06_ADDRESS);
   assert.equal(stack.simpleAccountFactory.address, factory);
   assert.equal(stack.verifyingPaymaster.address, LOCAL_VERIFYING_PAYMASTER_ADDRESS);
-  await rotateVerifyingSigner(env.clients(anvilKeys.owner), serviceSigner.address);
-  const signer = await env.publicClient.readContract({ ...paymaster, functionName: "verifyingSigner" });
-  assert.ok(isAddressEqual(signer, serviceSigner.address));
+  await addVerifyingPaymasterSigner(env.clients(anvilKeys.owner), serviceSigner.address);
+  const accepted = await env.publicClient.readContract({
+    ...paymaster,
+    functionName: "isSigner",
+    args: [serviceSigner.address],
+  });
+  assert.equal(accepted, true);
 }
 
 async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {

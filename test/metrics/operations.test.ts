@@ -181,8 +181,20 @@ test("/healthz answers without checking anything; /readyz reports the database, 
       migrations: "done",
       signer: "loaded",
       chains: [
-        { chainId: 31337, name: "local", rpc: "reachable", bundler: "unreachable" },
-        { chainId: 80002, name: "Polygon Amoy", rpc: "not configured", bundler: "not configured" },
+        {
+          chainId: 31337,
+          name: "local",
+          rpc: "reachable",
+          bundler: "unreachable",
+          contracts: { status: "not checked", failed: [] },
+        },
+        {
+          chainId: 80002,
+          name: "Polygon Amoy",
+          rpc: "not configured",
+          bundler: "not configured",
+          contracts: { status: "not checked", failed: [] },
+        },
       ],
     });
     assert.ok(!ready.body.includes(up), "no RPC URL in the answer");

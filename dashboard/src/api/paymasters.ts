@@ -11,9 +11,29 @@ export interface PaymasterView {
   active: boolean;
 }
 
+/** Our contracts for one EntryPoint version on a chain. */
+export interface ServedEntryPointView {
+  entryPoint: string;
+  verifyingPaymaster?: string;
+  tokenPaymaster?: string;
+}
+
+/** One failed check of one of our contracts on a chain: a sponsorship through that contract is refused. */
+export interface FailedCheckView {
+  entryPointVersion: string;
+  kind: string;
+  address: string;
+  check: string;
+  detail: string;
+  fix?: string;
+}
+
 export interface ChainView {
   chainId: number;
   name: string;
+  /** The EntryPoint versions the chain serves ("0.6", "0.7", …), each with our paymasters; empty: not served yet. */
+  entryPoints: Record<string, ServedEntryPointView>;
+  checks: { status: "ok" | "failing" | "unknown" | "not checked"; checkedAt?: string; failed: FailedCheckView[] };
 }
 
 /** Something read from the API: the value, the API's message when it failed, and a way to read it again. */

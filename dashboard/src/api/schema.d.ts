@@ -9,7 +9,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The chains this service sponsors on (the chainId a new paymaster may take) */
+        /** The chains this service sponsors on (the chainId a new paymaster may take) and what each serves */
         get: {
             parameters: {
                 query?: never;
@@ -29,6 +29,43 @@ export interface paths {
                             data: {
                                 /** @example 31337 */
                                 chainId: number;
+                                /** @description The service's checks of its contracts on the chain, repeated every 30 s */
+                                checks: {
+                                    /** @description When the last check ended, ISO 8601 */
+                                    checkedAt?: string;
+                                    failed: {
+                                        address: string;
+                                        /**
+                                         * @description code, entryPoint, signer or stake
+                                         * @example signer
+                                         */
+                                        check: string;
+                                        /** @example the service's key 0x… is not in the paymaster's signer set */
+                                        detail: string;
+                                        /** @example 0.7 */
+                                        entryPointVersion: string;
+                                        /** @description What the operator does about it */
+                                        fix?: string;
+                                        /**
+                                         * @description verifying or token
+                                         * @example verifying
+                                         */
+                                        kind: string;
+                                    }[];
+                                    /** @description ok: every contract passed its checks; failing: one failed, and its sponsorships are refused; unknown: the chain's node has not answered yet; not checked: no rpcUrl or none of our contracts on the chain */
+                                    status: "ok" | "failing" | "unknown" | "not checked";
+                                };
+                                /** @description The EntryPoint versions the chain serves ("0.6", "0.7", "0.8"): those with one of our paymasters */
+                                entryPoints: {
+                                    [key: string]: {
+                                        /** @example 0x0000000071727De22E5E9d8BAf0edAc6f37da032 */
+                                        entryPoint: string;
+                                        /** @description ERC20 mode's paymaster; absent: none */
+                                        tokenPaymaster?: string;
+                                        /** @description SPONSORED mode's paymaster; absent: none */
+                                        verifyingPaymaster?: string;
+                                    };
+                                };
                                 /** @example local */
                                 name: string;
                             }[];

@@ -1,5 +1,6 @@
 import { listChains, listPaymasters, type PaymasterView, useLoad } from "../api/paymasters";
 import { href } from "../route";
+import { ChainServes, FailedChecks } from "../ui/chainServes";
 import { ActivityTab } from "./activity";
 import { ContractsTab } from "./contracts";
 import { FundingTab } from "./funding";
@@ -42,6 +43,10 @@ export function PaymasterPage({ paymasterId, tab }: { paymasterId: string; tab: 
       <h1>
         {paymaster.name} <span class="muted">on {chain ? `${chain.name} (${chain.chainId})` : paymaster.chainId}</span>
       </h1>
+      <p>
+        EntryPoints served: <ChainServes chain={chain} />
+      </p>
+      <FailedChecks chain={chain} />
       <nav class="tabs" aria-label="Paymaster sections">
         {TABS.map(([id, label]) => (
           <a key={id} href={href("paymasters", paymasterId, id)} aria-current={tab === id ? "page" : undefined}>

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api, unwrap } from "../api/client";
 import { chainName, listChains, listPaymasters, useLoad } from "../api/paymasters";
 import { href } from "../route";
+import { ChainServes } from "../ui/chainServes";
 import { FormError, SelectField, TextField, useSubmit } from "../ui/forms";
 import { shortHex } from "../wei";
 
@@ -38,7 +39,8 @@ export function PaymastersPage() {
                     <a href={href("paymasters", paymaster.paymasterId, "overview")}>{paymaster.name}</a>
                   </th>
                   <td>
-                    {chainName(chains.value, paymaster.chainId)} ({paymaster.chainId})
+                    {chainName(chains.value, paymaster.chainId)} ({paymaster.chainId}){" "}
+                    <ChainServes chain={chains.value?.find((chain) => chain.chainId === paymaster.chainId)} />
                   </td>
                   <td>
                     <code>{paymaster.apiKey}</code>

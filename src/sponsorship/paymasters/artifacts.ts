@@ -11,12 +11,13 @@ import simpleAccountFactoryJson from "@account-abstraction/contracts/artifacts/S
   type: "json",
 };
 import { type Abi, type Hex, isHex } from "viem";
-import { verifyingPaymasterAbi } from "../../../contracts/artifacts/VerifyingPaymaster.abi";
-import verifyingPaymasterJson from "../../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
-import { verifyingPaymasterV07Abi } from "../../../contracts/artifacts/VerifyingPaymasterV07.abi";
-import verifyingPaymasterV07Json from "../../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
-import { verifyingPaymasterV09Abi } from "../../../contracts/artifacts/VerifyingPaymasterV09.abi";
-import verifyingPaymasterV09Json from "../../../contracts/artifacts/VerifyingPaymasterV09.json" with { type: "json" };
+
+// Ours live in verifyingArtifacts.ts (no development package); re-exported for the modules that load both.
+export {
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "./verifyingArtifacts";
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;
@@ -46,23 +47,6 @@ function load(json: unknown, specifier: string): Artifact {
 export const entryPointArtifact = load(entryPointJson, "EntryPoint.json");
 export const simpleAccountFactoryArtifact = load(simpleAccountFactoryJson, "SimpleAccountFactory.json");
 export const simpleAccountArtifact = load(simpleAccountJson, "SimpleAccount.json");
-
-export const verifyingPaymasterArtifact: Artifact<typeof verifyingPaymasterAbi> = {
-  ...load(verifyingPaymasterJson, "contracts/artifacts/VerifyingPaymaster.json"),
-  abi: verifyingPaymasterAbi,
-};
-
-/** Our verifying paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */
-export const verifyingPaymasterV07Artifact: Artifact<typeof verifyingPaymasterV07Abi> = {
-  ...load(verifyingPaymasterV07Json, "contracts/artifacts/VerifyingPaymasterV07.json"),
-  abi: verifyingPaymasterV07Abi,
-};
-
-/** Our verifying paymaster for EntryPoint v0.9: a signer set, and the paymaster signature apart (parallel signing). */
-export const verifyingPaymasterV09Artifact: Artifact<typeof verifyingPaymasterV09Abi> = {
-  ...load(verifyingPaymasterV09Json, "contracts/artifacts/VerifyingPaymasterV09.json"),
-  abi: verifyingPaymasterV09Abi,
-};
 
 const require = createRequire(import.meta.url);
 

@@ -2,7 +2,6 @@
 // paymasters (TokenPaymaster for EntryPoint v0.6, TokenPaymasterV07 for v0.7 and v0.8), and the test token and
 // fixed-price aggregator only the embedded local chain deploys. Kept apart from artifacts.ts so that the sponsored
 // mode's module stays as it is.
-import { type Abi, isHex } from "viem";
 import { fixedPriceAggregatorAbi } from "../../../contracts/artifacts/FixedPriceAggregator.abi";
 import fixedPriceAggregatorJson from "../../../contracts/artifacts/FixedPriceAggregator.json" with { type: "json" };
 import { testTokenAbi } from "../../../contracts/artifacts/TestToken.abi";
@@ -11,20 +10,7 @@ import { tokenPaymasterAbi } from "../../../contracts/artifacts/TokenPaymaster.a
 import tokenPaymasterJson from "../../../contracts/artifacts/TokenPaymaster.json" with { type: "json" };
 import { tokenPaymasterV07Abi } from "../../../contracts/artifacts/TokenPaymasterV07.abi";
 import tokenPaymasterV07Json from "../../../contracts/artifacts/TokenPaymasterV07.json" with { type: "json" };
-import type { Artifact } from "./artifacts";
-
-/**
- * The committed JSON (a JSON module, so a build bundles it) with the typed ABI module beside it; a truncated or
- * hand-edited file fails here, not on chain.
- */
-function load<TAbi extends Abi>(json: unknown, contractName: string, abi: TAbi): Artifact<TAbi> {
-  const raw = json as Record<string, unknown>;
-  const { bytecode, deployedBytecode } = raw;
-  if (raw.contractName !== contractName || !isHex(bytecode) || bytecode.length <= 2 || !isHex(deployedBytecode)) {
-    throw new Error(`contracts/artifacts/${contractName}.json is not the artifact of ${contractName}`);
-  }
-  return { contractName, abi, bytecode, deployedBytecode };
-}
+import { loadOwnArtifact as load } from "./ownArtifact";
 
 export const tokenPaymasterArtifact = load(tokenPaymasterJson, "TokenPaymaster", tokenPaymasterAbi);
 /** The token paymaster for EntryPoint v0.7 and v0.8 (one deployment per EntryPoint). */

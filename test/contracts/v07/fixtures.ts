@@ -41,19 +41,19 @@ export async function startSponsoredChainV07(
     const deployHash = await owner.deployContract({
       abi: verifyingPaymasterV07Artifact.abi,
       bytecode: verifyingPaymasterV07Artifact.bytecode,
-      args: [stack.entryPoint.address, owner.account.address, owner.account.address],
+      args: [stack.entryPoint.address, owner.account.address],
     });
     const { contractAddress } = await local.publicClient.waitForTransactionReceipt({ hash: deployHash });
     if (!contractAddress) throw new Error("VerifyingPaymasterV07 did not deploy");
     const serviceKey = generatePrivateKey();
     const serviceSigner = createSigner(serviceKey);
-    const rotate = await owner.writeContract({
+    const addSigner = await owner.writeContract({
       address: contractAddress,
       abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "setVerifyingSigner",
+      functionName: "addSigner",
       args: [serviceSigner.address],
     });
-    await local.publicClient.waitForTransactionReceipt({ hash: rotate });
+    await local.publicClient.waitForTransactionReceipt({ hash: addSigner });
     return {
       ...local,
       version,

@@ -124,6 +124,8 @@ export interface PrepareOptions {
    * 0x7702, and so does packInitCode: those two bytes are the initCode our paymaster's hash covers.
    */
   eip7702Marker?: boolean;
+  /** The paymaster's own limits to sign instead of this file's (the service's, or a measured figure). */
+  paymasterGas?: { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint };
 }
 
 export interface PreparedOperation {
@@ -147,6 +149,7 @@ export async function prepareSponsored(
   options: PrepareOptions = {},
 ): Promise<PreparedOperation> {
   const paymaster = paymasterOf(env, version);
+  const opLimits = { ...limits, ...options.paymasterGas };
   await confirm(
     env,
     env.wallet(anvilKeys.fundingWallet).writeContract({
@@ -172,8 +175,8 @@ export async function prepareSponsored(
     nonce: await account.getNonce(),
     initCode: packInitCode(factoryArgs.factory, factoryArgs.factoryData),
     callData: await account.encodeCalls([{ to: privateKeyToAccount(generatePrivateKey()).address, value: 0n }]),
-    accountGasLimits: packAccountGasLimits(limits),
-    preVerificationGas: limits.preVerificationGas,
+    accountGasLimits: packAccountGasLimits(opLimits),
+    preVerificationGas: opLimits.preVerificationGas,
     gasFees: packGasFees(fees),
     paymasterAndData: "0x",
     signature: "0x",
@@ -184,8 +187,8 @@ export async function prepareSponsored(
     paymasterId: env.fundingWallet,
     validUntil: Number(block.timestamp) + 300,
     validAfter: 0,
-    paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit,
-    paymasterPostOpGasLimit: limits.paymasterPostOpGasLimit,
+    paymasterVerificationGasLimit: opLimits.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: opLimits.paymasterPostOpGasLimit,
   };
   const paymasterSignature = await env.serviceSigner.signHash(getVerifyingPaymasterHashV07(unsigned, terms));
   const paymasterAndData = encodeVerifyingPaymasterAndDataV07({ ...terms, signature: paymasterSignature });
@@ -195,7 +198,7 @@ export async function prepareSponsored(
     nonce: unsigned.nonce,
     ...(factoryArgs.factory ? { factory: factoryArgs.factory, factoryData: factoryArgs.factoryData } : {}),
     callData: unsigned.callData,
-    ...limits,
+    ...opLimits,
     ...fees,
     paymaster: paymaster.address,
     paymasterData: slice(paymasterAndData, PAYMASTER_DATA_OFFSET),

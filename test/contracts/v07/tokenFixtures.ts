@@ -63,7 +63,7 @@ async function deploy(env: LocalChain, abi: unknown, bytecode: Hex, args: readon
   const hash = await env.wallet(anvilKeys.owner).deployContract({
     abi: abi as typeof tokenPaymasterV07Artifact.abi,
     bytecode,
-    args: args as [Address, Address, Address],
+    args: args as [Address, Address],
   });
   const { contractAddress } = await env.publicClient.waitForTransactionReceipt({ hash });
   if (!contractAddress) throw new Error("a test contract did not deploy");
@@ -81,7 +81,6 @@ export async function startTokenChainV07(
     const paymaster = await deploy(local, tokenPaymasterV07Artifact.abi, tokenPaymasterV07Artifact.bytecode, [
       stack.entryPoint.address,
       owner.account.address,
-      owner.account.address,
     ]);
     const token = await deploy(local, testTokenArtifact.abi, testTokenArtifact.bytecode, [
       "Test USD",
@@ -97,7 +96,7 @@ export async function startTokenChainV07(
     const serviceSigner = createSigner(generatePrivateKey());
     const contract = { address: paymaster, abi: tokenPaymasterV07Artifact.abi } as const;
     for (const hash of [
-      await owner.writeContract({ ...contract, functionName: "setVerifyingSigner", args: [serviceSigner.address] }),
+      await owner.writeContract({ ...contract, functionName: "addSigner", args: [serviceSigner.address] }),
       await owner.writeContract({ ...contract, functionName: "deposit", value: PAYMASTER_DEPOSIT }),
     ]) {
       await local.publicClient.waitForTransactionReceipt({ hash });

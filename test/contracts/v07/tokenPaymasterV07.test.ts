@@ -637,7 +637,8 @@ for (const version of ["0.7", "0.8"] as const) {
         /sender not EntryPoint/,
       );
       for (const attempt of [
-        { functionName: "setVerifyingSigner", args: [stranger] },
+        { functionName: "addSigner", args: [stranger] },
+        { functionName: "removeSigner", args: [env.serviceSigner.address] },
         { functionName: "setMaxPriceAge", args: [1] },
         { functionName: "withdrawToken", args: [env.token, stranger, 1n] },
         { functionName: "withdrawTo", args: [stranger, 1n] },

@@ -1,0 +1,100 @@
+// Where our paymasters of one owner are on any chain: CREATE2 through the proxy, from the committed code, the
+// EntryPoint and the owner alone. What is at each address decides what a subcommand does there.
+import { type Address, type Hex, isAddressEqual, type PublicClient } from "viem";
+import { create2Address } from "../../chain/create2";
+import { isOurPaymasterCode } from "../../chain/paymasterCode";
+import type { KnownEntryPointVersion } from "../../sponsorship/entryPoints/versions";
+import type { Artifact } from "../../sponsorship/paymasters/artifacts";
+import { OUR_PAYMASTERS, type OurPaymasterKind, paymasterInitCode } from "../../sponsorship/paymasters/ourPaymasters";
+import { signerSetAbi } from "../../sponsorship/paymasters/signerSet";
+import { CommandError } from "./options";
+
+export interface Target {
+  version: KnownEntryPointVersion;
+  kind: OurPaymasterKind;
+  entryPoint: Address;
+  artifact: Artifact;
+  initCode: Hex;
+  address: Address;
+}
+
+export function targets(
+  owner: Address,
+  versions: readonly KnownEntryPointVersion[],
+  kinds: readonly OurPaymasterKind[],
+): Target[] {
+  return versions.flatMap((version) =>
+    kinds.map((kind) => {
+      const entryPoint = OUR_PAYMASTERS[version].canonicalEntryPoint;
+      const artifact = OUR_PAYMASTERS[version].paymasters[kind];
+      const initCode = paymasterInitCode(artifact, entryPoint, owner);
+      return { version, kind, entryPoint, artifact, initCode, address: create2Address(initCode) };
+    }),
+  );
+}
+
+export type Occupant = "nothing" | "ours" | "other";
+
+export async function occupant(client: PublicClient, target: Target): Promise<Occupant> {
+  const code = await client.getCode({ address: target.address });
+  if (code === undefined || code === "0x") return "nothing";
+  return isOurPaymasterCode(code, target.artifact, target.entryPoint) ? "ours" : "other";
+}
+
+export function label(target: Pick<Target, "version" | "kind" | "address">): string {
+  return `${target.kind} paymaster v${target.version} ${target.address}`;
+}
+
+/** Our paymasters of `owner` already on the chain; refuses when there is none, saying how to deploy. */
+export async function deployedTargets(
+  client: PublicClient,
+  owner: Address,
+  versions: readonly KnownEntryPointVersion[],
+  kinds: readonly OurPaymasterKind[],
+  say: (line: string) => void,
+): Promise<Target[]> {
+  const all = targets(owner, versions, kinds);
+  const found = await Promise.all(all.map(async (target) => ({ target, at: await occupant(client, target) })));
+  for (const { target, at } of found) {
+    if (at === "nothing") say(`skipped: ${label(target)}: not deployed`);
+    if (at === "other") say(`skipped: ${label(target)}: holds code that is not ours`);
+  }
+  const ours = found.filter(({ at }) => at === "ours").map(({ target }) => target);
+  if (ours.length === 0) {
+    throw new CommandError(
+      `no paymaster of ours for owner ${owner} on this chain (versions ${versions.join(", ")}, kinds ${kinds.join(", ")}): deploy them first with \`contracts deploy\``,
+    );
+  }
+  return ours;
+}
+
+/**
+ * The paymasters of ours that the --key-file's account owns on this chain (every version and kind unless narrowed):
+ * their addresses follow from that owner, and each must still be owned by it (Ownable can hand a contract over).
+ */
+export async function ownedTargets(
+  client: PublicClient,
+  owner: Address,
+  versions: readonly KnownEntryPointVersion[],
+  kinds: readonly OurPaymasterKind[],
+  say: (line: string) => void,
+): Promise<Target[]> {
+  const deployed = await deployedTargets(client, owner, versions, kinds, say);
+  const owners = await Promise.all(
+    deployed.map((target) =>
+      client.readContract({ address: target.address, abi: signerSetAbi, functionName: "owner" }),
+    ),
+  );
+  const handedOver = deployed.filter((_, index) => !isAddressEqual(owners[index] as Address, owner));
+  if (handedOver.length > 0) {
+    throw new CommandError(
+      handedOver
+        .map(
+          (target) =>
+            `${label(target)} is now owned by ${owners[deployed.indexOf(target)]}: use that owner's --key-file`,
+        )
+        .join("\n"),
+    );
+  }
+  return deployed;
+}

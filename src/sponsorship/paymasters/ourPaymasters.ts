@@ -1,0 +1,58 @@
+// Which of our contracts serves which EntryPoint version and paymaster kind, and the canonical EntryPoint each is built
+// against. The contracts command deploys from this table and the network checks compare chain code with it, so a new
+// EntryPoint version or kind is one more line here (and its artifact).
+import { type Address, concat, encodeAbiParameters, type Hex } from "viem";
+import { ENTRY_POINT_V06_ADDRESS } from "../entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../entryPoints/entryPointV07";
+import { ENTRY_POINT_V09_ADDRESS } from "../entryPoints/entryPointV09";
+import type { KnownEntryPointVersion } from "../entryPoints/versions";
+import type { Artifact } from "./artifacts";
+import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "./tokenArtifacts";
+import {
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "./verifyingArtifacts";
+
+/** SPONSORED mode (a dApp's deposit pays) or ERC20 mode (the sender pays in a fee token). */
+export type OurPaymasterKind = "verifying" | "token";
+export const OUR_PAYMASTER_KINDS: readonly OurPaymasterKind[] = ["verifying", "token"];
+
+interface VersionContracts {
+  canonicalEntryPoint: Address;
+  paymasters: Record<OurPaymasterKind, Artifact>;
+}
+
+export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = {
+  "0.6": {
+    canonicalEntryPoint: ENTRY_POINT_V06_ADDRESS,
+    paymasters: { verifying: verifyingPaymasterArtifact, token: tokenPaymasterArtifact },
+  },
+  "0.7": {
+    canonicalEntryPoint: ENTRY_POINT_V07_ADDRESS,
+    paymasters: { verifying: verifyingPaymasterV07Artifact, token: tokenPaymasterV07Artifact },
+  },
+  "0.8": {
+    canonicalEntryPoint: ENTRY_POINT_V08_ADDRESS,
+    paymasters: { verifying: verifyingPaymasterV07Artifact, token: tokenPaymasterV07Artifact },
+  },
+  // VerifyingPaymasterV09 reads v0.9's paymaster signature suffix (parallel signing); ERC20 mode signs sequentially
+  // there, which TokenPaymasterV07 serves at v0.9 unchanged.
+  "0.9": {
+    canonicalEntryPoint: ENTRY_POINT_V09_ADDRESS,
+    paymasters: { verifying: verifyingPaymasterV09Artifact, token: tokenPaymasterV07Artifact },
+  },
+};
+
+export const OUR_ENTRY_POINT_VERSIONS = Object.keys(OUR_PAYMASTERS) as readonly KnownEntryPointVersion[];
+
+/**
+ * Creation code with the constructor arguments every paymaster of ours takes: (EntryPoint, owner). No signer: the
+ * address then does not depend on the service's key, which the owner adds to the signer set afterwards.
+ */
+export function paymasterInitCode(artifact: Artifact, entryPoint: Address, owner: Address): Hex {
+  return concat([
+    artifact.bytecode,
+    encodeAbiParameters([{ type: "address" }, { type: "address" }], [entryPoint, owner]),
+  ]);
+}
