@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   type Address,
+  decodeFunctionData,
   encodeFunctionData,
   erc20Abi,
   type Hex,
@@ -151,6 +152,37 @@ async function checkMined(sender: Address, receipt: UserOperationReceipt, deposi
   return event;
 }
 
+interface CallFrame {
+  to?: string;
+  input: string;
+  gasUsed: Hex;
+  calls?: CallFrame[];
+}
+
+/**
+ * Gas used by each hook of `paymaster` in the bundle transaction, from anvil's call tracer; both must have run. The
+ * signed limits must cover them: the validation one is checked here, for either way of signing.
+ */
+async function hookGas(transactionHash: Hex, paymaster: Address) {
+  const request = started().env.publicClient.request as unknown as (args: {
+    method: string;
+    params: unknown[];
+  }) => Promise<CallFrame>;
+  const root = await request({ method: "debug_traceTransaction", params: [transactionHash, { tracer: "callTracer" }] });
+  const used: Record<string, bigint> = {};
+  const walk = (frame: CallFrame) => {
+    if (frame.to && isAddressEqual(frame.to as Address, paymaster)) {
+      const { functionName } = decodeFunctionData({ abi: verifyingPaymasterV09Artifact.abi, data: frame.input as Hex });
+      used[functionName] = BigInt(frame.gasUsed);
+    }
+    for (const child of frame.calls ?? []) walk(child);
+  };
+  walk(root);
+  const { validatePaymasterUserOp: validation, postOp } = used;
+  assert.ok(validation !== undefined && postOp !== undefined, "both hooks ran");
+  return { validation, postOp };
+}
+
 /** A fresh EOA delegating to Simple7702Account v0.9 (viem's account), and its signed authorization. */
 async function delegatedAccount() {
   const { env } = started();
@@ -187,6 +219,8 @@ describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const event = await checkMined(owner.address, receipt, depositBefore);
     assert.equal(event.args.userOpHash, hash);
+    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    tc.diagnostic(`sequential: validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp} gas`);
     assert.deepEqual(
       sent.map((r) => r.method),
       ["pm_getPaymasterStubData", "pm_getPaymasterData"],
@@ -253,7 +287,11 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     })) as Hex;
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const event = await checkMined(owner.address, receipt, depositBefore);
-    tc.diagnostic(`parallel-signed actualGasUsed ${event.args.actualGasUsed}`);
+    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    tc.diagnostic(
+      `parallel-signed actualGasUsed ${event.args.actualGasUsed}; validatePaymasterUserOp ${gas.validation} gas, ` +
+        `postOp ${gas.postOp} gas`,
+    );
   });
 
   test("an operation whose signed fields changed after commit is refused at finalize, with the reason", async () => {
