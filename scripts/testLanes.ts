@@ -16,6 +16,7 @@ export type Lane = (typeof LANES)[number];
 export const UNIT = new Set([
   "test/architecture/imports.test.ts",
   "test/chain/artifacts.test.ts",
+  "test/chain/blockNumberFlag.test.ts",
   "test/chain/contractBuild.test.ts",
   "test/chain/entryPointV09Deployments.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",

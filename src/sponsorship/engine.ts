@@ -10,7 +10,7 @@ import type { SignatureCommitments } from "../storage/signatureCommitments";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
-import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "./entryPoints/entryPointV09";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER, requireSecondsWindow } from "./entryPoints/entryPointV09";
 import type { EntryPointVersion } from "./entryPoints/entryPointVersion";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { PaymasterKind, SigningWindow } from "./paymasters/paymasterKind";
@@ -118,6 +118,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     async (window) => {
       const at = paymaster as Address;
       const terms = kind.terms(setup, window);
+      requireSecondsWindow({ validUntil: terms.validUntil, validAfter: terms.validAfter });
       if (request.parallel && encodeTermsAlone) {
         // The terms travel in paymasterData with no signature there; userOpHash binds them, the chain and the EntryPoint.
         const paymasterData = encodeTermsAlone(terms);
