@@ -15,6 +15,8 @@ export type Lane = (typeof LANES)[number];
 /** Files that need nothing but the code (and at most a local HTTP server): no database, chain, bundler or service. */
 export const UNIT = new Set([
   "test/architecture/imports.test.ts",
+  "test/chain/accountCode.test.ts",
+  "test/chain/accountDeploymentData.test.ts",
   "test/chain/artifacts.test.ts",
   "test/chain/blockNumberFlag.test.ts",
   "test/chain/contractBuild.test.ts",
@@ -90,6 +92,7 @@ export const NOT_DATABASE: ReadonlyMap<string, string> = new Map([
   ["test/e2e/permissionless.test.ts", ALTO],
   ["test/e2e/sponsoredMode.test.ts", ALTO],
   ["test/e2e/stubEligibility.test.ts", ALTO],
+  ["test/e2e/walletAccounts.test.ts", ALTO],
   ["test/http/dashboard.test.ts", "the dashboard's built files and their headers, served from a folder"],
   ["test/http/openapi.test.ts", "the OpenAPI document against the routes the app registers"],
   ["test/rpc/openrpc.test.ts", "the OpenRPC document against the methods and validators of the endpoint"],

@@ -3,6 +3,7 @@
 // be signed, with a signature that recovers to nobody, so the estimate pays for the same calldata. Before it, what
 // can be known now says whether the operation can be sponsored at all. Nothing is signed, recorded or reserved.
 import type { Hex } from "viem";
+import { accountCodeOf } from "../chain/accountCode";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import {
   DUMMY_SIGNATURE,
@@ -23,6 +24,7 @@ import {
   type TokenFeeTerms,
 } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
+import { SenderDeployment } from "../sponsorship/senderDeployment";
 import { requireBalance } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
 import type {
@@ -157,6 +159,7 @@ async function stubRefusal(
       setup: ctx.setup,
       userOp: cheapestCompletion(userOp),
       smartAccount: request.smartAccount,
+      senderDeployment: new SenderDeployment(userOp, accountCodeOf(ctx.chain)),
       nowMs,
       validUntil: Math.floor(nowMs / 1000) + request.expirySeconds,
     },

@@ -1,6 +1,7 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
 import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
+import { type AccountCodeSource, AccountCodes } from "./accountCode";
 import {
   LOCAL_ENTRY_POINT_STACKS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
@@ -35,6 +36,8 @@ export interface SponsoringChain {
   entryPoints: ReadonlyMap<LaterEntryPointVersion, ServedEntryPoint>;
   /** The native token's dollar price, for USD rules; none: every USD rule of this chain refuses. */
   nativeUsdPrice?: NativeUsdPriceSource;
+  /** The code at an address, read through `rpcUrl` (set with it): whether a sender is deployed already. */
+  accountCode?: AccountCodeSource;
 }
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -59,7 +62,7 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       name: chain.name,
       entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_VERSIONS["0.6"].canonicalAddress,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
-      ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl } : {}),
+      ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl, accountCode: new AccountCodes({ rpcUrl: chain.rpcUrl }) } : {}),
       ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
       ...(tokenPaymaster ? { tokenPaymaster, tokens } : {}),
       entryPoints: laterEntryPoints(chain, tokens.length > 0),

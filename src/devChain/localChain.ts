@@ -29,6 +29,7 @@ import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/lo
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { ACCOUNT_FAMILIES, deployAccountFamilies } from "./accountFamilies";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";
 import { sendTogether } from "./localBatch";
@@ -57,6 +58,8 @@ export const ANVIL_DEFAULT_KEYS = {
   bundler: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
   /** #2: the demo's funding wallet, which deposits for its dApp. */
   fundingWallet: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  /** #5: deploys the smart accounts' families (accountFamilies.ts), beside #0's deployments. */
+  accountsDeployer: "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
 } as const satisfies Record<string, Hex>;
 
 export const LOCAL_CHAIN_FILE = "local-chain.json";
@@ -90,8 +93,11 @@ export interface LocalChain {
   signerAdded: boolean;
   /** The same for ERC20 mode's token paymaster, test token and price feed (src/devChain/localTokens.ts). */
   tokens: LocalTokenSetup;
-  /** How long anvil took to answer, and the deployment after it. */
-  timings: { anvilMs: number; deployMs: number };
+  /**
+   * How long anvil took to answer, and the deployment after it; accountsMs is how long the smart accounts' families
+   * took, beside the rest of the deployment (so not all of it is added to deployMs).
+   */
+  timings: { anvilMs: number; deployMs: number; accountsMs: number };
   /** Writes the chain's state to the data folder now. */
   saveState(): Promise<void>;
   /** Saves the state, ends anvil and removes local-chain.json; safe to call twice. */
@@ -187,11 +193,17 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   let deployed: string[];
   let signerAdded: boolean;
   let tokens: LocalTokenSetup;
+  let accountsMs: number;
   try {
     const loadedBlock = restored ? await clients.publicClient.getBlockNumber({ cacheTime: 0 }) : undefined;
     const progress = { step: "deploying the EntryPoint stacks" };
-    ({ deployed, signerAdded, tokens } = await withDeadline(
-      deployAndAddSigner(clients, options.signer, progress),
+    ({ deployed, signerAdded, tokens, accountsMs } = await withDeadline(
+      deployAndAddSigner(
+        clients,
+        localClients(anvil.rpcUrl, ANVIL_DEFAULT_KEYS.accountsDeployer),
+        options.signer,
+        progress,
+      ),
       deadline,
       () => `deploying the contracts took longer than ${timeoutMs} ms (still ${progress.step})`,
     ));
@@ -245,7 +257,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     deployed,
     signerAdded,
     tokens,
-    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs) },
+    timings: { anvilMs: Math.round(anvilMs), deployMs: Math.round(deployMs), accountsMs: Math.round(accountsMs) },
     saveState: () => saver.save(),
     stop,
   };
@@ -265,15 +277,36 @@ export function describeLocalChain(chain: LocalChain): string {
         `EntryPoint v${version} ${info.entryPoints[version].entryPoint} with paymaster ` +
         `${info.entryPoints[version].verifyingPaymaster} and token paymaster ${info.entryPoints[version].tokenPaymaster}`,
     ).join(", ")}; ERC20 mode: token paymaster ${LOCAL_TOKEN_PAYMASTER_ADDRESS}, test token TUSD ` +
-    `${LOCAL_TEST_TOKEN_ADDRESS}; funded accounts: anvil's default mnemonic (10,000 ETH each). ` +
+    `${LOCAL_TEST_TOKEN_ADDRESS}; smart accounts at their clients' default addresses: ` +
+    `${ACCOUNT_FAMILIES.map((family) => family.name).join(", ")}; ` +
+    "funded accounts: anvil's default mnemonic (10,000 ETH each). " +
     "Try it: npm run demo"
   );
 }
 
 const START_FAILURE = "the local chain (anvil) did not start (set LOCAL_CHAIN=off to start without it)";
 
-/** `progress.step` names the step under way, for the message of a start that passes its deadline. */
+/**
+ * The smart accounts' families (accountFamilies.ts) are deployed by their own account, beside the rest rather than
+ * after it: they depend on nothing the other deployments make, and a transaction each, mined one block at a time, made
+ * them the longest part of a first start when they waited their turn. `progress.step` names the other step under way,
+ * for the message of a start that passes its deadline.
+ */
 async function deployAndAddSigner(
+  clients: ChainClients,
+  accountsClients: ChainClients,
+  signer: Address,
+  progress: { step: string },
+): Promise<{ deployed: string[]; signerAdded: boolean; tokens: LocalTokenSetup; accountsMs: number }> {
+  const accountsStarted = performance.now();
+  const [stacks, accounts] = await Promise.all([
+    deployStacksAndAddSigner(clients, signer, progress),
+    deployAccountFamilies(accountsClients).then((deployed) => ({ deployed, ms: performance.now() - accountsStarted })),
+  ]);
+  return { ...stacks, deployed: [...stacks.deployed, ...accounts.deployed], accountsMs: accounts.ms };
+}
+
+async function deployStacksAndAddSigner(
   clients: ChainClients,
   signer: Address,
   progress: { step: string },
@@ -312,7 +345,7 @@ function deployedNames(stack: LocalStack | LaterEntryPointStack, suffix: string)
     .map(([name]) => `${name}${suffix}`);
 }
 
-function localClients(rpcUrl: string): ChainClients {
+function localClients(rpcUrl: string, key: Hex = ANVIL_DEFAULT_KEYS.deployer): ChainClients {
   const chain = defineChain({
     id: LOCAL_CHAIN_ID,
     name: "Local development chain (anvil)",
@@ -324,7 +357,7 @@ function localClients(rpcUrl: string): ChainClients {
   return {
     publicClient: createPublicClient({ chain, transport, pollingInterval: 20 }) as PublicClient,
     walletClient: createWalletClient({
-      account: privateKeyToAccount(ANVIL_DEFAULT_KEYS.deployer),
+      account: privateKeyToAccount(key),
       chain,
       transport,
       pollingInterval: 20,

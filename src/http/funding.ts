@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { setDepositAlert } from "../actions/alerts";
 import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterActive } from "../actions/funding";
+import { setSponsorInfo } from "../actions/sponsorInfo";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
@@ -51,7 +52,9 @@ export function fundingRoutes(
             ? await setPaymasterActive(actions, paymaster, body)
             : body.type === "depositAlert"
               ? await setDepositAlert(actions, paymaster, body, checkUrl)
-              : await linkFundingWallet(actions, paymaster, body);
+              : body.type === "sponsorInfo"
+                ? await setSponsorInfo(actions, paymaster, body)
+                : await linkFundingWallet(actions, paymaster, body);
         return success("Paymaster updated successfully", paymasterView(updated));
       },
     );

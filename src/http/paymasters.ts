@@ -17,6 +17,7 @@ export const paymasterView = (paymaster: Paymaster) => ({
   paymasterId: paymaster.id,
   fundingWalletAddress: paymaster.fundingAddress,
   active: paymaster.active,
+  sponsor: paymaster.sponsor,
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */
@@ -31,7 +32,7 @@ export function paymasterRoutes(app: FastifyInstance, { actions, credentials }: 
 
   api.post(`/${path}`, { schema: createPaymasterSchema, preValidation: account.preValidation }, async (request) => {
     const paymaster = await createPaymaster(actions, account.of(request), request.body);
-    const { fundingWalletAddress: _, active: __, ...created } = paymasterView(paymaster);
+    const { fundingWalletAddress: _, active: __, sponsor: ___, ...created } = paymasterView(paymaster);
     return success("DApp registered successfully", created);
   });
 }

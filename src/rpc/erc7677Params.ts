@@ -12,6 +12,7 @@ import { parseSponsoredContext, type SponsoredMode } from "./mode";
 import { address } from "./params";
 import { type Erc7677Params, erc7677ParamsForm } from "./paramsForm";
 import { schemaCheck } from "./schemaCheck";
+import { refuseSigningPhaseOutsideV09 } from "./signingPhase";
 import { parseTokenContext, type TokenMode } from "./tokenContext";
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
@@ -30,13 +31,17 @@ export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc76
   if (target) {
     const { userOp } = readUserOperationV07(form.userOp, target.version);
     checkChainId(form.chainId, ctx);
-    return { version: target.version, target, userOp, mode: readContext(form) };
+    const mode = readContext(form);
+    refuseSigningPhaseOutsideV09(form.context, "params[3]", target.version);
+    return { version: target.version, target, userOp, mode };
   }
   const userOp = parseUserOperation(form.userOp);
   const entryPoint = address(form.entryPoint, "params[1]");
   if (entryPoint !== ctx.chain.entryPoint.toLowerCase()) throw unsupportedEntryPoint(ctx.chain, entryPoint);
   checkChainId(form.chainId, ctx);
-  return { version: "0.6", userOp, mode: readContext(form) };
+  const mode = readContext(form);
+  refuseSigningPhaseOutsideV09(form.context, "params[3]", "0.6");
+  return { version: "0.6", userOp, mode };
 }
 
 /** params[3]: ERC20 mode when it asks for it (by the form's schema), else SPONSORED mode. */

@@ -15,10 +15,14 @@ export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
   const answer = await paymasterStub(ctx, parseErc7677Params(params, ctx));
   if ("refused" in answer) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.refused}`);
   const { stub } = answer;
+  // ERC-7677's sponsor, for the wallet to show who pays; set by the dApp (PATCH paymasterParameters, sponsorInfo).
+  const sponsor = ctx.setup.sponsor ? { sponsor: ctx.setup.sponsor } : {};
+  // Never final: our paymasters sign over the gas limits the bundler estimates after this stub, so the signed data
+  // can only be made by pm_getPaymasterData.
   if (stub.version === "0.6") {
-    const result: PaymasterStubDataResult = { paymasterAndData: stub.paymasterAndData, isFinal: false };
+    const result: PaymasterStubDataResult = { ...sponsor, paymasterAndData: stub.paymasterAndData, isFinal: false };
     return result;
   }
-  const result: PaymasterStubDataResultV07 = { ...paymasterFieldsResult(stub.fields), isFinal: false };
+  const result: PaymasterStubDataResultV07 = { ...sponsor, ...paymasterFieldsResult(stub.fields), isFinal: false };
   return result;
 };

@@ -9,6 +9,7 @@ import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";
 import { type SponsorParams, sponsorParamsForm } from "./paramsForm";
 import { paymasterFieldsResult } from "./paymasterFieldsV07";
+import { refuseSigningPhase } from "./signingPhase";
 import { sponsoredResult } from "./sponsoredResult";
 import { parseTokenContext } from "./tokenContext";
 import { readUserOperation } from "./userOperationInput";
@@ -37,6 +38,7 @@ export async function sponsorByForm(
   const { userOp, signature } = readUserOperation(form.userOp);
   refuseTokenAfterV06EntryPoint(form);
   const request = parseModeParams(form);
+  if (form.form === "entryPoint") refuseSigningPhase(form.context, "params[2]");
   const { mode } = request;
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
@@ -87,6 +89,7 @@ async function sponsorV07Request(
   const { userOp, signature } = readUserOperationV07(form.userOp, target.version);
   if (form.asksForToken) {
     const { expirySeconds, feeToken, feeTokenLabel } = parseTokenContext(form.context, "params[2]");
+    refuseSigningPhase(form.context, "params[2]");
     ctx.decision.mode = "erc20";
     const signed = await sponsor(ctx, {
       version: target.version,
@@ -98,6 +101,7 @@ async function sponsorV07Request(
     return gasResult(signed.answer);
   }
   const mode = parseSponsoredContext(form.context, "params[2]", "unreachable: mode ERC20 is read as ERC20 above");
+  refuseSigningPhase(form.context, "params[2]");
   ctx.decision.mode = "sponsored";
   const { answer } = await sponsor(ctx, { version: target.version, target, userOp, signature, mode });
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);

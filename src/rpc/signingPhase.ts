@@ -1,10 +1,41 @@
-// Reads `signingPhase` from the context of pm_getPaymasterData (src/schemas/rpc/signingPhase.ts) and, at "finalize",
-// the paymaster fields the operation carries as committed.
+// Candide's parallel signing puts `signingPhase` ("commit", then "finalize") in the context of pm_getPaymasterData.
+// It exists only at EntryPoint v0.9, whose paymaster signature travels outside paymasterData; anywhere else an
+// answer that ignored it would be silently wrong (the wallet would wait for a finalize that means nothing), so it is
+// refused with the reason. The schema has checked its value already (src/schemas/rpc/mode.ts).
+// At EntryPoint v0.9 it is read here (readSigningPhase) with, at "finalize", the paymaster fields the operation
+// carries as committed (readCommittedFields); src/actions/parallelSigning.ts serves both phases.
 import type { PaymasterFieldsV07 } from "../actions/stepRequest";
+import { invalidParams } from "../errors";
 import { CommittedPaymasterFields, SigningPhaseContext } from "../schemas/rpc/signingPhase";
 import { MAX_GAS } from "../sponsorship/partialUserOperation";
 import { inRange } from "./params";
 import { schemaCheck } from "./schemaCheck";
+
+/** The EntryPoint versions whose operations can be signed in parallel (paymaster signature after the user's). */
+const PARALLEL_SIGNING_VERSIONS: ReadonlySet<string> = new Set(["0.9"]);
+
+const phaseOf = (context: unknown): unknown =>
+  typeof context === "object" && context !== null ? (context as { signingPhase?: unknown }).signingPhase : undefined;
+
+/** ERC-7677's context: a signingPhase for an operation of a version without parallel signing is refused. */
+export function refuseSigningPhaseOutsideV09(context: unknown, where: string, version: string): void {
+  const phase = phaseOf(context);
+  if (phase === undefined || phase === null || PARALLEL_SIGNING_VERSIONS.has(version)) return;
+  throw invalidParams(
+    `${where}.signingPhase: parallel signing needs EntryPoint v0.9, and this operation is for v${version}; ` +
+      "leave signingPhase out to sign in sequence",
+  );
+}
+
+/** pm_sponsorUserOperation's context: parallel signing is pm_getPaymasterData's, never this method's. */
+export function refuseSigningPhase(context: unknown, where: string): void {
+  const phase = phaseOf(context);
+  if (phase === undefined || phase === null) return;
+  throw invalidParams(
+    `${where}.signingPhase: parallel signing is served by pm_getPaymasterData (ERC-7677) on EntryPoint v0.9, ` +
+      "not by this method",
+  );
+}
 
 const contextCheck = schemaCheck<typeof SigningPhaseContext, SigningPhaseContext>(SigningPhaseContext);
 const fieldsCheck = schemaCheck<typeof CommittedPaymasterFields, CommittedPaymasterFields>(CommittedPaymasterFields);

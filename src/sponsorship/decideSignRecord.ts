@@ -3,12 +3,14 @@
 // is the engine's (engine.ts), from the version and the kind.
 
 import type { Hex } from "viem";
+import { accountCodeOf } from "../chain/accountCode";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { SponsorshipLog, SponsorshipRecord } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import { decide } from "./decide";
 import type { Rule, RuleInput } from "./rule";
+import { SenderDeployment } from "./senderDeployment";
 import type { SponsorshipSetup } from "./setup";
 import { priceText, RequestPrice } from "./usdAmount";
 
@@ -76,6 +78,7 @@ export async function decideSignRecord<Payload>(
       nowMs,
       validUntil,
       nativeUsdPrice: price,
+      senderDeployment: new SenderDeployment(request.userOp, accountCodeOf(chain)),
     },
     request.rules,
   );

@@ -42,5 +42,6 @@ export async function loadSponsorshipSetup(
     unreadablePolicies,
     contracts,
     webhooks: stored.webhooks,
+    ...(paymaster.sponsor ? { sponsor: paymaster.sponsor } : {}),
   };
 }

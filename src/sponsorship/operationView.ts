@@ -13,11 +13,20 @@ export interface OperationView {
   nonce: bigint;
   callData: Hex;
   /**
-   * What in the operation creates or installs the account, in words for a refusal ("initCode", "a factory", "an
-   * EIP-7702 authorization", …); undefined when the account exists already.
+   * What in the operation would create or install the account, undefined when it names nothing of the kind. Whether
+   * it does deploy depends on the sender's code too: src/sponsorship/senderDeployment.ts decides.
    */
-  deployment: string | undefined;
+  deployment: NamedDeployment | undefined;
 }
+
+/** A deployment an operation names, with `what`: its words for a refusal ("initCode", "a factory", …). */
+export type NamedDeployment =
+  /** v0.6 initCode or a later version's factory: creates the account where the sender has no code. */
+  | { kind: "factory"; what: string }
+  /** v0.8 and later: an EIP-7702 authorization installs `delegate` as the sender EOA's code. */
+  | { kind: "eip7702Authorization"; what: string; delegate: Address }
+  /** v0.8 and later: data after the 0x7702 marker, the EntryPoint's initialisation call into the delegated account. */
+  | { kind: "eip7702Initialisation"; what: string };
 
 /** Tells a v0.6 operation from a v0.7/v0.8 one (the later versions carry their version). */
 const isV06 = (op: SponsoredUserOperation): op is PartialUserOperation => !("entryPointVersion" in op);
@@ -25,26 +34,35 @@ const isV06 = (op: SponsoredUserOperation): op is PartialUserOperation => !("ent
 export function viewOf(op: SponsoredUserOperation): OperationView {
   const common = { sender: op.sender, nonce: op.nonce, callData: op.callData };
   if (isV06(op))
-    return { entryPointVersion: "0.6", ...common, deployment: op.initCode === "0x" ? undefined : "initCode" };
+    return {
+      entryPointVersion: "0.6",
+      ...common,
+      deployment: op.initCode === "0x" ? undefined : { kind: "factory", what: "initCode" },
+    };
   return { entryPointVersion: op.entryPointVersion, ...common, deployment: deploymentV07(op) };
 }
 
 /**
- * v0.7: a factory deploys the account. v0.8 (and v0.9) add EIP-7702: an authorization installs code on the sender's EOA, which
+ * v0.7: a factory names the account's deployment. v0.8 and later add EIP-7702: an authorization installs code on the sender's EOA, which
  * is that account's deployment; the marker factory `0x7702` alone only says the EOA already has such code (the
  * EntryPoint then hashes the delegate in), and with factoryData after it the EntryPoint first calls the account with
  * that data to initialise it, which is a deployment's second half and counted as one.
  */
-function deploymentV07(op: PartialUserOperationV07): string | undefined {
+function deploymentV07(op: PartialUserOperationV07): NamedDeployment | undefined {
   if (op.entryPointVersion !== "0.7") {
-    if (op.eip7702Auth) return "an EIP-7702 authorization";
+    if (op.eip7702Auth) {
+      return { kind: "eip7702Authorization", what: "an EIP-7702 authorization", delegate: op.eip7702Auth.address };
+    }
     if (op.factory && isEip7702Marker(op.factory)) {
       return op.factoryData && op.factoryData !== "0x"
-        ? "an EIP-7702 initialisation (factoryData after the 0x7702 marker)"
+        ? {
+            kind: "eip7702Initialisation",
+            what: "an EIP-7702 initialisation (factoryData after the 0x7702 marker)",
+          }
         : undefined;
     }
   }
-  return op.factory && op.factory !== "0x" ? "a factory" : undefined;
+  return op.factory && op.factory !== "0x" ? { kind: "factory", what: "a factory" } : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { LimitClaim } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
+import type { SenderDeployment } from "./senderDeployment";
 import type { SponsorshipSetup } from "./setup";
 import type { RequestPrice } from "./usdAmount";
 
@@ -23,6 +24,11 @@ export interface RuleInput {
    * USD rule refuses.
    */
   nativeUsdPrice?: RequestPrice;
+  /**
+   * Whether the operation deploys its account, from the sender's code (read once, when a rule first asks). Absent only
+   * where a test evaluates rules without a chain: the operation's fields then decide (senderDeploymentOf).
+   */
+  senderDeployment?: SenderDeployment;
 }
 
 export interface RuleOutcome {

@@ -15,7 +15,9 @@ import { webhookRule } from "./rules/webhooks";
 
 /**
  * The rules that read only memory, in the order of docs/sponsorship-rpc.md, 'Sponsorship rules' (a USD cost cap also
- * reads the native token price, which a feed refreshes at most every few seconds: src/chain/nativeUsdPrice.ts). Rules
+ * reads the native token price, which a feed refreshes at most every few seconds: src/chain/nativeUsdPrice.ts; the
+ * wallet-deployment rule reads the sender's code, once and only for an operation that names a factory or an EIP-7702
+ * authorization: src/sponsorship/senderDeployment.ts). Rules
  * that cost a database read (spending limits), an RPC read (the deposit) or a call out (webhooks) come after them, so
  * a cheap refusal stops the evaluation first. pm_getPaymasterStubData runs them too, before the user signs
  * (src/sponsorship/eligibility.ts), over the operation at its cheapest: a rule here must hold nothing, and a refusal

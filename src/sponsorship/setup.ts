@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import type { SponsorInfo } from "../storage/paymasters";
 import type { ReadablePolicy, UnreadablePolicy } from "../storage/policies";
 import type { Webhook } from "../storage/webhooks";
 
@@ -29,4 +30,6 @@ export interface SponsorshipSetup {
   contracts: ReadonlyMap<string, ReadonlySet<string>>;
   /** Active registered webhooks. */
   webhooks: Webhook[];
+  /** ERC-7677's sponsor, given in the stub's result; absent until the dApp sets it. */
+  sponsor?: SponsorInfo;
 }

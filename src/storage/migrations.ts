@@ -483,6 +483,16 @@ const MIGRATIONS: { id: number; sql: string }[] = [
   {
     id: 17,
     sql: `
+      -- ERC-7677's sponsor of a paymaster: the name and icon (an RFC 2397 data URI, checked and bounded by the
+      -- management API) wallets show for the stub's sponsor field. An update bumps setup_version like any other.
+      ALTER TABLE paymasters ADD COLUMN sponsor_name text, ADD COLUMN sponsor_icon text;
+      ALTER TABLE paymasters ADD CONSTRAINT paymasters_sponsor_icon_needs_name
+        CHECK (sponsor_icon IS NULL OR sponsor_name IS NOT NULL);
+    `,
+  },
+  {
+    id: 18,
+    sql: `
       -- EntryPoint v0.9 parallel signing (src/storage/signatureCommitments.ts): the paymaster signature made at the
       -- "commit" step, kept until the "finalize" step gives it out for the same operation (same user operation hash).
       -- One per (chain, EntryPoint, sender, nonce): a new commit for the same operation replaces the old one. A row past

@@ -13,6 +13,14 @@ export interface Paymaster {
   fundingAddress: string | null;
   /** false while the dApp has paused the whole paymaster. */
   active: boolean;
+  /** ERC-7677's sponsor: what wallets show as paying; null until set. */
+  sponsor: SponsorInfo | null;
+}
+
+/** The name a wallet shows as the sponsor of an operation, and its icon (an RFC 2397 data URI), if any. */
+export interface SponsorInfo {
+  name: string;
+  icon?: string;
 }
 
 interface PaymasterRow {
@@ -25,9 +33,12 @@ interface PaymasterRow {
   api_key: string;
   funding_address: string | null;
   active: boolean;
+  sponsor_name: string | null;
+  sponsor_icon: string | null;
 }
 
-const COLUMNS = "id, account_id, name, chain_id, type, version, api_key, funding_address, active";
+const COLUMNS =
+  "id, account_id, name, chain_id, type, version, api_key, funding_address, active, sponsor_name, sponsor_icon";
 
 const toPaymaster = (row: PaymasterRow): Paymaster => ({
   id: row.id,
@@ -39,7 +50,14 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   apiKey: row.api_key,
   fundingAddress: row.funding_address,
   active: row.active,
+  sponsor: sponsorOf(row),
 });
+
+/** The sponsor columns as ERC-7677 gives them: no name, no sponsor. */
+export function sponsorOf(row: { sponsor_name: string | null; sponsor_icon: string | null }): SponsorInfo | null {
+  if (row.sponsor_name === null) return null;
+  return row.sponsor_icon === null ? { name: row.sponsor_name } : { name: row.sponsor_name, icon: row.sponsor_icon };
+}
 
 /** An account's paymasters have distinct names per chain (a UniqueViolation of this constraint otherwise). */
 export const PAYMASTER_NAME_PER_CHAIN = "paymasters_name_per_chain";
@@ -121,5 +139,18 @@ export async function setPaymasterActive(
     paymasterId,
     active,
   ]);
+  return rows[0] && toPaymaster(rows[0]);
+}
+
+/** Sets (or with null, removes) the sponsor wallets are shown; undefined for an unknown paymaster. */
+export async function setSponsorInfo(
+  db: Queryable,
+  paymasterId: string,
+  sponsor: SponsorInfo | null,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `UPDATE paymasters SET sponsor_name = $2, sponsor_icon = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [paymasterId, sponsor?.name ?? null, sponsor?.icon ?? null],
+  );
   return rows[0] && toPaymaster(rows[0]);
 }

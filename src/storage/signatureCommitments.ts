@@ -1,5 +1,5 @@
 // EntryPoint v0.9 parallel signing: the paymaster signature the "commit" step made, kept by (chain, EntryPoint, sender,
-// nonce) until the "finalize" step hands it out for the same operation (migration 17). The signature is not a secret
+// nonce) until the "finalize" step hands it out for the same operation (migration 18). The signature is not a secret
 // (it is public once the operation is sent) but it is only given out against the operation it was made for.
 import type { Address, Hex } from "viem";
 import type { Queryable } from "./database";

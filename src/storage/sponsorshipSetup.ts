@@ -1,4 +1,5 @@
 import type { Queryable } from "./database";
+import { type SponsorInfo, sponsorOf } from "./paymasters";
 import { listPolicies, type Policy } from "./policies";
 import { isStorableText } from "./storableText";
 import { listWebhooks, type Webhook } from "./webhooks";
@@ -12,6 +13,7 @@ export interface StoredSetup {
     chainId: number;
     fundingAddress: string | null;
     active: boolean;
+    sponsor: SponsorInfo | null;
   };
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
   version: string;
@@ -31,13 +33,16 @@ interface PaymasterRow {
   funding_address: string | null;
   setup_version: string | number;
   active: boolean;
+  sponsor_name: string | null;
+  sponsor_icon: string | null;
 }
 
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
-    "SELECT id, account_id, name, chain_id, funding_address, setup_version, active FROM paymasters WHERE api_key = $1",
+    `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon
+     FROM paymasters WHERE api_key = $1`,
     [apiKey],
   );
   if (!paymaster) return undefined;
@@ -57,6 +62,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       chainId: Number(paymaster.chain_id),
       fundingAddress: paymaster.funding_address,
       active: paymaster.active,
+      sponsor: sponsorOf(paymaster),
     },
     version: String(paymaster.setup_version),
     policies: policies.filter((policy) => policy.active),

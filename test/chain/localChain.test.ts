@@ -8,6 +8,7 @@ import { after, test } from "node:test";
 import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
+import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
 import {
   ANVIL_STATE_FILE,
   LOCAL_CHAIN_FILE,
@@ -114,6 +115,10 @@ test("a start deploys the stack with the service's signer, and a second start on
       "simple7702Account v0.9",
       "verifyingPaymaster v0.9",
       "tokenPaymaster v0.9",
+      // The smart accounts' families, after the factories they are deployed through.
+      "safeSingletonFactory",
+      "biconomyCreate3Factory",
+      ...ACCOUNT_FAMILIES.flatMap((family) => family.data.deployments.map(({ name }) => name)),
     ]);
     assert.equal(first.signerAdded, true);
     assert.equal(first.restored, false);

@@ -507,6 +507,38 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
     await page.getByRole("button", { name: "Pause sponsorship" }).waitFor();
   });
 
+  await t.test(
+    "sets the sponsor wallets are shown from its overview: a name and an icon file; a GIF is refused",
+    async () => {
+      await tab("Overview").click();
+      const section = page.locator("section", { has: page.getByRole("heading", { name: "Sponsor shown in wallets" }) });
+      await section.getByLabel("Sponsor name").fill("My Game");
+      const gif = { name: "icon.gif", mimeType: "image/gif", buffer: Buffer.from("GIF89a\x01\x00\x01\x00") };
+      await section.getByLabel("Icon (PNG, WebP or SVG)").setInputFiles(gif);
+      console_.expect(/status of 400/);
+      await section.getByRole("button", { name: "Save sponsor" }).click();
+      await section
+        .getByText("icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted")
+        .waitFor();
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><circle cx="4" cy="4" r="4"/></svg>';
+      await section
+        .getByLabel("Icon (PNG, WebP or SVG)")
+        .setInputFiles({ name: "icon.svg", mimeType: "image/svg+xml", buffer: Buffer.from(svg) });
+      await section.getByRole("img", { name: "The sponsor's icon" }).waitFor();
+      await section.getByRole("button", { name: "Save sponsor" }).click();
+      await section.getByText("Wallets are shown My Game.").waitFor();
+      const listed = await fetch(`${service.baseUrl}/api/v2/public/sdk/paymasterParameters`, {
+        headers: { authToken },
+      }).then((reply) => reply.json() as Promise<{ data: { apiKey: string; sponsor: unknown }[] }>);
+      const sponsor = listed.data.find((paymaster) => paymaster.apiKey === apiKey)?.sponsor;
+      assert.deepEqual(sponsor, {
+        name: "My Game",
+        icon: `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}`,
+      });
+      await screenshotBothSizes(page, "sponsor");
+    },
+  );
+
   await t.test("pauses the limit, and resumes it", async () => {
     await tab("Rules").click();
     const limit = page.getByRole("article", { name: /daily cap/ });

@@ -141,6 +141,7 @@ describe("link the funding wallet (step 3)", () => {
         paymasterId: dapp.paymasterId,
         fundingWalletAddress: signer.address.toLowerCase(),
         active: true,
+        sponsor: null,
       });
       assert.notEqual(signer.address, signer.address.toLowerCase(), "the signer's address is checksummed");
       assert.equal(await fundingWalletOf(dapp), signer.address.toLowerCase());
@@ -303,9 +304,9 @@ describe("link the funding wallet (step 3)", () => {
     ["paymasterId", 7, "paymasterId must be a string"],
     ["paymasterId", "", "paymasterId must not be empty"],
     ["type", undefined, "type is required"],
-    ["type", 1, "type must be one of paymasterFundingId, active, depositAlert"],
-    ["type", "paymasterFunding", "type must be one of paymasterFundingId, active, depositAlert"],
-    ["type", "PAYMASTERFUNDINGID", "type must be one of paymasterFundingId, active, depositAlert"],
+    ["type", 1, "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
+    ["type", "paymasterFunding", "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
+    ["type", "PAYMASTERFUNDINGID", "type must be one of paymasterFundingId, active, depositAlert, sponsorInfo"],
     ["signature", undefined, "signature is required"],
     ["signature", 123, "signature must be a string"],
     ["signature", "", "signature must not be empty"],

@@ -1,5 +1,6 @@
 // The rules that read only memory (CHEAP_RULES), each evaluated alone on a setup built here: the exact outcome, and
-// the exact reason of every refusal.
+// the exact reason of every refusal. No chain is given, so the deployment rule reads the operation's fields (the
+// sender's code on a real chain: test/rpc/deployedSender.test.ts).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, toFunctionSelector } from "viem";
@@ -13,6 +14,7 @@ import {
   NO_POLICIES_REASON,
 } from "../../src/sponsorship/rules/fundingAndRules";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
+import { NO_RPC_NOTE } from "../../src/sponsorship/senderDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
 import { testPolicy } from "../helpers/policies";
 
@@ -73,6 +75,8 @@ function input(given: Given): RuleInput {
 }
 
 const passed = (rule: string): RuleResult => ({ rule, passed: true });
+/** A deployment passed without a chain to read the sender's code from: the outcome says the fields decided. */
+const passedUnread = (rule: string): RuleResult => ({ rule, passed: true, reason: NO_RPC_NOTE });
 const refused = (rule: string, reason: string): RuleResult => ({ rule, passed: false, reason });
 
 describe("rule 1, fundingAndRules: a funding wallet and something to pay for", () => {
@@ -115,12 +119,12 @@ describe("rule 2, walletDeployment: initCode only under a WALLET_DEPLOYMENT rule
     {
       name: "initCode and the rule",
       given: { initCode: INIT_CODE, policies: ["WALLET_DEPLOYMENT"] },
-      expected: passed("walletDeployment"),
+      expected: passedUnread("walletDeployment"),
     },
     {
       name: "initCode and the rule among others",
       given: { initCode: INIT_CODE, policies: ["WEBHOOK", "PAYMASTER_SA_LIMIT", "WALLET_DEPLOYMENT"] },
-      expected: passed("walletDeployment"),
+      expected: passedUnread("walletDeployment"),
     },
     { name: "initCode, no rule", given: { initCode: INIT_CODE }, expected: refused("walletDeployment", REFUSAL) },
     {
@@ -130,7 +134,7 @@ describe("rule 2, walletDeployment: initCode only under a WALLET_DEPLOYMENT rule
     },
   ];
   for (const { name, given, expected } of cases) {
-    test(name, () => assert.deepEqual(walletDeployment.evaluate(input(given)), expected));
+    test(name, async () => assert.deepEqual(await walletDeployment.evaluate(input(given)), expected));
   }
 });
 
@@ -269,8 +273,8 @@ describe("rule 3, contractWhitelist: every call to a whitelisted contract and me
     },
   ];
   for (const { name, given, expected } of cases) {
-    test(name, () => {
-      const outcome = contractWhitelist.evaluate(input(given)) as RuleResult;
+    test(name, async () => {
+      const outcome: RuleResult = await contractWhitelist.evaluate(input(given));
       if (expected instanceof RegExp) {
         assert.equal(outcome.passed, false);
         assert.equal(outcome.rule, "contractWhitelist");

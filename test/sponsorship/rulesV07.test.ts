@@ -25,6 +25,7 @@ import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
 import { CONTRACT_NOT_FOUND_REASON, contractWhitelist } from "../../src/sponsorship/rules/contractWhitelist";
 import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
+import { NO_RPC_NOTE } from "../../src/sponsorship/senderDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
 import { testPolicy } from "../helpers/policies";
 
@@ -125,6 +126,8 @@ function input(
 }
 
 const passed = (rule: string): RuleResult => ({ rule, passed: true });
+/** A deployment passed without a chain to read the sender's code from: the outcome says the fields decided. */
+const passedUnread = (rule: string): RuleResult => ({ rule, passed: true, reason: NO_RPC_NOTE });
 const refused = (rule: string, reason: string): RuleResult => ({ rule, passed: false, reason });
 
 describe("rule 2, walletDeployment, on v0.7 and v0.8 operations", () => {
@@ -144,7 +147,7 @@ describe("rule 2, walletDeployment, on v0.7 and v0.8 operations", () => {
       name: "v0.7 with a factory and the rule",
       op: v07({ factory: FACTORY }),
       policies: ["WALLET_DEPLOYMENT"],
-      expected: passed("walletDeployment"),
+      expected: passedUnread("walletDeployment"),
     },
     { name: "v0.8 with a factory, no rule", op: v08({ factory: FACTORY }), expected: refusal("a factory") },
     {
@@ -156,7 +159,7 @@ describe("rule 2, walletDeployment, on v0.7 and v0.8 operations", () => {
       name: "v0.8 with an EIP-7702 authorization and the rule",
       op: v08({ factory: MARKER, eip7702Auth: AUTH }),
       policies: ["PAYMASTER_SA_LIMIT", "WALLET_DEPLOYMENT"],
-      expected: passed("walletDeployment"),
+      expected: passedUnread("walletDeployment"),
     },
     {
       name: "v0.8, the marker alone (an EOA whose code is already set): no deployment",
@@ -170,7 +173,7 @@ describe("rule 2, walletDeployment, on v0.7 and v0.8 operations", () => {
     },
   ];
   for (const { name, op, policies, expected } of cases) {
-    test(name, () => assert.deepEqual(walletDeployment.evaluate(input(op, policies)), expected));
+    test(name, async () => assert.deepEqual(await walletDeployment.evaluate(input(op, policies)), expected));
   }
 });
 
@@ -272,7 +275,9 @@ describe("rule 3, contractWhitelist, on the callData of v0.7 and v0.8 accounts",
     },
   ];
   for (const { name, op, account, expected } of cases) {
-    test(name, () => assert.deepEqual(contractWhitelist.evaluate(input(op, [], whitelist, account)), expected));
+    test(name, async () =>
+      assert.deepEqual(await contractWhitelist.evaluate(input(op, [], whitelist, account)), expected),
+    );
   }
 });
 
@@ -305,8 +310,11 @@ describe("a call back into the account is refused, in every version, even when t
     },
   ];
   for (const { name, op } of cases) {
-    test(name, () => {
-      assert.deepEqual(contractWhitelist.evaluate(input(op, [], whitelist)), refused("contractWhitelist", reason));
+    test(name, async () => {
+      assert.deepEqual(
+        await contractWhitelist.evaluate(input(op, [], whitelist)),
+        refused("contractWhitelist", reason),
+      );
     });
   }
 });
@@ -320,7 +328,7 @@ describe("the cheap rules in order (decide) on a v0.8 operation that installs Si
     assert.equal(decision.sponsored, true);
     assert.deepEqual(decision.outcomes, [
       passed("fundingAndRules"),
-      passed("walletDeployment"),
+      passedUnread("walletDeployment"),
       passed("contractWhitelist"),
       passed("maxCostPerOp"),
       passed("timeWindow"),

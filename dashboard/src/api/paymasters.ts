@@ -9,6 +9,8 @@ export interface PaymasterView {
   fundingWalletAddress: string | null;
   /** False while the whole paymaster is paused. */
   active: boolean;
+  /** What ERC-7677's stub gives wallets as the sponsor; null until set. */
+  sponsor: { name: string; icon?: string } | null;
 }
 
 /** Our contracts for one EntryPoint version on a chain. */

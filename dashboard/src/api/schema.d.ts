@@ -406,6 +406,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -575,7 +581,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show */
         patch: {
             parameters: {
                 query?: never;
@@ -616,6 +622,21 @@ export interface paths {
                         type: "depositAlert";
                         /** @description Where the alerts are POSTed (deposit.low and limit.reached), checked like a webhook URL; null turns alerts off */
                         url: string | null;
+                    } | {
+                        /**
+                         * @description ERC-7677's sponsor.icon: a PNG, WebP or SVG image as an RFC 2397 data URI (data:image/png;base64,…), at most 32768 characters; an SVG may carry no script. Absent or null: no icon
+                         * @example data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=
+                         */
+                        icon?: string | null;
+                        /**
+                         * @description The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor
+                         * @example My dApp
+                         */
+                        name: string | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "sponsorInfo";
                     };
                 };
             };
@@ -642,6 +663,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -662,6 +689,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              */
                             message: string;
                             /** @enum {number} */
@@ -1738,6 +1766,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -1907,7 +1941,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, or set the sponsor (name and icon) wallets show */
         patch: {
             parameters: {
                 query?: never;
@@ -1948,6 +1982,21 @@ export interface paths {
                         type: "depositAlert";
                         /** @description Where the alerts are POSTed (deposit.low and limit.reached), checked like a webhook URL; null turns alerts off */
                         url: string | null;
+                    } | {
+                        /**
+                         * @description ERC-7677's sponsor.icon: a PNG, WebP or SVG image as an RFC 2397 data URI (data:image/png;base64,…), at most 32768 characters; an SVG may carry no script. Absent or null: no icon
+                         * @example data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=
+                         */
+                        icon?: string | null;
+                        /**
+                         * @description The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor
+                         * @example My dApp
+                         */
+                        name: string | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "sponsorInfo";
                     };
                 };
             };
@@ -1974,6 +2023,12 @@ export interface paths {
                                 name: string;
                                 /** @description UUID */
                                 paymasterId: string;
+                                /** @description What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set */
+                                sponsor: {
+                                    /** @description an RFC 2397 data URI */
+                                    icon?: string;
+                                    name: string;
+                                } | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -1994,6 +2049,7 @@ export interface paths {
                              * @example signature must be a 0x-prefixed hex string
                              * @example thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)
                              * @example url resolves to 10.0.0.5, a private address
+                             * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              */
                             message: string;
                             /** @enum {number} */

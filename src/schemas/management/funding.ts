@@ -13,6 +13,7 @@ import {
   withProblem,
 } from "./common";
 import { PaymasterView } from "./paymasters";
+import { MAX_SPONSOR_ICON_LENGTH } from "./sponsorIconLimit";
 
 /** The funding-wallet flow: get a message to sign, send back its signature to link the signing wallet. */
 
@@ -78,12 +79,38 @@ export const SetDepositAlertBody = Type.Object({
 });
 export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 
-/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, or set its alerts. */
-const UpdatePaymasterBody = Type.Union([LinkFundingWalletBody, SetPaymasterActiveBody, SetDepositAlertBody]);
+export const SetSponsorInfoBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("sponsorInfo"),
+  name: Type.Union([Text(100), Type.Null()], {
+    description:
+      "The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor",
+    examples: ["My dApp"],
+  }),
+  icon: Type.Optional(
+    // The length is checked by the action, whose message gives the icon's length and the bound.
+    Type.Union([Text(), Type.Null()], {
+      description:
+        "ERC-7677's sponsor.icon: a PNG, WebP or SVG image as an RFC 2397 data URI (data:image/png;base64,…), at " +
+        `most ${MAX_SPONSOR_ICON_LENGTH} characters; an SVG may carry no script. Absent or null: no icon`,
+      examples: ["data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="],
+    }),
+  ),
+});
+export type SetSponsorInfoBody = Static<typeof SetSponsorInfoBody>;
+
+/** The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts or its sponsor. */
+const UpdatePaymasterBody = Type.Union([
+  LinkFundingWalletBody,
+  SetPaymasterActiveBody,
+  SetDepositAlertBody,
+  SetSponsorInfoBody,
+]);
 
 export const linkFundingWalletSchema = {
   summary:
-    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, or set its alerts",
+    "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, " +
+    "or set the sponsor (name and icon) wallets show",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
@@ -94,6 +121,7 @@ export const linkFundingWalletSchema = {
       "signature must be a 0x-prefixed hex string",
       "thresholdWei must be a whole number of wei as a decimal string (digits only, at most 78)",
       "url resolves to 10.0.0.5, a private address",
+      "icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted",
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),

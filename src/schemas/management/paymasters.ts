@@ -19,6 +19,13 @@ export const PaymasterView = Type.Object({
     description: "The wallet linked by a signed funding message, or null",
   }),
   active: Type.Boolean({ description: "false while the whole paymaster is paused: every RPC request is refused" }),
+  sponsor: Type.Union(
+    [
+      Type.Object({ name: Type.String(), icon: Type.Optional(Type.String({ description: "an RFC 2397 data URI" })) }),
+      Type.Null(),
+    ],
+    { description: "What ERC-7677's stub gives wallets as the sponsor (PATCH type sponsorInfo); null until set" },
+  ),
 });
 export type PaymasterView = Static<typeof PaymasterView>;
 

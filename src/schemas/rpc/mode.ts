@@ -2,7 +2,6 @@ import Type, { type Static, type TSchema } from "typebox";
 import { Address } from "../primitives";
 import { AnyObject, RpcBoolean } from "./fields";
 import { withMessages } from "./messages";
-import { SigningPhaseContext } from "./signingPhase";
 
 /** How long a signed paymasterAndData stays valid unless the client asks otherwise, and the most it may ask. */
 export const DEFAULT_EXPIRY_SECONDS = 300;
@@ -67,6 +66,35 @@ const modeFields = <Mode extends TSchema>(mode: Mode) => ({
   tokenInfo: nullable(TokenInfo, "must be an object"),
 });
 
+/**
+ * What other clients put in an ERC-7677 or permissionless context, checked so that a wrong type is a clear -32602 and
+ * never a surprise further on. The policy ids select nothing here: the URL's apiKey names the paymaster, and all its
+ * active rules decide (docs/sponsorship-rpc.md, 'Context keys').
+ */
+const clientContextFields = {
+  sponsorshipPolicyId: nullable(
+    Type.String({
+      maxLength: 200,
+      description:
+        "permissionless's sponsorship policy id: accepted and ignored, the paymaster's own rules decide every request",
+    }),
+    "must be a string of at most 200 characters (accepted and ignored: the paymaster's rules decide)",
+  ),
+  policyId: nullable(
+    Type.String({
+      maxLength: 200,
+      description: "Alchemy's gas manager policy id: accepted and ignored, the paymaster's own rules decide",
+    }),
+    "must be a string of at most 200 characters (accepted and ignored: the paymaster's rules decide)",
+  ),
+  signingPhase: nullable(
+    Type.Union([Type.Literal("commit"), Type.Literal("finalize")], {
+      description: "Candide's parallel signing of EntryPoint v0.9: commit, then finalize once the user has signed",
+    }),
+    "must be commit or finalize",
+  ),
+};
+
 /** SPONSORSHIP is an older spelling of SPONSORED that some clients still send. */
 const Mode = withMessages(
   Type.Union([Type.Literal("SPONSORED"), Type.Literal("SPONSORSHIP"), Type.Literal("ERC20")], {
@@ -94,10 +122,13 @@ const OptionalMode = Type.Optional(
 );
 
 export const SponsoredContext = withMessages(
-  Type.Object(modeFields(OptionalMode), {
-    title: "SponsoredContext",
-    description: "the mode object's fields, mode SPONSORED when absent; unknown members are ignored",
-  }),
+  Type.Object(
+    { ...modeFields(OptionalMode), ...clientContextFields },
+    {
+      title: "SponsoredContext",
+      description: "the mode object's fields, mode SPONSORED when absent; unknown members are ignored",
+    },
+  ),
   { problem: "must be an object" },
 );
 export type SponsoredContext = Static<typeof SponsoredContext>;
@@ -111,6 +142,7 @@ export const PaymasterContext = withMessages(
   Type.Object(
     {
       ...modeFields(OptionalMode),
+      ...clientContextFields,
       token: Type.Optional(
         withMessages(
           Type.Union([...TokenAddress.anyOf], {
@@ -133,7 +165,6 @@ export const PaymasterContext = withMessages(
         }),
         "must be an array of token addresses",
       ),
-      signingPhase: SigningPhaseContext.properties.signingPhase,
     },
     {
       title: "PaymasterContext",

@@ -5,19 +5,44 @@ import { withOptions } from "./messages";
 import type { MethodDescriptor } from "./method";
 import { paymasterFieldsV07 } from "./paymasterFieldsV07";
 
+/** ERC-7677's sponsor: who pays, as the dApp set it (PATCH paymasterParameters, type sponsorInfo); absent until set. */
+const Sponsor = Type.Optional(
+  Type.Object(
+    {
+      name: Type.String({ description: "the sponsor's name" }),
+      icon: Type.Optional(
+        Type.String({ description: "an RFC 2397 data URI of a PNG, WebP or SVG image, at most 32768 characters" }),
+      ),
+    },
+    {
+      title: "Sponsor",
+      description: "who pays for the operation, for the wallet to show; absent until the dApp sets it",
+    },
+  ),
+);
+
+/**
+ * isFinal is false on every stub: our paymasters sign over the gas limits the bundler estimates after the stub, so the
+ * final data needs pm_getPaymasterData.
+ */
+const IsFinal = Type.Literal(false, {
+  description: "always false: the signature covers gas the bundler estimates after this stub",
+});
+
 export const PaymasterStubDataResult = Type.Object(
   {
+    sponsor: Sponsor,
     paymasterAndData: withOptions(HexBytes, {
       description: "276 bytes like the final one, with a signature that recovers to nobody",
     }),
-    isFinal: Type.Literal(false),
+    isFinal: IsFinal,
   },
   { title: "PaymasterStubDataResult" },
 );
 export type PaymasterStubDataResult = Static<typeof PaymasterStubDataResult>;
 
 export const PaymasterStubDataResultV07 = Type.Object(
-  { ...paymasterFieldsV07, isFinal: Type.Literal(false) },
+  { sponsor: Sponsor, ...paymasterFieldsV07, isFinal: IsFinal },
   {
     title: "PaymasterStubDataResultV07",
     description: "EntryPoint v0.7/v0.8: paymasterData of the final length with a signature that recovers to nobody",

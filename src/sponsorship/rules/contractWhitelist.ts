@@ -1,6 +1,7 @@
 import { decodeAccountCalls } from "../callData";
 import { viewOf } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
+import { senderDeploymentOf } from "../senderDeployment";
 
 /** The SDK recognises this text; the address and selector that missed follow it. */
 export const CONTRACT_NOT_FOUND_REASON = "Smart contract data not found";
@@ -13,12 +14,15 @@ export const CONTRACT_NOT_FOUND_REASON = "Smart contract data not found";
  */
 export const contractWhitelist: Rule = {
   name: "contractWhitelist",
-  evaluate({ setup, userOp, smartAccount }) {
+  async evaluate(input) {
+    const { setup, userOp, smartAccount } = input;
     if (setup.contracts.size === 0) return pass(this.name);
     const op = viewOf(userOp);
-    // A deployment alone is rule 2's business; an operation that neither deploys nor calls only burns gas.
+    // A deployment alone is rule 2's business; an operation that neither deploys nor calls only burns gas. Whether it
+    // deploys is the sender's code (a deployed account naming a factory deploys nothing).
     if (op.callData === "0x") {
-      return op.deployment === undefined ? refuse(this.name, "callData is empty: nothing to sponsor") : pass(this.name);
+      const { state } = await senderDeploymentOf(input).read();
+      return state === "deploys" ? pass(this.name) : refuse(this.name, "callData is empty: nothing to sponsor");
     }
     const decoded = decodeAccountCalls(op.callData, smartAccount);
     if (!decoded.ok) return refuse(this.name, `${CONTRACT_NOT_FOUND_REASON}: ${decoded.reason}`);

@@ -1,0 +1,313 @@
+// The smart accounts people use, as a new user builds them, on the service's local chain: permissionless's
+// toSafeSmartAccount, toKernelSmartAccount and toNexusSmartAccount, and viem's toCoinbaseSmartAccount, each with no
+// factory or module address given (the client's defaults, which only work because the local chain deployed the
+// families there: src/devChain/accountFamilies.ts). Each sends its first operation (which deploys the account and calls
+// a whitelisted contract) through viem's bundler client and Alto, paid by our paymaster through ERC-7677
+// (pm_getPaymasterStubData, then pm_getPaymasterData). Checked on chain: the account's code, a successful
+// UserOperationEvent of the family's EntryPoint paid by our paymaster, and the service's record of it. The dApp
+// whitelists one contract, so each account's calls are read through its callData layout: a call elsewhere is refused
+// at the stub. A Safe's batch is refused whatever its calls: permissionless sends it as a delegatecall to
+// MultiSendCallOnly, and the service sponsors no Safe delegatecall.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { toKernelSmartAccount, toNexusSmartAccount, toSafeSmartAccount } from "permissionless/accounts";
+import {
+  type Address,
+  BaseError,
+  type Hex,
+  http,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+  RpcRequestError,
+} from "viem";
+import {
+  createBundlerClient,
+  createPaymasterClient,
+  entryPoint06Abi,
+  entryPoint07Abi,
+  type SmartAccount,
+  toCoinbaseSmartAccount,
+  type UserOperationReceipt,
+} from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { ChainConfig } from "../../src/config";
+import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { listSponsorships } from "../../src/storage/sponsorships";
+import { anvilKeys } from "../contracts/fixtures";
+import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { type Alto, startAlto } from "../helpers/alto";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { chainDapp, TARGET } from "../helpers/chainApp";
+
+const DEPOSIT = parseEther("1");
+/** Not whitelisted: a call to it is refused by the contract rule. */
+const STRANGER: Address = "0x3333333333333333333333333333333333333333";
+
+let env: LocalStacks | undefined;
+let alto: Alto | undefined;
+let t: TestApp | undefined;
+let dapp: Dapp;
+let endpoint: string;
+
+before(async () => {
+  env = await startLocalStacks();
+  const v07 = env.chain.info.entryPoints["0.7"];
+  alto = await startAlto({
+    rpcUrl: env.chain.rpcUrl,
+    executorKey: anvilKeys.bundler,
+    utilityKey: anvilKeys.stranger,
+    apiVersions: ["v2"],
+    entryPoints: [ENTRY_POINT_V06_ADDRESS, v07.entryPoint],
+    // A bound, not a speed target: on a 2-core machine shared with other suites Alto once took more than 30 s.
+    startTimeoutMs: 90_000,
+  });
+  const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
+  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
+  // Wallet deployment allowed and TARGET the one whitelisted contract.
+  dapp = await chainDapp(t);
+  const funding = env.wallet(anvilKeys.fundingWallet);
+  await confirm(
+    env,
+    funding.writeContract({
+      address: env.chain.info.verifyingPaymaster,
+      abi: verifyingPaymasterArtifact.abi,
+      functionName: "depositFor",
+      args: [env.fundingWallet],
+      value: DEPOSIT,
+    }),
+  );
+  await confirm(
+    env,
+    funding.writeContract({
+      address: v07.verifyingPaymaster,
+      abi: verifyingPaymasterV07Artifact.abi,
+      functionName: "depositFor",
+      args: [env.fundingWallet],
+      value: DEPOSIT,
+    }),
+  );
+  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+});
+
+after(async () => {
+  try {
+    await t?.close();
+  } finally {
+    try {
+      await alto?.stop();
+    } finally {
+      await env?.stop();
+    }
+  }
+});
+
+function started(): { env: LocalStacks; alto: Alto; t: TestApp } {
+  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
+  return { env, alto, t };
+}
+
+type Sent = { method: string; params: unknown[] }[];
+
+/** viem's bundler client on Alto with viem's ERC-7677 paymaster client on our endpoint, recording what it sent us. */
+function bundlerFor(account: SmartAccount, sent: Sent) {
+  const { env, alto } = started();
+  const paymaster = createPaymasterClient({
+    transport: http(endpoint, {
+      onFetchRequest: async (request) => {
+        sent.push((await request.clone().json()) as Sent[number]);
+      },
+    }),
+  });
+  return createBundlerClient({
+    account,
+    client: env.publicClient,
+    transport: http(alto.url),
+    paymaster,
+    pollingInterval: 50,
+  });
+}
+
+type Version = "0.6" | "0.7";
+
+function paymasterOf(version: Version): Address {
+  const { info } = started().env.chain;
+  return version === "0.6" ? info.verifyingPaymaster : info.entryPoints["0.7"].verifyingPaymaster;
+}
+
+function entryPointOf(version: Version): Address {
+  const { info } = started().env.chain;
+  return version === "0.6" ? info.entryPoint : info.entryPoints["0.7"].entryPoint;
+}
+
+/** Sends the account's first operation (deploy + one call to TARGET) and checks what the chain and the service hold. */
+async function firstOperationMined(account: SmartAccount, version: Version): Promise<UserOperationReceipt> {
+  const { env, t } = started();
+  assert.equal(await env.publicClient.getCode({ address: account.address }), undefined, "a new account");
+  const sent: Sent = [];
+  const bundler = bundlerFor(account, sent);
+  const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n, data: "0x" as Hex }] });
+  const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+
+  assert.deepEqual(
+    sent.map((r) => r.method),
+    ["pm_getPaymasterStubData", "pm_getPaymasterData"],
+  );
+  assert.equal(String(sent[1]?.params[1]).toLowerCase(), entryPointOf(version).toLowerCase());
+  assert.equal(receipt.success, true, "UserOperationEvent.success");
+  assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, paymasterOf(version)), "our paymaster paid");
+  const abi = version === "0.6" ? entryPoint06Abi : entryPoint07Abi;
+  const [event, ...others] = parseEventLogs({
+    abi,
+    logs: receipt.receipt.logs,
+    eventName: "UserOperationEvent",
+  }).filter((e) => isAddressEqual(e.args.sender, account.address));
+  assert.ok(event && others.length === 0, "one UserOperationEvent for the account");
+  assert.ok(isAddressEqual(event.address, entryPointOf(version)), "emitted by the family's EntryPoint");
+  assert.equal(event.args.userOpHash, hash);
+  const code = await env.publicClient.getCode({ address: account.address });
+  assert.ok(code && code !== "0x", "the operation deployed the account");
+  const [record, ...more] = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+    (r) => r.user_op_hash?.toLowerCase() === hash.toLowerCase(),
+  );
+  assert.ok(record && more.length === 0, "one sponsorship record under the EntryPoint's userOpHash");
+  assert.equal(record.sponsored, true);
+  assert.equal(record.sender.toLowerCase(), account.address.toLowerCase());
+  return receipt;
+}
+
+const owner = () => privateKeyToAccount(generatePrivateKey());
+
+describe("the accounts people use, sponsored through Alto on the local chain", () => {
+  test("the local chain deployed every family", async () => {
+    const { env } = started();
+    const names = ACCOUNT_FAMILIES.map((family) => family.name);
+    assert.deepEqual(names, [
+      "Safe 1.4.1 with Safe4337Module 0.3.0",
+      "Kernel 0.3.0 and 0.3.1 with ECDSAValidator",
+      "Nexus 1.0 with K1Validator",
+      "Coinbase Smart Wallet 1",
+    ]);
+    for (const { address, name } of ACCOUNT_FAMILIES.flatMap((family) => family.data.deployments)) {
+      const code = await env.publicClient.getCode({ address });
+      assert.ok(code && code !== "0x", `${name} has code at ${address}`);
+    }
+  });
+
+  test("a Safe 1.4.1 (permissionless toSafeSmartAccount, EntryPoint v0.7) is deployed and mined", async (tc) => {
+    const account = await toSafeSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      version: "1.4.1",
+      entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+    });
+    const receipt = await firstOperationMined(account, "0.7");
+    tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
+  });
+
+  test("a Kernel 0.3.1 (permissionless toKernelSmartAccount, EntryPoint v0.7) is deployed and mined", async (tc) => {
+    const account = await toKernelSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      version: "0.3.1",
+      entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+    });
+    const receipt = await firstOperationMined(account, "0.7");
+    tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
+  });
+
+  test("a Kernel of permissionless's default version (0.3.0-beta, no version given) is deployed and mined", async () => {
+    const account = await toKernelSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+    });
+    await firstOperationMined(account, "0.7");
+  });
+
+  test("a Nexus 1.0 (permissionless toNexusSmartAccount, EntryPoint v0.7) is deployed and mined", async (tc) => {
+    const account = await toNexusSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      version: "1.0.0",
+    });
+    const receipt = await firstOperationMined(account, "0.7");
+    tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
+  });
+
+  test("a Coinbase Smart Wallet 1 (viem toCoinbaseSmartAccount, EntryPoint v0.6) is deployed and mined", async (tc) => {
+    const account = await toCoinbaseSmartAccount({
+      client: started().env.publicClient,
+      owners: [owner()],
+      version: "1",
+    });
+    const receipt = await firstOperationMined(account, "0.6");
+    tc.diagnostic(`actualGasUsed ${receipt.actualGasUsed}`);
+  });
+});
+
+describe("each account's calls are read through its layout", () => {
+  const builders = {
+    "Safe 1.4.1": () => toSafeSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.4.1" }),
+    "Kernel 0.3.1": () =>
+      toKernelSmartAccount({
+        client: started().env.publicClient,
+        owners: [owner()],
+        version: "0.3.1",
+        entryPoint: { address: entryPointOf("0.7"), version: "0.7" },
+      }),
+    "Nexus 1.0": () => toNexusSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.0.0" }),
+    "Coinbase Smart Wallet 1": () =>
+      toCoinbaseSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1" }),
+  } as const;
+
+  /** What permissionless's Safe sends for a batch: a delegatecall to MultiSendCallOnly, refused whatever its calls. */
+  const batchOf = (name: string) => (name === "Safe 1.4.1" ? [] : [{ to: TARGET, value: 0n }]);
+
+  for (const [name, build] of Object.entries(builders)) {
+    test(`${name}: a call to a contract that is not whitelisted is refused at the stub, with our reason`, async () => {
+      const account = await build();
+      const sent: Sent = [];
+      const refusal = await bundlerFor(account, sent)
+        .sendUserOperation({ calls: [...batchOf(name), { to: STRANGER, value: 0n }] })
+        .then(
+          () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
+          (error: unknown) => error,
+        );
+      assert.ok(refusal instanceof BaseError, String(refusal));
+      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
+      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
+      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
+      const reason = `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`;
+      assert.ok(refusal.message.includes(reason), refusal.message);
+      assert.deepEqual(
+        sent.map((r) => r.method),
+        ["pm_getPaymasterStubData"],
+      );
+    });
+  }
+});
+
+test("a Safe's batch, which permissionless sends as a delegatecall to MultiSendCallOnly, is refused as a delegatecall", async () => {
+  const account = await toSafeSmartAccount({ client: started().env.publicClient, owners: [owner()], version: "1.4.1" });
+  const calls = [
+    { to: TARGET, value: 0n },
+    { to: TARGET, value: 0n },
+  ];
+  const refusal = await bundlerFor(account, [])
+    .sendUserOperation({ calls })
+    .then(
+      () => assert.fail("a Safe delegatecall was sponsored"),
+      (error: unknown) => error,
+    );
+  assert.ok(refusal instanceof BaseError, String(refusal));
+  assert.ok(
+    refusal.message.includes(
+      "Not sponsored: Smart contract data not found: Safe delegatecall operations are never sponsored",
+    ),
+    refusal.message,
+  );
+});
