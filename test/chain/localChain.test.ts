@@ -22,10 +22,7 @@ import {
   LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
   LOCAL_TOKEN_PAYMASTER_V07_STAKE,
 } from "../../src/devChain/localTokenPaymastersV07";
-import {
-  verifyingPaymasterV07Artifact,
-  verifyingPaymasterV09Artifact,
-} from "../../src/sponsorship/paymasters/artifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 
 const depositInfoAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",
