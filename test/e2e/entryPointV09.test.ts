@@ -4,8 +4,11 @@
 // then data, then the account signs). Parallel signing: pm_getPaymasterData with signingPhase "commit", the account
 // signs the operation carrying the placeholder paymasterSignature, "finalize" answers the real one, and
 // eth_sendUserOperation carries it as paymasterSignature; an operation changed after commit is refused at finalize.
+// Also a SimpleAccount deployed through the v0.9 SimpleAccountFactory, and ERC20 mode (TUSD) on v0.9. The paymaster's
+// validation and postOp gas is read from anvil's call tracer and printed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { toSimpleSmartAccount } from "permissionless/accounts";
 import {
   type Address,
   decodeFunctionData,
@@ -226,6 +229,28 @@ describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
       ["pm_getPaymasterStubData", "pm_getPaymasterData"],
     );
     tc.diagnostic(`actualGasUsed ${event.args.actualGasUsed}`);
+  });
+});
+
+describe("EntryPoint v0.9, a SimpleAccount deployed by the v0.9 SimpleAccountFactory", () => {
+  test("its first operation (factory, factoryData) is sponsored through ERC-7677 and mined", async () => {
+    const { env } = started();
+    // permissionless 0.4.1 has no v0.9 accounts; its v0.8 SimpleAccount signs the same way (a plain signature of the
+    // EIP-712 hash), which v0.9 keeps, so it is pointed at the v0.9 EntryPoint and factory.
+    const account = await toSimpleSmartAccount({
+      client: env.publicClient,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      entryPoint: { address: v09().entryPoint, version: "0.8" },
+      factoryAddress: v09().simpleAccountFactory,
+    });
+    const sent: Sent = [];
+    const bundler = bundlerFor(account, sent);
+    const depositBefore = await depositOf();
+    const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkMined(account.address, receipt, depositBefore);
+    assert.ok(await env.publicClient.getCode({ address: account.address }), "the account was deployed");
+    assert.equal((sent[0]?.params[1] as string).toLowerCase(), v09().entryPoint.toLowerCase());
   });
 });
 
