@@ -11,8 +11,8 @@ import solc from "solc";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const contractsDir = join(root, "contracts");
 const artifactsDir = join(contractsDir, "artifacts");
-/** Folders whose .sol files are compiled, relative to contracts/ (v07: the paymasters for EntryPoint v0.7 and v0.8). */
-const sourceDirs = ["", "local", "v07"];
+/** Folders whose .sol files are compiled, relative to contracts/ (v07: the paymasters for EntryPoint v0.7 and v0.8; v09: for v0.9). */
+const sourceDirs = ["", "local", "v07", "v09"];
 
 // Every setting here changes the bytecode, hence the paymaster's deterministic address; change them deliberately.
 const settings = {

@@ -44,6 +44,7 @@ import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
 import { OutstandingCharges } from "./storage/outstandingCharges";
 import { quotaCounterOf } from "./storage/quotaCounter";
+import { SignatureCommitments } from "./storage/signatureCommitments";
 import { readSetupVersion } from "./storage/sponsorshipSetup";
 import { SponsorshipLog } from "./storage/sponsorships";
 import { guardOf, webhookSettings } from "./webhooks/settings";
@@ -192,6 +193,7 @@ export async function buildApp(
     sponsor: {
       signer: ctx.signer,
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
+      commitments: new SignatureCommitments(ctx.db),
       now: ctx.now,
       ...(contractWatch ? { contractRefusal: (chainId, paymaster) => contractWatch.refusal(chainId, paymaster) } : {}),
       // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.

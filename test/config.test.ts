@@ -241,8 +241,12 @@ test("entryPoints: the contracts of v0.7 and v0.8 per chain, addresses lowercase
 });
 
 for (const [name, entryPoints, message] of [
-  ["an unknown version", { "0.6": {} }, /entry 0: entryPoints has unknown field 0\.6 \(known: 0\.7, 0\.8\)/],
-  ["not an object", ["0.7"], /entry 0: entryPoints must be an object keyed by EntryPoint version \(0\.7, 0\.8; v0\.6/],
+  ["an unknown version", { "0.6": {} }, /entry 0: entryPoints has unknown field 0\.6 \(known: 0\.7, 0\.8, 0\.9\)/],
+  [
+    "not an object",
+    ["0.7"],
+    /entry 0: entryPoints must be an object keyed by EntryPoint version \(0\.7, 0\.8, 0\.9; v0\.6/,
+  ],
   [
     "a bad address",
     { "0.7": { verifyingPaymaster: "0x1234" } },
@@ -267,10 +271,10 @@ for (const [name, entryPoints, message] of [
 }
 
 test("entryPoints: every problem of both versions at once", () => {
-  const entryPoints = { "0.7": { entryPoint: "0x12", extra: 1 }, "0.8": { tokenPaymaster: 5 }, "0.9": {} };
+  const entryPoints = { "0.7": { entryPoint: "0x12", extra: 1 }, "0.8": { tokenPaymaster: 5 }, "1.0": {} };
   const error = configError({ CHAINS_FILE: chainsFile(JSON.stringify([{ chainId: 1, name: "a", entryPoints }])) });
   assert.equal(error.problems.length, 4, error.message);
-  assert.match(error.message, /entryPoints has unknown field 0\.9/);
+  assert.match(error.message, /entryPoints has unknown field 1\.0/);
   assert.match(error.message, /entryPoints\["0\.7"\] has unknown field extra/);
   assert.match(error.message, /entryPoints\["0\.7"\]\.entryPoint must be a 20-byte hex address/);
   assert.match(error.message, /entryPoints\["0\.8"\]\.tokenPaymaster must be a 20-byte hex address/);

@@ -36,6 +36,8 @@ export type SignedAnswer = AccountGas & {
   reason?: string;
   /** When refused: the rule that refused (a fixed name, for metrics and logs), or "noVerifyingPaymaster". */
   refusedBy?: string;
+  /** Parallel signing (v0.9): the paymaster signature apart from paymasterData and the user operation hash it signs. */
+  parallel?: { paymasterSignature: Hex; userOpHash: Hex };
 };
 
 /** A v0.6 decision: paymasterAndData signed (`0x` when refused) over the gas it carries. */
@@ -45,7 +47,7 @@ export type SponsorAnswer = Omit<SignedAnswer, "paymaster" | "paymasterData"> & 
 export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaster" | "paymasterData">;
 
 /** What a signature's record carries besides the operation: the window asked for, and SPONSORED mode's extras. */
-type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData">;
+type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData"> & { parallel?: boolean };
 
 /** Signs through the engine for the request's paymaster and chain; notes the refusing rule for the decision metrics. */
 async function signOperation<Op extends Signable, Terms extends SigningWindow>(
@@ -59,7 +61,14 @@ async function signOperation<Op extends Signable, Terms extends SigningWindow>(
     preVerificationGas: userOp.preVerificationGas,
   };
   const outcome = await sponsorOperation(ctx.deps, { ...request, setup: ctx.setup, chain: ctx.chain });
-  if (outcome.sponsored) return { paymaster: outcome.paymaster, paymasterData: outcome.paymasterData, ...gas };
+  if (outcome.sponsored) {
+    return {
+      paymaster: outcome.paymaster,
+      paymasterData: outcome.paymasterData,
+      ...gas,
+      ...(outcome.parallel ? { parallel: outcome.parallel } : {}),
+    };
+  }
   ctx.decision.refusedBy = outcome.refusedBy;
   return {
     paymasterData: "0x",
@@ -111,6 +120,7 @@ export async function signV07<Terms extends SigningWindow>(
     expirySeconds: options.expirySeconds,
     smartAccount: options.smartAccount,
     webhookData: options.webhookData,
+    ...(options.parallel ? { parallel: true } : {}),
   });
   return {
     ...answer,

@@ -1,6 +1,7 @@
 import type { Address } from "viem";
 import type { LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V09_ADDRESS } from "../sponsorship/entryPoints/entryPointV09";
 
 // Where the project deploys its paymasters on the local development chain (31337). src/devChain/deployments.ts and
 // tokenDeployment.ts compute them from the contracts' bytecode, which needs the development packages; the service only
@@ -23,7 +24,7 @@ export interface LocalEntryPointStack {
   verifyingPaymaster: Address;
   /** Our TokenPaymasterV07 (ERC20 mode), built the same way; funded and staked by the local chain's start. */
   tokenPaymaster: Address;
-  /** v0.8 only: the reference account an EOA delegates to with EIP-7702. */
+  /** v0.8 and v0.9: the reference account an EOA delegates to with EIP-7702. */
   simple7702Account?: Address;
 }
 
@@ -41,5 +42,14 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
     verifyingPaymaster: "0x33c162FEEBdEE875c0926c719478eadcE2545f6b",
     tokenPaymaster: "0xCB53e96D68979aE44979fe01826D31aFA630077F",
     simple7702Account: "0xe6Cae83BdE06E4c305530e199D7217f42808555B",
+  },
+  // The factory is not canonical for v0.9 (none was published): Alto's tests put it here. The verifying paymaster is
+  // VerifyingPaymasterV09 (a signer set, parallel signing); the token paymaster TokenPaymasterV07 built for v0.9.
+  "0.9": {
+    entryPoint: ENTRY_POINT_V09_ADDRESS,
+    simpleAccountFactory: "0xf4A7018FdBF22804526eC4b77DcE4f9b0D27a395",
+    verifyingPaymaster: "0xFac60c78C93861CEff8A129f91DF2b0eAAE37259",
+    tokenPaymaster: "0x1E6692D64A1D4d5b5adf42ff6966Aec0F4aA039b",
+    simple7702Account: "0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5",
   },
 };

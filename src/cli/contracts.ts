@@ -38,7 +38,7 @@ import { status } from "./contracts/status";
 import { ownedTargets } from "./contracts/targets";
 
 const USAGE = `usage: contracts <subcommand> [options]   (npm run contracts -- …, or node dist/cli/contracts.js …)
-  deploy         --rpc-url URL --owner ADDRESS --key-file FILE [--entry-points 0.6,0.7,0.8] [--kinds verifying,token]
+  deploy         --rpc-url URL --owner ADDRESS --key-file FILE [--entry-points 0.6,0.7,0.8,0.9] [--kinds verifying,token]
   status         --rpc-url URL [--owner ADDRESS [--entry-points …] [--kinds …]]   exit 0 when every check holds, 1 otherwise
   stake          --rpc-url URL --key-file FILE --amount ETH --unstake-delay SECONDS [--entry-points …] [--kinds …]
   unlock-stake   --rpc-url URL --key-file FILE [--entry-points …] [--kinds …]

@@ -323,7 +323,7 @@ async function main(): Promise<void> {
   });
   console.log(
     `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: on EntryPoint v0.6 a sponsored and a token-paid ` +
-      "operation, on v0.7 a sponsored one, on v0.8 a sponsored EIP-7702 one, mined on the local chain.",
+      "operation, on v0.7 a sponsored one, on v0.8 and v0.9 a sponsored EIP-7702 one each, mined on the local chain.",
   );
 }
 

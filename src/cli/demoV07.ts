@@ -74,13 +74,14 @@ const eth = (wei: bigint) => `${formatEther(wei)} ETH`;
 const rpc = <T>(context: LaterEntryPointDemoContext, method: string, params: unknown[]): Promise<T> =>
   demoRpc<T>(context, method, params);
 
-/** Runs the v0.7 and the EIP-7702 operation, printing each step; returns the next step's number. */
+/** Runs the v0.7 and the two EIP-7702 operations (v0.8, v0.9), printing each step; returns the next step's number. */
 export async function runLaterEntryPointDemo(context: LaterEntryPointDemoContext): Promise<number> {
   const { publicClient, fundingWallet, stacks, step, detail } = context;
   let n = context.firstStep;
   const factory = stacks["0.7"].simpleAccountFactory;
 
-  for (const version of ["0.7", "0.8"] as const) {
+  for (const version of ["0.7", "0.8", "0.9"] as const) {
+    // depositFor reads alike in VerifyingPaymasterV07 and VerifyingPaymasterV09.
     const hash = await fundingWallet.writeContract({
       address: stacks[version].verifyingPaymaster,
       abi: verifyingPaymasterV07Artifact.abi,
@@ -94,7 +95,8 @@ export async function runLaterEntryPointDemo(context: LaterEntryPointDemoContext
   step(
     n++,
     `depositFor: ${eth(DEPOSIT)} each into VerifyingPaymasterV07 of EntryPoint v0.7 ` +
-      `${stacks["0.7"].verifyingPaymaster} and of v0.8 ${stacks["0.8"].verifyingPaymaster}`,
+      `${stacks["0.7"].verifyingPaymaster}, of v0.8 ${stacks["0.8"].verifyingPaymaster} and VerifyingPaymasterV09 ` +
+      `of v0.9 ${stacks["0.9"].verifyingPaymaster}`,
   );
   await context.whitelist("SimpleAccountFactory v0.7", factory, ["createAccount"]);
   step(n++, `Whitelisted SimpleAccountFactory v0.7 ${factory}, method createAccount: both operations call it`);
@@ -139,7 +141,28 @@ export async function runLaterEntryPointDemo(context: LaterEntryPointDemoContext
   });
   const code = await publicClient.getCode({ address: eoa.address });
   detail(`the EOA's code is now ${code} (0xef0100 ++ the delegate's address)`);
-  return v08.next;
+
+  // (c) EntryPoint v0.9: the same EIP-7702 flow with its own Simple7702Account; the ERC-7677 steps sign sequentially
+  // (the signature inside paymasterData), which our VerifyingPaymasterV09 accepts beside the v0.9 suffix.
+  const eoa09 = privateKeyToAccount(generatePrivateKey());
+  const implementation09 = stacks["0.9"].simple7702Account;
+  if (!implementation09) throw new Error("local-chain.json names no Simple7702Account for EntryPoint v0.9");
+  const authorization09 = await eoa09.signAuthorization({
+    address: implementation09,
+    chainId: context.chainId,
+    nonce: 0,
+  });
+  const v09 = await sponsorAndMine(context, v08.next, {
+    version: "0.9",
+    sender: eoa09.address,
+    factory: "0x7702",
+    factoryData: "0x",
+    authorization: authorization09,
+    verificationGasLimit: VERIFICATION_GAS.delegated,
+    sign: (hash) => eoa09.sign({ hash }),
+    title: `EOA ${eoa09.address} authorizes Simple7702Account v0.9 ${implementation09} (EIP-7702)`,
+  });
+  return v09.next;
 }
 
 interface LaterOperation {

@@ -95,7 +95,7 @@ export const localVerifyingPaymasterV07Deployments = {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
   }),
-} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
+} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
 
 /**
  * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
@@ -115,4 +115,4 @@ export const localTokenPaymasterV07Deployments = {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
   }),
-} as const satisfies Record<LaterEntryPointVersion, Create2Deployment>;
+} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;

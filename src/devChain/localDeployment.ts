@@ -23,7 +23,9 @@ import {
   simpleAccountFactoryDeployment,
 } from "./deployments";
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
+import { entryPointV09Stack } from "./entryPointV09Deployments";
 import { type BatchTransaction, confirm, deployCreate2Batch, sendTogether } from "./localBatch";
+import { localTokenPaymasterV09Deployment, localVerifyingPaymasterV09Deployment } from "./paymasterDeploymentsV09";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -73,16 +75,16 @@ export interface LaterEntryPointStack {
   verifyingPaymaster: DeployOutcome;
   /** Our TokenPaymasterV07 (ERC20 mode); localTokenPaymastersV07.ts funds and stakes it. */
   tokenPaymaster: DeployOutcome;
-  /** v0.8 only. */
+  /** v0.8 and v0.9. */
   simple7702Account?: DeployOutcome;
 }
 
 /**
- * Each EntryPoint with its SimpleAccountFactory (and for v0.8 Simple7702Account), then our verifying and token
+ * Each EntryPoint with its SimpleAccountFactory (and for v0.8 and v0.9 Simple7702Account), then our verifying and token
  * paymasters for it. In order: the v0.8 factory asks its EntryPoint for the SenderCreator in its constructor.
  */
 function laterStackDeployments() {
-  const [v07, v08] = [entryPointStack("0.7"), entryPointStack("0.8")];
+  const [v07, v08, v09] = [entryPointStack("0.7"), entryPointStack("0.8"), entryPointV09Stack()];
   return {
     entryPointV07: v07.entryPoint,
     simpleAccountFactoryV07: v07.simpleAccountFactory,
@@ -93,6 +95,11 @@ function laterStackDeployments() {
     simple7702AccountV08: simple7702AccountDeployment(),
     verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
     tokenPaymasterV08: localTokenPaymasterV07Deployments["0.8"],
+    entryPointV09: v09.entryPoint,
+    simpleAccountFactoryV09: v09.simpleAccountFactory,
+    simple7702AccountV09: v09.simple7702Account,
+    verifyingPaymasterV09: localVerifyingPaymasterV09Deployment,
+    tokenPaymasterV09: localTokenPaymasterV09Deployment,
   } as const;
 }
 
@@ -112,6 +119,13 @@ function laterStacks(
       simple7702Account: outcomes.simple7702AccountV08,
       verifyingPaymaster: outcomes.verifyingPaymasterV08,
       tokenPaymaster: outcomes.tokenPaymasterV08,
+    },
+    "0.9": {
+      entryPoint: outcomes.entryPointV09,
+      simpleAccountFactory: outcomes.simpleAccountFactoryV09,
+      simple7702Account: outcomes.simple7702AccountV09,
+      verifyingPaymaster: outcomes.verifyingPaymasterV09,
+      tokenPaymaster: outcomes.tokenPaymasterV09,
     },
   };
 }

@@ -2,7 +2,14 @@
 // It exists only at EntryPoint v0.9, whose paymaster signature travels outside paymasterData; anywhere else an
 // answer that ignored it would be silently wrong (the wallet would wait for a finalize that means nothing), so it is
 // refused with the reason. The schema has checked its value already (src/schemas/rpc/mode.ts).
+// At EntryPoint v0.9 it is read here (readSigningPhase) with, at "finalize", the paymaster fields the operation
+// carries as committed (readCommittedFields); src/actions/parallelSigning.ts serves both phases.
+import type { PaymasterFieldsV07 } from "../actions/stepRequest";
 import { invalidParams } from "../errors";
+import { CommittedPaymasterFields, SigningPhaseContext } from "../schemas/rpc/signingPhase";
+import { MAX_GAS } from "../sponsorship/partialUserOperation";
+import { inRange } from "./params";
+import { schemaCheck } from "./schemaCheck";
 
 /** The EntryPoint versions whose operations can be signed in parallel (paymaster signature after the user's). */
 const PARALLEL_SIGNING_VERSIONS: ReadonlySet<string> = new Set(["0.9"]);
@@ -28,4 +35,32 @@ export function refuseSigningPhase(context: unknown, where: string): void {
     `${where}.signingPhase: parallel signing is served by pm_getPaymasterData (ERC-7677) on EntryPoint v0.9, ` +
       "not by this method",
   );
+}
+
+const contextCheck = schemaCheck<typeof SigningPhaseContext, SigningPhaseContext>(SigningPhaseContext);
+const fieldsCheck = schemaCheck<typeof CommittedPaymasterFields, CommittedPaymasterFields>(CommittedPaymasterFields);
+
+/** params[3].signingPhase; undefined without a context object or without the member (sequential signing). */
+export function readSigningPhase(context: unknown): "commit" | "finalize" | undefined {
+  if (context === null || typeof context !== "object" || Array.isArray(context)) return undefined;
+  return contextCheck.read(context, "params[3]").signingPhase ?? undefined;
+}
+
+/** params[0]'s paymaster fields at "finalize". */
+export function readCommittedFields(userOp: unknown): PaymasterFieldsV07 {
+  const fields = fieldsCheck.read(userOp, "params[0]");
+  return {
+    paymaster: fields.paymaster.toLowerCase() as PaymasterFieldsV07["paymaster"],
+    paymasterData: fields.paymasterData.toLowerCase() as PaymasterFieldsV07["paymasterData"],
+    paymasterVerificationGasLimit: inRange(
+      BigInt(fields.paymasterVerificationGasLimit),
+      "params[0].paymasterVerificationGasLimit",
+      MAX_GAS,
+    ),
+    paymasterPostOpGasLimit: inRange(
+      BigInt(fields.paymasterPostOpGasLimit),
+      "params[0].paymasterPostOpGasLimit",
+      MAX_GAS,
+    ),
+  };
 }

@@ -20,7 +20,7 @@ export interface UserOperationV07Input {
 
 /**
  * params[0] for an EntryPoint v0.7 or v0.8 request (src/schemas/rpc/userOperationV07.ts): the schema's check, then
- * numbers as bigints within their ranges, hex in lower case, and the EIP-7702 authorization on v0.8 only. The
+ * numbers as bigints within their ranges, hex in lower case, and the EIP-7702 authorization from v0.8 on. The
  * paymaster fields the client sent are ours to fill, so only the paymaster's verification gas limit is kept (a bundler
  * may have estimated it).
  */
@@ -37,8 +37,8 @@ export function readUserOperationV07(
     callData: lower(op.callData) ?? "0x",
   };
   if (op.factory !== undefined && op.factory !== null) {
-    if (op.factory === "0x7702" && version !== "0.8") {
-      throw invalidParams(`${label}.factory: the EIP-7702 marker 0x7702 is for EntryPoint v0.8 only`);
+    if (op.factory === "0x7702" && version === "0.7") {
+      throw invalidParams(`${label}.factory: the EIP-7702 marker 0x7702 is for EntryPoint v0.8 and later`);
     }
     userOp.factory = op.factory.toLowerCase() as Address;
     userOp.factoryData = lower(op.factoryData) ?? "0x";
@@ -55,7 +55,9 @@ export function readUserOperationV07(
     );
   }
   if (op.eip7702Auth !== undefined && op.eip7702Auth !== null) {
-    if (version !== "0.8") throw invalidParams(`${label}.eip7702Auth: EIP-7702 operations are for EntryPoint v0.8`);
+    if (version === "0.7") {
+      throw invalidParams(`${label}.eip7702Auth: EIP-7702 operations are for EntryPoint v0.8 and later`);
+    }
     const auth = op.eip7702Auth;
     const where = `${label}.eip7702Auth`;
     const yParity = inRange(BigInt(auth.yParity), `${where}.yParity`, 1n);

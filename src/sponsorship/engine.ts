@@ -6,9 +6,11 @@ import type { Address, Hex } from "viem";
 import { keccakOfWords } from "../abi/abiWords";
 import type { Signer } from "../chain/signer";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { SignatureCommitments } from "../storage/signatureCommitments";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER, requireSecondsWindow } from "./entryPoints/entryPointV09";
 import type { EntryPointVersion } from "./entryPoints/entryPointVersion";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { PaymasterKind, SigningWindow } from "./paymasters/paymasterKind";
@@ -25,6 +27,8 @@ export interface SponsorDeps {
    * the memory-only rules and the deposit read without a hold; never the spending limits' claim or a webhook call.
    */
   stubRules: readonly Rule[];
+  /** EntryPoint v0.9 parallel signing: the signatures kept between commit and finalize (src/actions/parallelSigning.ts). */
+  commitments?: SignatureCommitments;
   now?: () => number;
   /**
    * Why our paymaster at an address must not sign on a chain: a check of the contract on chain failed
@@ -55,10 +59,21 @@ export interface SponsorshipRequest<Op extends Signable, Terms extends SigningWi
   expirySeconds: number;
   smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;
+  /**
+   * Parallel signing (a version that `signsInParallel`, v0.9): the signature goes apart from paymasterData, over the
+   * EntryPoint's user operation hash of the operation with a placeholder paymasterSignature, which the hash leaves out.
+   */
+  parallel?: boolean;
 }
 
 export type SponsorshipOutcome =
-  | { sponsored: true; paymaster: Address; paymasterData: Hex }
+  | {
+      sponsored: true;
+      paymaster: Address;
+      paymasterData: Hex;
+      /** Parallel signing only: the signature to place after paymasterData, and the user operation hash it signs. */
+      parallel?: { paymasterSignature: Hex; userOpHash: Hex };
+    }
   | { sponsored: false; reason: string; refusedBy?: string };
 
 /** Decides, signs what the rules allow and records the answer (its reservations with it) before returning it. */
@@ -67,6 +82,12 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
   request: SponsorshipRequest<Op, Terms>,
 ): Promise<SponsorshipOutcome> {
   const { setup, chain, version, kind, userOp, paymaster } = request;
+  const encodeTermsAlone = kind.encodeTermsAlone;
+  if (request.parallel && !(version.signsInParallel && encodeTermsAlone)) {
+    throw new Error(
+      `EntryPoint v${version.name} or this paymaster kind reads no paymaster signature apart from paymasterData`,
+    );
+  }
   const record = {
     paymasterId: setup.paymasterId,
     chainId: chain.chainId,
@@ -83,7 +104,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     mode: kind.mode,
   };
   const unavailable = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
-  const outcome = await decideSignRecord(
+  const outcome = await decideSignRecord<SignedPart>(
     deps,
     {
       ...request,
@@ -97,6 +118,19 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     async (window) => {
       const at = paymaster as Address;
       const terms = kind.terms(setup, window);
+      requireSecondsWindow({ validUntil: terms.validUntil, validAfter: terms.validAfter });
+      if (request.parallel && encodeTermsAlone) {
+        // The terms travel in paymasterData with no signature there; userOpHash binds them, the chain and the EntryPoint.
+        const paymasterData = encodeTermsAlone(terms);
+        const userOpHash = version.userOpHash(
+          userOp,
+          { paymaster: at, paymasterData, paymasterSignature: PAYMASTER_SIGNATURE_PLACEHOLDER },
+          request.entryPoint,
+          chain.chainId,
+        );
+        const paymasterSignature = await deps.signer.signHash(userOpHash);
+        return { payload: { paymasterData, parallel: { paymasterSignature, userOpHash } }, userOpHash, signed: terms };
+      }
       const prefix = version.paymasterHashPrefix(userOp, { chainId: chain.chainId, paymaster: at });
       const signature = await deps.signer.signHash(keccakOfWords(prefix + kind.hashedTerms(terms)));
       const paymasterData = kind.encodeData(terms, signature);
@@ -106,11 +140,17 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
         request.entryPoint,
         chain.chainId,
       );
-      return { payload: paymasterData, userOpHash, signed: terms };
+      return { payload: { paymasterData }, userOpHash, signed: terms };
     },
   );
   if (!outcome.sponsored) return outcome;
-  return { sponsored: true, paymaster: paymaster as Address, paymasterData: outcome.payload };
+  return { sponsored: true, paymaster: paymaster as Address, ...outcome.payload };
+}
+
+/** What the signing step gives out: paymasterData, and with parallel signing the signature apart. */
+interface SignedPart {
+  paymasterData: Hex;
+  parallel?: { paymasterSignature: Hex; userOpHash: Hex };
 }
 
 function failedCheck(deps: SponsorDeps, chain: SponsoringChain, paymaster: Address) {

@@ -675,6 +675,28 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         FOR EACH ROW EXECUTE FUNCTION audit_row_change();
     `,
   },
+  {
+    id: 24,
+    sql: `
+      -- EntryPoint v0.9 parallel signing (src/storage/signatureCommitments.ts): the paymaster signature made at the
+      -- "commit" step, kept until the "finalize" step gives it out for the same operation (same user operation hash).
+      -- One per (chain, EntryPoint, sender, nonce): a new commit for the same operation replaces the old one. A row past
+      -- valid_until is dead: its signature was never given out, and settlement releases its sponsorship's reservation
+      -- at that time like any unmined one's.
+      CREATE TABLE signature_commitments (
+        chain_id bigint NOT NULL,
+        entry_point text NOT NULL,
+        sender text NOT NULL,
+        nonce numeric(78, 0) NOT NULL,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        user_op_hash text NOT NULL,
+        paymaster_signature text NOT NULL,
+        valid_until bigint NOT NULL,
+        PRIMARY KEY (chain_id, entry_point, sender, nonce)
+      );
+      CREATE INDEX signature_commitments_valid_until ON signature_commitments (valid_until);
+    `,
+  },
 ];
 
 /**

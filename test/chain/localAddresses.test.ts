@@ -11,6 +11,11 @@ import {
   localVerifyingPaymasterV07Deployments,
 } from "../../src/devChain/deployments";
 import { entryPointStack, simple7702AccountDeployment } from "../../src/devChain/entryPointV07Deployments";
+import { entryPointV09Stack } from "../../src/devChain/entryPointV09Deployments";
+import {
+  localTokenPaymasterV09Deployment,
+  localVerifyingPaymasterV09Deployment,
+} from "../../src/devChain/paymasterDeploymentsV09";
 import { LOCAL_TOKEN_PAYMASTER_ADDRESS as computedToken } from "../../src/devChain/tokenDeployment";
 
 // The service's defaults for 31337 are written out so that a production install needs no bytecode; they must stay
@@ -39,6 +44,14 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
   }
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.8"].simple7702Account, simple7702AccountDeployment().address);
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.7"].simple7702Account, undefined);
+  const v09 = entryPointV09Stack();
+  assert.deepEqual(LOCAL_ENTRY_POINT_STACKS["0.9"], {
+    entryPoint: v09.entryPoint.address,
+    simpleAccountFactory: v09.simpleAccountFactory.address,
+    verifyingPaymaster: localVerifyingPaymasterV09Deployment.address,
+    tokenPaymaster: localTokenPaymasterV09Deployment.address,
+    simple7702Account: v09.simple7702Account.address,
+  });
   // One paymaster of each kind per EntryPoint: no two share an address (nor with the v0.6 ones).
   const paymasters = new Set([
     LOCAL_VERIFYING_PAYMASTER_ADDRESS,
@@ -47,6 +60,8 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
     LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
   ]);
-  assert.equal(paymasters.size, 6);
+  assert.equal(paymasters.size, 8);
 });

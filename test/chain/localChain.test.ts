@@ -107,6 +107,11 @@ test("a start deploys the stack with the service's signer, and a second start on
       "simple7702Account v0.8",
       "verifyingPaymaster v0.8",
       "tokenPaymaster v0.8",
+      "entryPoint v0.9",
+      "simpleAccountFactory v0.9",
+      "simple7702Account v0.9",
+      "verifyingPaymaster v0.9",
+      "tokenPaymaster v0.9",
       // The smart accounts' families, after the factories they are deployed through.
       "safeSingletonFactory",
       "biconomyCreate3Factory",
@@ -119,7 +124,7 @@ test("a start deploys the stack with the service's signer, and a second start on
     // Every version's paymaster accepts the service's key, and each is built against its own EntryPoint.
     const paymasters = [
       [first.info.verifyingPaymaster, first.info.entryPoint],
-      ...(["0.7", "0.8"] as const).flatMap((version) => {
+      ...(["0.7", "0.8", "0.9"] as const).flatMap((version) => {
         const { verifyingPaymaster, tokenPaymaster, entryPoint } = first.info.entryPoints[version];
         return [
           [verifyingPaymaster, entryPoint],
@@ -141,7 +146,7 @@ test("a start deploys the stack with the service's signer, and a second start on
     }
     // Each later version's token paymaster pays from its own EntryPoint deposit and is staked, as a paymaster that
     // returns a context must be (ERC-7562).
-    for (const version of ["0.7", "0.8"] as const) {
+    for (const version of ["0.7", "0.8", "0.9"] as const) {
       const { tokenPaymaster, entryPoint } = first.info.entryPoints[version];
       const info = await client.readContract({
         address: entryPoint,

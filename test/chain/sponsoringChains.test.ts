@@ -39,6 +39,12 @@ function resolve(chain: Partial<ChainConfig> & { chainId: number }): SponsoringC
 
 const served = (chain: SponsoringChain): Record<string, ServedEntryPoint> => Object.fromEntries(chain.entryPoints);
 
+/** What the local chain serves for EntryPoint v0.9 unless the chains file names otherwise. */
+const LOCAL_V09 = {
+  entryPoint: LOCAL_ENTRY_POINT_STACKS["0.9"].entryPoint,
+  verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
+};
+
 test("a chain serves the later EntryPoint versions its entry lists, at the canonical address unless it names one", () => {
   const cases: { name: string; chain: Partial<ChainConfig> & { chainId: number }; expected: object }[] = [
     { name: "no entryPoints: v0.6 only", chain: { chainId: 84532 }, expected: {} },
@@ -68,7 +74,7 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
       expected: { "0.7": { entryPoint: ENTRY_POINT_V07_ADDRESS } },
     },
     {
-      name: "the local chain serves both versions at its deterministic addresses",
+      name: "the local chain serves every later version at its deterministic addresses",
       chain: { chainId: 31337 },
       expected: {
         "0.7": {
@@ -79,6 +85,7 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
           entryPoint: ENTRY_POINT_V08_ADDRESS,
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
         },
+        "0.9": LOCAL_V09,
       },
     },
     {
@@ -95,6 +102,7 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
           tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
         },
+        "0.9": { ...LOCAL_V09, tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster },
       },
     },
     {
@@ -111,6 +119,7 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
           tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
         },
+        "0.9": { ...LOCAL_V09, tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster },
       },
     },
     {
@@ -122,6 +131,7 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
       expected: {
         "0.7": { entryPoint: OTHER_ENTRY_POINT },
         "0.8": { entryPoint: ENTRY_POINT_V08_ADDRESS, verifyingPaymaster: V08_PAYMASTER },
+        "0.9": LOCAL_V09,
       },
     },
   ];

@@ -22,6 +22,7 @@ import {
   entryPointArtifact,
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
 } from "../../src/sponsorship/paymasters/artifacts";
 import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
@@ -165,20 +166,50 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
   });
   assert.ok(size((await env.publicClient.getCode({ address: senderCreator })) ?? "0x") > 0);
 
+  // v0.9: the release's EntryPoint, Simple7702Account and factory at their public addresses, our two paymasters for it.
+  const v09 = LOCAL_ENTRY_POINT_STACKS["0.9"];
+  assert.deepEqual(
+    Object.entries(stacks["0.9"]).map(([name, step]) => [name, step.address, step.deployed]),
+    Object.entries(stacks["0.9"]).map(([name]) => [name, v09[name as keyof typeof v09], true]),
+  );
+  for (const address of Object.values(v09)) {
+    assert.ok(size((await env.publicClient.getCode({ address })) ?? "0x") > 0, `code at ${address}`);
+  }
+  const readV09 = (functionName: "entryPoint" | "owner" | "signerCount") =>
+    env.publicClient.readContract({
+      address: v09.verifyingPaymaster,
+      abi: verifyingPaymasterV09Artifact.abi,
+      functionName,
+    });
+  // No signer until the owner adds one: the address depends on no service key.
+  assert.deepEqual(
+    [await readV09("entryPoint"), await readV09("owner"), await readV09("signerCount")],
+    [v09.entryPoint, ANVIL_FIRST_ACCOUNT, 0n],
+  );
+  const v09Factory = await env.publicClient.readContract({
+    address: v09.simpleAccountFactory,
+    abi: parseAbi(["function accountImplementation() view returns (address)"]),
+    functionName: "accountImplementation",
+  });
+  assert.ok(size((await env.publicClient.getCode({ address: v09Factory })) ?? "0x") > 0);
+
   const blockBefore = await env.publicClient.getBlockNumber();
   const again = await deployLaterEntryPointStacks(owner);
   assert.deepEqual(
     Object.values(again).flatMap((stack) => Object.values(stack).map((step) => step.deployed)),
-    [false, false, false, false, false, false, false, false, false],
+    Array.from({ length: 14 }, () => false),
   );
   assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
 
-  // The token paymasters hold their signers as the verifying ones do (SignerSet): one batch serves all four.
+  // The token paymasters hold their signers as the verifying ones do (SignerSet), VerifyingPaymasterV09 too: one
+  // batch serves all six.
   const paymasters = [
     LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
+    LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
   ];
   const serviceKey = privateKeyToAccount(anvilKeys.stranger).address;
   await assert.rejects(

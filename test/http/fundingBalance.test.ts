@@ -72,10 +72,17 @@ test("a funding wallet's deposit on every version's verifying paymaster, v0.6 al
   const wallet = privateKeyToAccount(anvilKeys.otherFundingWallet).address;
   await linkFundingWallet(t, dapp, anvilKeys.otherFundingWallet);
   const { info } = env.chain;
-  const amounts = { "0.6": parseEther("0.06"), "0.7": parseEther("0.07"), "0.8": parseEther("0.08") };
+  const amounts = {
+    "0.6": parseEther("0.06"),
+    "0.7": parseEther("0.07"),
+    "0.8": parseEther("0.08"),
+    "0.9": parseEther("0.09"),
+  };
   await depositFor(info.verifyingPaymaster, wallet, amounts["0.6"]);
   await depositFor(info.entryPoints["0.7"].verifyingPaymaster, wallet, amounts["0.7"]);
   await depositFor(info.entryPoints["0.8"].verifyingPaymaster, wallet, amounts["0.8"]);
+  // VerifyingPaymasterV09's depositFor reads as VerifyingPaymasterV07's.
+  await depositFor(info.entryPoints["0.9"].verifyingPaymaster, wallet, amounts["0.9"]);
 
   const reply = await fundingBalance(dapp);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
@@ -98,7 +105,7 @@ test("a funding wallet's deposit on every version's verifying paymaster, v0.6 al
         held: "0",
         available: "60000000000000000",
       },
-      ...(["0.7", "0.8"] as const).map((version) => ({
+      ...(["0.7", "0.8", "0.9"] as const).map((version) => ({
         version,
         entryPoint: info.entryPoints[version].entryPoint,
         verifyingPaymaster: info.entryPoints[version].verifyingPaymaster,
@@ -120,7 +127,7 @@ test("without a funding wallet nothing is read, and each version says why its ba
   assert.equal(data.error, "no funding wallet is linked to the paymaster");
   assert.deepEqual(
     data.entryPoints.map((entry) => [entry.version, entry.balance, entry.error]),
-    ["0.6", "0.7", "0.8"].map((version) => [version, null, "no funding wallet is linked to the paymaster"]),
+    ["0.6", "0.7", "0.8", "0.9"].map((version) => [version, null, "no funding wallet is linked to the paymaster"]),
   );
 });
 

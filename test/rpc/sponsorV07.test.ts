@@ -214,7 +214,7 @@ describe("EntryPoint v0.8: EIP-7702", () => {
     error(
       await erc7677("pm_getPaymasterStubData", userOp({ factory: "0x7702" }), ENTRY_POINT_V07_ADDRESS),
       -32602,
-      /^params\[0\]\.factory: the EIP-7702 marker 0x7702 is for EntryPoint v0\.8 only/,
+      /^params\[0\]\.factory: the EIP-7702 marker 0x7702 is for EntryPoint v0\.8 and later/,
     );
   });
 });

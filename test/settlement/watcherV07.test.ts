@@ -191,7 +191,7 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
           [env.chain.info.verifyingPaymaster, LOCAL_TOKEN_PAYMASTER_ADDRESS],
           undefined,
         ],
-        ...(["0.7", "0.8"] as const).map((version) => {
+        ...(["0.7", "0.8", "0.9"] as const).map((version) => {
           const stack = LOCAL_ENTRY_POINT_STACKS[version];
           return [version, stack.entryPoint, [stack.verifyingPaymaster, stack.tokenPaymaster], stack.tokenPaymaster];
         }),

@@ -331,7 +331,7 @@ export interface paths {
                                     held: string | null;
                                     /** @description Our verifying paymaster for this EntryPoint; null where the chain has none */
                                     verifyingPaymaster: string | null;
-                                    version: "0.6" | "0.7" | "0.8";
+                                    version: "0.6" | "0.7" | "0.8" | "0.9";
                                 }[];
                                 error?: string;
                                 fundingWalletAddress: string | null;

@@ -27,10 +27,14 @@ const EntryPointContractsSchema = Type.Object(
 
 /** The EntryPoint versions after v0.6 served on a chain; v0.6 keeps the chain's own top-level fields. */
 export const EntryPointsSchema = Type.Object(
-  { "0.7": Type.Optional(EntryPointContractsSchema), "0.8": Type.Optional(EntryPointContractsSchema) },
+  {
+    "0.7": Type.Optional(EntryPointContractsSchema),
+    "0.8": Type.Optional(EntryPointContractsSchema),
+    "0.9": Type.Optional(EntryPointContractsSchema),
+  },
   {
     additionalProperties: false,
-    description: "an object keyed by EntryPoint version (0.7, 0.8; v0.6 uses the chain's own fields)",
+    description: "an object keyed by EntryPoint version (0.7, 0.8, 0.9; v0.6 uses the chain's own fields)",
   },
 );
 

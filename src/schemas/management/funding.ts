@@ -199,7 +199,7 @@ export const linkFundingWalletSchema = {
 };
 
 const DepositOfVersion = Type.Object({
-  version: Type.Union([Type.Literal("0.6"), Type.Literal("0.7"), Type.Literal("0.8")]),
+  version: Type.Union([Type.Literal("0.6"), Type.Literal("0.7"), Type.Literal("0.8"), Type.Literal("0.9")]),
   entryPoint: Type.String({ description: "The EntryPoint of this version on the paymaster's chain" }),
   verifyingPaymaster: Type.Union([Type.String(), Type.Null()], {
     description: "Our verifying paymaster for this EntryPoint; null where the chain has none",

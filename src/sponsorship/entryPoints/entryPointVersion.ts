@@ -1,6 +1,6 @@
 // What the sponsorship engine (src/sponsorship/engine.ts) needs to know of an EntryPoint version, and nothing else:
 // the shape of its operation, where the paymaster's fields go, the hashes, and the most an operation can cost. One
-// implementation per version (v06.ts; v07.ts for v0.7 and v0.8, which differ only in the user operation hash); a new
+// implementation per version (v06.ts; v07.ts for v0.7 and v0.8, which differ only in the user operation hash; v09.ts); a new
 // version is one more file here and one more entry in versions.ts.
 import type { Address, Hex } from "viem";
 import type { LaterEntryPointVersion } from "../../config";
@@ -18,6 +18,8 @@ export interface PaymasterPart {
   paymaster: Address;
   /** The paymaster kind's encoding of its terms and signature (src/sponsorship/paymasters/paymasterKind.ts). */
   paymasterData: Hex;
+  /** v0.9 on, parallel signing: the paymaster's signature apart from paymasterData (entryPointV09.ts). */
+  paymasterSignature?: Hex;
 }
 
 export interface EntryPointVersion<Op extends SponsoredUserOperation> {
@@ -45,4 +47,9 @@ export interface EntryPointVersion<Op extends SponsoredUserOperation> {
   readonly prefundCountsPostOp: boolean;
   /** The most the operation can take from a paymaster's deposit, wei: what a sponsorship's record holds. */
   maxDepositChargeWei(op: Op): bigint;
+  /**
+   * Whether the EntryPoint reads a paymaster signature apart from paymasterData and leaves it out of the user
+   * operation hash (v0.9 on), so that the paymaster can sign the user operation hash itself (parallel signing).
+   */
+  readonly signsInParallel: boolean;
 }

@@ -5,6 +5,7 @@ import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from
 import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { keccak256 } from "../../abi/keccak";
 import type { LaterEntryPointVersion } from "../../config";
+import { PAYMASTER_SIGNATURE_MAGIC, paymasterSignatureSuffix } from "./entryPointV09";
 import { type PackedUserOperation, packAccountGasLimits, packGasFees, uint128Bytes } from "./packedUserOperation";
 import type { AccountGasAndFees } from "./userOperation";
 
@@ -29,6 +30,8 @@ export interface UserOperationV07 extends AccountGasAndFees {
   paymasterVerificationGasLimit?: bigint;
   paymasterPostOpGasLimit?: bigint;
   paymasterData?: Hex;
+  /** v0.9 only: the paymaster's signature, placed after paymasterData with its length and the magic. */
+  paymasterSignature?: Hex;
   signature: Hex;
   eip7702Auth?: Eip7702Authorization;
 }
@@ -50,19 +53,29 @@ function initCodeOf(op: Pick<UserOperationV07, "factory" | "factoryData">): Hex 
   return op.factory === undefined ? "0x" : concat([op.factory, op.factoryData ?? "0x"]);
 }
 
-/** paymasterAndData as the bundler puts it on chain; empty without a paymaster. */
-function paymasterAndDataOf(
-  op: Pick<
-    UserOperationV07,
-    "paymaster" | "paymasterVerificationGasLimit" | "paymasterPostOpGasLimit" | "paymasterData"
-  >,
-): Hex {
+type PaymasterFieldsOf = Pick<
+  UserOperationV07,
+  "paymaster" | "paymasterVerificationGasLimit" | "paymasterPostOpGasLimit" | "paymasterData" | "paymasterSignature"
+>;
+
+/**
+ * paymasterAndData as the bundler puts it on chain; empty without a paymaster. With a paymasterSignature (v0.9), the
+ * suffix follows paymasterData; `forHash` gives what v0.9's user operation hash covers instead: the magic alone.
+ */
+function paymasterAndDataOf(op: PaymasterFieldsOf, forHash = false): Hex {
   if (op.paymaster === undefined) return "0x";
+  const suffix =
+    op.paymasterSignature === undefined
+      ? "0x"
+      : forHash
+        ? PAYMASTER_SIGNATURE_MAGIC
+        : paymasterSignatureSuffix(op.paymasterSignature);
   return concat([
     op.paymaster,
     uint128Bytes("paymasterVerificationGasLimit", op.paymasterVerificationGasLimit ?? 0n),
     uint128Bytes("paymasterPostOpGasLimit", op.paymasterPostOpGasLimit ?? 0n),
     op.paymasterData ?? "0x",
+    suffix,
   ]);
 }
 
@@ -89,7 +102,7 @@ export function packUserOperation(op: UserOperationV07): PackedUserOperation {
  */
 function initCodeForHash(op: UserOperationV07, version: EntryPointVersionV07): Hex {
   const initCode = initCodeOf(op);
-  if (version !== "0.8" || !isEip7702InitCode(initCode)) return initCode;
+  if (version === "0.7" || !isEip7702InitCode(initCode)) return initCode;
   if (op.eip7702Auth === undefined) return EIP7702_MARKER_PADDED;
   const rest = initCode.length > 42 ? (`0x${initCode.slice(42)}` as Hex) : "0x";
   return concat([op.eip7702Auth.address, rest]);
@@ -143,13 +156,14 @@ function packedFieldsWords(op: UserOperationV07, version: EntryPointVersionV07):
     bytes32Word("accountGasLimits", packAccountGasLimits(op)) +
     uintWord("preVerificationGas", op.preVerificationGas) +
     bytes32Word("gasFees", packGasFees(op)) +
-    bytesHashWord("paymasterAndData", paymasterAndDataOf(op))
+    bytesHashWord("paymasterAndData", paymasterAndDataOf(op, true))
   );
 }
 
 /**
- * EntryPoint.getUserOpHash: v0.7 hashes the packed fields with the EntryPoint and chain id; v0.8 makes it an EIP-712
- * typed-data hash (domain "ERC4337", version "1"), so wallets can show what they sign. Written word by word, byte for
+ * EntryPoint.getUserOpHash: v0.7 hashes the packed fields with the EntryPoint and chain id; v0.8 and v0.9 make it an
+ * EIP-712 typed-data hash (domain "ERC4337", version "1"), so wallets can show what they sign; v0.9 leaves a
+ * paymasterSignature out of it (entryPointV09.ts). Written word by word, byte for
  * byte viem's getUserOperationHash (test/chain/fixedLayoutHashesV07.test.ts).
  */
 export function getUserOpHashV07(
@@ -158,7 +172,7 @@ export function getUserOpHashV07(
   chainId: number,
   version: EntryPointVersionV07,
 ): Hex {
-  if (version === "0.8") {
+  if (version !== "0.7") {
     const structHash = keccakOfWords(PACKED_USER_OPERATION_TYPEHASH.slice(2) + packedFieldsWords(op, version));
     return keccakOfWords(`1901${domainSeparator(entryPoint, chainId).slice(2)}${structHash.slice(2)}`);
   }
@@ -186,6 +200,7 @@ export function toRpcUserOperationV07(op: UserOperationV07): Record<string, unkn
           paymasterVerificationGasLimit: hex(op.paymasterVerificationGasLimit ?? 0n),
           paymasterPostOpGasLimit: hex(op.paymasterPostOpGasLimit ?? 0n),
           paymasterData: op.paymasterData ?? "0x",
+          ...(op.paymasterSignature === undefined ? {} : { paymasterSignature: op.paymasterSignature }),
         }),
     signature: op.signature,
     ...(op.eip7702Auth === undefined

@@ -27,4 +27,5 @@ export const entryPointV06: EntryPointVersion<SignableUserOperation> = {
   prefundWei: worstCaseCostWei,
   prefundCountsPostOp: false,
   maxDepositChargeWei: maxChargeWei,
+  signsInParallel: false,
 };

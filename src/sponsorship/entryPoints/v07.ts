@@ -41,5 +41,6 @@ export function entryPointV07(
     prefundCountsPostOp: true,
     // The prefund already holds the postOp's own limit: it is all the deposit can lose.
     maxDepositChargeWei: worstCaseCostWeiV07,
+    signsInParallel: false,
   };
 }

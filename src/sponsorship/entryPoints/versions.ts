@@ -7,6 +7,7 @@ import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "./entryPointV0
 import type { EntryPointVersion } from "./entryPointVersion";
 import { entryPointV06, type SignableUserOperation } from "./v06";
 import { entryPointV07, type SignableUserOperationV07 } from "./v07";
+import { entryPointV09 } from "./v09";
 
 export type { LaterEntryPointVersion };
 
@@ -17,6 +18,7 @@ export const ENTRY_POINT_VERSIONS = {
   "0.6": entryPointV06,
   "0.7": entryPointV07("0.7", ENTRY_POINT_V07_ADDRESS),
   "0.8": entryPointV07("0.8", ENTRY_POINT_V08_ADDRESS),
+  "0.9": entryPointV09,
 } as const satisfies { "0.6": EntryPointVersion<SignableUserOperation> } & Record<
   LaterEntryPointVersion,
   EntryPointVersion<SignableUserOperationV07>

@@ -13,7 +13,11 @@ import simpleAccountFactoryJson from "@account-abstraction/contracts/artifacts/S
 import { type Abi, type Hex, isHex } from "viem";
 
 // Ours live in verifyingArtifacts.ts (no development package); re-exported for the modules that load both.
-export { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "./verifyingArtifacts";
+export {
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "./verifyingArtifacts";
 
 export interface Artifact<TAbi extends Abi = Abi> {
   contractName: string;

@@ -4,10 +4,15 @@
 import { type Address, concat, encodeAbiParameters, type Hex } from "viem";
 import { ENTRY_POINT_V06_ADDRESS } from "../entryPoints/entryPoint";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../entryPoints/entryPointV07";
+import { ENTRY_POINT_V09_ADDRESS } from "../entryPoints/entryPointV09";
 import type { KnownEntryPointVersion } from "../entryPoints/versions";
 import type { Artifact } from "./artifacts";
 import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "./tokenArtifacts";
-import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "./verifyingArtifacts";
+import {
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "./verifyingArtifacts";
 
 /** SPONSORED mode (a dApp's deposit pays) or ERC20 mode (the sender pays in a fee token). */
 export type OurPaymasterKind = "verifying" | "token";
@@ -30,6 +35,12 @@ export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = 
   "0.8": {
     canonicalEntryPoint: ENTRY_POINT_V08_ADDRESS,
     paymasters: { verifying: verifyingPaymasterV07Artifact, token: tokenPaymasterV07Artifact },
+  },
+  // VerifyingPaymasterV09 reads v0.9's paymaster signature suffix (parallel signing); ERC20 mode signs sequentially
+  // there, which TokenPaymasterV07 serves at v0.9 unchanged.
+  "0.9": {
+    canonicalEntryPoint: ENTRY_POINT_V09_ADDRESS,
+    paymasters: { verifying: verifyingPaymasterV09Artifact, token: tokenPaymasterV07Artifact },
   },
 };
 

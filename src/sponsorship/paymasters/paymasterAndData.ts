@@ -101,6 +101,21 @@ export function verifyingPaymasterDataWords(data: SponsorshipTerms & { signature
   );
 }
 
+/**
+ * The same paymasterData with an empty signature (abi.encode of a zero-length bytes): EntryPoint v0.9's parallel
+ * signing, where the signature travels after paymasterData (VerifyingPaymasterV09 refuses one in both places).
+ */
+export function verifyingTermsAloneWords(terms: SponsorshipTerms): string {
+  checkWindow(terms);
+  return (
+    addressWord("paymasterId", terms.paymasterId) +
+    uintWord("validUntil", terms.validUntil, 48) +
+    uintWord("validAfter", terms.validAfter, 48) +
+    uintWord("offset", 128) +
+    uintWord("length", 0)
+  );
+}
+
 export function encodeVerifyingPaymasterAndData(data: VerifyingPaymasterData): Hex {
   const words = verifyingPaymasterDataWords(data);
   // The checksummed address lowercased too: an address word's last 40 digits.

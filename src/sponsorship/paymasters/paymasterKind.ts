@@ -40,6 +40,11 @@ export interface PaymasterKind<Terms extends SigningWindow> {
   hashedTerms(terms: Terms): string;
   /** The contract's paymasterData: the terms and the signature, the same bytes under every version. */
   encodeData(terms: Terms, signature: Hex): Hex;
+  /**
+   * paymasterData without a signature in it, for a kind whose v0.9 contract reads the signature from the suffix after
+   * paymasterData (parallel signing); absent for a kind that signs sequentially only.
+   */
+  encodeTermsAlone?(terms: Terms): Hex;
   /** The paymaster gas limits to sign, for versions that have them (v0.7 on), from what the client sent. */
   gasLimits(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits;
 }

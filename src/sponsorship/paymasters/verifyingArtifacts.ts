@@ -5,6 +5,8 @@ import { verifyingPaymasterAbi } from "../../../contracts/artifacts/VerifyingPay
 import verifyingPaymasterJson from "../../../contracts/artifacts/VerifyingPaymaster.json" with { type: "json" };
 import { verifyingPaymasterV07Abi } from "../../../contracts/artifacts/VerifyingPaymasterV07.abi";
 import verifyingPaymasterV07Json from "../../../contracts/artifacts/VerifyingPaymasterV07.json" with { type: "json" };
+import { verifyingPaymasterV09Abi } from "../../../contracts/artifacts/VerifyingPaymasterV09.abi";
+import verifyingPaymasterV09Json from "../../../contracts/artifacts/VerifyingPaymasterV09.json" with { type: "json" };
 import { loadOwnArtifact } from "./ownArtifact";
 
 export const verifyingPaymasterArtifact = loadOwnArtifact(
@@ -18,4 +20,11 @@ export const verifyingPaymasterV07Artifact = loadOwnArtifact(
   verifyingPaymasterV07Json,
   "VerifyingPaymasterV07",
   verifyingPaymasterV07Abi,
+);
+
+/** Our verifying paymaster for EntryPoint v0.9: a signer set, and the paymaster signature apart (parallel signing). */
+export const verifyingPaymasterV09Artifact = loadOwnArtifact(
+  verifyingPaymasterV09Json,
+  "VerifyingPaymasterV09",
+  verifyingPaymasterV09Abi,
 );

@@ -25,7 +25,7 @@ import { checkSponsored, confirm, type LocalStacks, prepareSponsored, startLocal
  * works. v0.7 charges 10 % of the unused postOp limit: 10 % of the 20 % margin and its rounding, about 160 gas. v0.8
  * charges nothing while less than 40,000 gas is unused.
  */
-const PENALTY_BOUND_GAS: Record<LaterEntryPointVersion, bigint> = { "0.7": 200n, "0.8": 0n };
+const PENALTY_BOUND_GAS: Record<Exclude<LaterEntryPointVersion, "0.9">, bigint> = { "0.7": 200n, "0.8": 0n };
 
 let env: LocalStacks;
 

@@ -1,0 +1,404 @@
+// EntryPoint v0.9 through the service, end to end: the service's local chain (the v0.9.0 release's EntryPoint and
+// Simple7702Account, our VerifyingPaymasterV09), Alto 0.0.20 bundling v0.9, and viem. Sequential signing: viem's
+// toSimple7702SmartAccount({ entryPoint: '0.9' }) through createBundlerClient with createPaymasterClient (ERC-7677 stub,
+// then data, then the account signs). Parallel signing: pm_getPaymasterData with signingPhase "commit", the account
+// signs the operation carrying the placeholder paymasterSignature, "finalize" answers the real one, and
+// eth_sendUserOperation carries it as paymasterSignature; an operation changed after commit is refused at finalize.
+// Also a SimpleAccount deployed through the v0.9 SimpleAccountFactory, and ERC20 mode (TUSD) on v0.9. The paymaster's
+// validation and postOp gas is read from anvil's call tracer and printed.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { toSimpleSmartAccount } from "permissionless/accounts";
+import {
+  type Address,
+  decodeFunctionData,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  hexToBigInt,
+  http,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+  type SignedAuthorization,
+} from "viem";
+import {
+  createBundlerClient,
+  createPaymasterClient,
+  formatUserOperationRequest,
+  type SmartAccount,
+  toSimple7702SmartAccount,
+  type UserOperation,
+  type UserOperationReceipt,
+} from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { ChainConfig } from "../../src/config";
+import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/devChain/tokenDeployment";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/sponsorship/entryPoints/entryPointV09";
+import { verifyingPaymasterV09Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
+import { anvilKeys } from "../contracts/fixtures";
+import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { type Alto, startAlto } from "../helpers/alto";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { chainDapp, TARGET } from "../helpers/chainApp";
+
+const DEPOSIT = parseEther("1");
+
+let env: LocalStacks | undefined;
+let alto: Alto | undefined;
+let t: TestApp | undefined;
+let dapp: Dapp;
+let endpoint: string;
+
+before(async () => {
+  env = await startLocalStacks();
+  const entryPoints = env.chain.info.entryPoints;
+  alto = await startAlto({
+    rpcUrl: env.chain.rpcUrl,
+    executorKey: anvilKeys.bundler,
+    utilityKey: anvilKeys.stranger,
+    apiVersions: ["v2"],
+    entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.9"].entryPoint],
+    // A bound against a hang: on a loaded 2-core machine Alto's start passed the helper's default 30 s.
+    startTimeoutMs: 120_000,
+  });
+  const chain: ChainConfig = {
+    chainId: 31337,
+    name: "local",
+    rpcUrl: env.chain.rpcUrl,
+    bundlerUrl: alto.url,
+    tokens: [...LOCAL_TOKENS],
+  };
+  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
+  dapp = await chainDapp(t);
+  await confirm(
+    env,
+    env.wallet(anvilKeys.fundingWallet).writeContract({
+      address: entryPoints["0.9"].verifyingPaymaster,
+      abi: verifyingPaymasterV09Artifact.abi,
+      functionName: "depositFor",
+      args: [env.fundingWallet],
+      value: DEPOSIT,
+    }),
+  );
+  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+});
+
+after(async () => {
+  try {
+    await t?.close();
+  } finally {
+    try {
+      await alto?.stop();
+    } finally {
+      await env?.stop();
+    }
+  }
+});
+
+function started(): { env: LocalStacks; alto: Alto } {
+  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
+  return { env, alto };
+}
+
+const v09 = () => started().env.chain.info.entryPoints["0.9"];
+
+type Sent = { method: string; params: unknown[] }[];
+
+function bundlerFor(account: SmartAccount, sent: Sent) {
+  const { env, alto } = started();
+  const paymaster = createPaymasterClient({
+    transport: http(endpoint, {
+      onFetchRequest: async (request) => {
+        sent.push((await request.clone().json()) as Sent[number]);
+      },
+    }),
+  });
+  return createBundlerClient({
+    account,
+    client: env.publicClient,
+    transport: http(alto.url),
+    paymaster,
+    pollingInterval: 50,
+  });
+}
+
+async function depositOf(): Promise<bigint> {
+  return started().env.publicClient.readContract({
+    address: v09().verifyingPaymaster,
+    abi: verifyingPaymasterV09Artifact.abi,
+    functionName: "getBalance",
+    args: [started().env.fundingWallet],
+  });
+}
+
+/** One successful UserOperationEvent of EntryPoint v0.9 paid by our paymaster, the dApp charged what GasCharged says. */
+async function checkMined(sender: Address, receipt: UserOperationReceipt, depositBefore: bigint) {
+  assert.equal(receipt.success, true, "UserOperationEvent.success");
+  const logs = receipt.receipt.logs;
+  const [event] = parseEventLogs({ abi: entryPointV07Abi, logs, eventName: "UserOperationEvent" }).filter((e) =>
+    isAddressEqual(e.args.sender, sender),
+  );
+  assert.ok(event, "a UserOperationEvent for the sender");
+  assert.ok(isAddressEqual(event.address, v09().entryPoint), "EntryPoint v0.9");
+  assert.ok(isAddressEqual(event.args.paymaster, v09().verifyingPaymaster), "our v0.9 paymaster paid");
+  const [charged] = parseEventLogs({ abi: verifyingPaymasterV09Artifact.abi, logs, eventName: "GasCharged" }).filter(
+    (c) => c.args.userOpHash === event.args.userOpHash,
+  );
+  assert.ok(charged, "our paymaster charged the operation");
+  assert.equal(depositBefore - (await depositOf()), charged.args.charge);
+  return event;
+}
+
+interface CallFrame {
+  to?: string;
+  input: string;
+  gasUsed: Hex;
+  calls?: CallFrame[];
+}
+
+/**
+ * Gas used by each hook of `paymaster` in the bundle transaction, from anvil's call tracer; both must have run. The
+ * signed limits must cover them: the validation one is checked here, for either way of signing.
+ */
+async function hookGas(transactionHash: Hex, paymaster: Address) {
+  const request = started().env.publicClient.request as unknown as (args: {
+    method: string;
+    params: unknown[];
+  }) => Promise<CallFrame>;
+  const root = await request({ method: "debug_traceTransaction", params: [transactionHash, { tracer: "callTracer" }] });
+  const used: Record<string, bigint> = {};
+  const walk = (frame: CallFrame) => {
+    if (frame.to && isAddressEqual(frame.to as Address, paymaster)) {
+      const { functionName } = decodeFunctionData({ abi: verifyingPaymasterV09Artifact.abi, data: frame.input as Hex });
+      used[functionName] = BigInt(frame.gasUsed);
+    }
+    for (const child of frame.calls ?? []) walk(child);
+  };
+  walk(root);
+  const { validatePaymasterUserOp: validation, postOp } = used;
+  assert.ok(validation !== undefined && postOp !== undefined, "both hooks ran");
+  return { validation, postOp };
+}
+
+/** A fresh EOA delegating to Simple7702Account v0.9 (viem's account), and its signed authorization. */
+async function delegatedAccount() {
+  const { env } = started();
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const account = await toSimple7702SmartAccount({ client: env.publicClient, owner, entryPoint: "0.9" });
+  const authorization: SignedAuthorization = await owner.signAuthorization({
+    address: v09().simple7702Account as Address,
+    chainId: env.viemChain.id,
+    nonce: 0,
+  });
+  return { owner, account, authorization };
+}
+
+async function rpc(
+  method: string,
+  params: unknown[],
+): Promise<{ result?: Record<string, Hex>; error?: { code: number; message: string } }> {
+  const response = await fetch(endpoint, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return (await response.json()) as { result?: Record<string, Hex>; error?: { code: number; message: string } };
+}
+
+describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
+  test("viem's toSimple7702SmartAccount({ entryPoint: '0.9' }) is sponsored through createPaymasterClient and mined", async (tc) => {
+    const { owner, account, authorization } = await delegatedAccount();
+    assert.ok(isAddressEqual(account.entryPoint.address, v09().entryPoint), "viem's default v0.9 EntryPoint is ours");
+    const sent: Sent = [];
+    const bundler = bundlerFor(account, sent);
+    const depositBefore = await depositOf();
+    const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const event = await checkMined(owner.address, receipt, depositBefore);
+    assert.equal(event.args.userOpHash, hash);
+    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    tc.diagnostic(`sequential: validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp} gas`);
+    assert.deepEqual(
+      sent.map((r) => r.method),
+      ["pm_getPaymasterStubData", "pm_getPaymasterData"],
+    );
+    tc.diagnostic(`actualGasUsed ${event.args.actualGasUsed}`);
+  });
+});
+
+describe("EntryPoint v0.9, a SimpleAccount deployed by the v0.9 SimpleAccountFactory", () => {
+  test("its first operation (factory, factoryData) is sponsored through ERC-7677 and mined", async () => {
+    const { env } = started();
+    // permissionless 0.4.1 has no v0.9 accounts; its v0.8 SimpleAccount signs the same way (a plain signature of the
+    // EIP-712 hash), which v0.9 keeps, so it is pointed at the v0.9 EntryPoint and factory.
+    const account = await toSimpleSmartAccount({
+      client: env.publicClient,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      entryPoint: { address: v09().entryPoint, version: "0.8" },
+      factoryAddress: v09().simpleAccountFactory,
+    });
+    const sent: Sent = [];
+    const bundler = bundlerFor(account, sent);
+    const depositBefore = await depositOf();
+    const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkMined(account.address, receipt, depositBefore);
+    assert.ok(await env.publicClient.getCode({ address: account.address }), "the account was deployed");
+    const [stub] = sent;
+    assert.ok(stub, "the paymaster client was called");
+    assert.equal((stub.params[1] as string).toLowerCase(), v09().entryPoint.toLowerCase());
+  });
+});
+
+describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)", () => {
+  /** Gas for the operation, as viem's ERC-7677 flow prepares it (stub, Alto's estimate), then our fields dropped. */
+  async function preparedOperation() {
+    const { owner, account, authorization } = await delegatedAccount();
+    const bundler = bundlerFor(account, []);
+    const prepared = await bundler.prepareUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
+    // Our fields are replaced at commit; the sequential signature inside paymasterData goes with them.
+    const op = { ...(prepared as unknown as UserOperation<"0.9">), paymasterData: undefined };
+    return { owner, account, op, authorization };
+  }
+
+  const context = (signingPhase: "commit" | "finalize") => ({ signingPhase });
+  const chainIdHex = "0x7a69";
+
+  test("commit, the account signs over the placeholder, finalize, eth_sendUserOperation with paymasterSignature: mined", async (tc) => {
+    const { env, alto } = started();
+    const { owner, account, op } = await preparedOperation();
+    const wire = (userOp: UserOperation<"0.9">) => formatUserOperationRequest(userOp);
+    const commit = await rpc("pm_getPaymasterData", [
+      wire({ ...op, signature: "0x" }),
+      v09().entryPoint,
+      chainIdHex,
+      context("commit"),
+    ]);
+    assert.ok(commit.result, JSON.stringify(commit.error));
+    assert.equal(commit.result.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER);
+    assert.ok(isAddressEqual(commit.result.paymaster as Address, v09().verifyingPaymaster));
+    const withFields: UserOperation<"0.9"> = {
+      ...op,
+      paymaster: commit.result.paymaster as Address,
+      paymasterData: commit.result.paymasterData as Hex,
+      paymasterVerificationGasLimit: hexToBigInt(commit.result.paymasterVerificationGasLimit as Hex),
+      paymasterPostOpGasLimit: hexToBigInt(commit.result.paymasterPostOpGasLimit as Hex),
+      paymasterSignature: commit.result.paymasterSignature as Hex,
+    };
+    const signature = await account.signUserOperation(withFields);
+    const finalize = await rpc("pm_getPaymasterData", [
+      wire({ ...withFields, signature }),
+      v09().entryPoint,
+      chainIdHex,
+      context("finalize"),
+    ]);
+    assert.ok(finalize.result, JSON.stringify(finalize.error));
+    assert.notEqual(finalize.result.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER);
+    assert.equal(
+      finalize.result.paymasterData,
+      withFields.paymasterData,
+      "finalize changes nothing the account signed",
+    );
+    const final = { ...withFields, signature, paymasterSignature: finalize.result.paymasterSignature as Hex };
+    const depositBefore = await depositOf();
+    const bundler = createBundlerClient({ client: env.publicClient, transport: http(alto.url), pollingInterval: 50 });
+    const hash = (await bundler.request({
+      method: "eth_sendUserOperation",
+      params: [wire(final), v09().entryPoint],
+    })) as Hex;
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const event = await checkMined(owner.address, receipt, depositBefore);
+    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    tc.diagnostic(
+      `parallel-signed actualGasUsed ${event.args.actualGasUsed}; validatePaymasterUserOp ${gas.validation} gas, ` +
+        `postOp ${gas.postOp} gas`,
+    );
+  });
+
+  test("an operation whose signed fields changed after commit is refused at finalize, with the reason", async () => {
+    const { account, op } = await preparedOperation();
+    const wire = (userOp: UserOperation<"0.9">) => formatUserOperationRequest(userOp);
+    const commit = await rpc("pm_getPaymasterData", [
+      wire({ ...op, signature: "0x" }),
+      v09().entryPoint,
+      chainIdHex,
+      context("commit"),
+    ]);
+    assert.ok(commit.result, JSON.stringify(commit.error));
+    const changed: UserOperation<"0.9"> = {
+      ...op,
+      callGasLimit: op.callGasLimit + 1n,
+      paymaster: commit.result.paymaster as Address,
+      paymasterData: commit.result.paymasterData as Hex,
+      paymasterVerificationGasLimit: hexToBigInt(commit.result.paymasterVerificationGasLimit as Hex),
+      paymasterPostOpGasLimit: hexToBigInt(commit.result.paymasterPostOpGasLimit as Hex),
+      paymasterSignature: PAYMASTER_SIGNATURE_PLACEHOLDER,
+    };
+    const signature = await account.signUserOperation(changed);
+    const finalize = await rpc("pm_getPaymasterData", [
+      wire({ ...changed, signature }),
+      v09().entryPoint,
+      chainIdHex,
+      context("finalize"),
+    ]);
+    assert.equal(finalize.result, undefined);
+    assert.equal(finalize.error?.code, -32003);
+    assert.match(finalize.error?.message ?? "", /Not sponsored: the operation changed since commit/);
+  });
+});
+
+describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
+  test("a Simple7702Account v0.9 holding only TUSD pays its operation in TUSD, mined by Alto", async (tc) => {
+    const { env } = started();
+    const { owner, account, authorization } = await delegatedAccount();
+    const minted = 100_000_000n;
+    await confirm(
+      env,
+      mintTestTokens(
+        { publicClient: env.publicClient, walletClient: env.wallet(anvilKeys.owner) },
+        owner.address,
+        minted,
+      ),
+    );
+    const bundler = bundlerFor(account, []);
+    const calls = [
+      {
+        to: LOCAL_TEST_TOKEN_ADDRESS,
+        value: 0n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [v09().tokenPaymaster, 20_000_000n] }),
+      },
+      { to: TARGET, value: 0n },
+    ];
+    const hash = await bundler.sendUserOperation({
+      calls,
+      authorization,
+      paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    assert.equal(receipt.success, true, "UserOperationEvent.success");
+    assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, v09().tokenPaymaster), "our v0.9 token paymaster");
+    const logs = receipt.receipt.logs;
+    const [event] = parseEventLogs({ abi: entryPointV07Abi, logs, eventName: "UserOperationEvent" }).filter((e) =>
+      isAddressEqual(e.args.sender, owner.address),
+    );
+    assert.ok(event && isAddressEqual(event.address, v09().entryPoint), "EntryPoint v0.9");
+    const [charged] = parseEventLogs({ abi: tokenPaymasterV07Artifact.abi, logs, eventName: "TokenCharged" }).filter(
+      (c) => c.args.userOpHash === hash,
+    );
+    assert.ok(charged && charged.args.amount > 0n, "a charge in TUSD");
+    const balance = await env.publicClient.readContract({
+      address: LOCAL_TEST_TOKEN_ADDRESS,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [owner.address],
+    });
+    assert.equal(minted - balance, charged.args.amount, "TUSD down by the charge");
+    tc.diagnostic(`charged ${charged.args.amount} TUSD units; actualGasUsed ${event.args.actualGasUsed}`);
+  });
+});
