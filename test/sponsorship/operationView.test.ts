@@ -5,7 +5,13 @@ import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
 import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
 import type { Eip7702Authorization } from "../../src/sponsorship/entryPoints/userOperationV07";
-import { maxDepositCharge, operationJson, viewOf, worstCaseCost } from "../../src/sponsorship/operationView";
+import {
+  maxDepositCharge,
+  type NamedDeployment,
+  operationJson,
+  viewOf,
+  worstCaseCost,
+} from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 
@@ -34,50 +40,73 @@ const v07 = (fields: Partial<PartialUserOperationV07> = {}): PartialUserOperatio
 const v08 = (fields: Partial<PartialUserOperationV07> = {}) => v07({ entryPointVersion: "0.8", ...fields });
 
 describe("viewOf: sender, nonce and callData of every version, and what deploys the account", () => {
-  const cases: { name: string; op: PartialUserOperation | PartialUserOperationV07; deployment: string | undefined }[] =
-    [
-      { name: "v0.6, empty initCode", op: v06("0x"), deployment: undefined },
-      { name: "v0.6, initCode", op: v06(`${FACTORY}${FACTORY_DATA.slice(2)}`), deployment: "initCode" },
-      { name: "v0.7, no factory", op: v07(), deployment: undefined },
-      {
-        name: "v0.7, a factory and its data",
-        op: v07({ factory: FACTORY, factoryData: FACTORY_DATA }),
-        deployment: "a factory",
+  const cases: {
+    name: string;
+    op: PartialUserOperation | PartialUserOperationV07;
+    deployment: NamedDeployment | undefined;
+  }[] = [
+    { name: "v0.6, empty initCode", op: v06("0x"), deployment: undefined },
+    {
+      name: "v0.6, initCode",
+      op: v06(`${FACTORY}${FACTORY_DATA.slice(2)}`),
+      deployment: { kind: "factory", what: "initCode" },
+    },
+    { name: "v0.7, no factory", op: v07(), deployment: undefined },
+    {
+      name: "v0.7, a factory and its data",
+      op: v07({ factory: FACTORY, factoryData: FACTORY_DATA }),
+      deployment: { kind: "factory", what: "a factory" },
+    },
+    {
+      name: "v0.7, a factory without data",
+      op: v07({ factory: FACTORY }),
+      deployment: { kind: "factory", what: "a factory" },
+    },
+    {
+      name: "v0.7, the 0x7702 address is a factory like any other (the marker means something in v0.8 only)",
+      op: v07({ factory: MARKER }),
+      deployment: { kind: "factory", what: "a factory" },
+    },
+    { name: "v0.8, no factory, no authorization", op: v08(), deployment: undefined },
+    {
+      name: "v0.8, a factory",
+      op: v08({ factory: FACTORY, factoryData: FACTORY_DATA }),
+      deployment: { kind: "factory", what: "a factory" },
+    },
+    {
+      name: "v0.8, an EIP-7702 authorization with the marker",
+      op: v08({ factory: MARKER, eip7702Auth: AUTH }),
+      deployment: { kind: "eip7702Authorization", what: "an EIP-7702 authorization", delegate: AUTH.address },
+    },
+    {
+      name: "v0.8, an EIP-7702 authorization alone",
+      op: v08({ eip7702Auth: AUTH }),
+      deployment: { kind: "eip7702Authorization", what: "an EIP-7702 authorization", delegate: AUTH.address },
+    },
+    {
+      name: "v0.8, the marker alone: the EOA already has its code",
+      op: v08({ factory: MARKER }),
+      deployment: undefined,
+    },
+    {
+      name: "v0.8, the marker in its short form alone",
+      op: v08({ factory: "0x7702" as Address, factoryData: "0x" }),
+      deployment: undefined,
+    },
+    {
+      name: "v0.8, the marker with factoryData: the account is initialised by this operation",
+      op: v08({ factory: MARKER, factoryData: FACTORY_DATA }),
+      deployment: {
+        kind: "eip7702Initialisation",
+        what: "an EIP-7702 initialisation (factoryData after the 0x7702 marker)",
       },
-      { name: "v0.7, a factory without data", op: v07({ factory: FACTORY }), deployment: "a factory" },
-      {
-        name: "v0.7, the 0x7702 address is a factory like any other (the marker means something in v0.8 only)",
-        op: v07({ factory: MARKER }),
-        deployment: "a factory",
-      },
-      { name: "v0.8, no factory, no authorization", op: v08(), deployment: undefined },
-      { name: "v0.8, a factory", op: v08({ factory: FACTORY, factoryData: FACTORY_DATA }), deployment: "a factory" },
-      {
-        name: "v0.8, an EIP-7702 authorization with the marker",
-        op: v08({ factory: MARKER, eip7702Auth: AUTH }),
-        deployment: "an EIP-7702 authorization",
-      },
-      {
-        name: "v0.8, an EIP-7702 authorization alone",
-        op: v08({ eip7702Auth: AUTH }),
-        deployment: "an EIP-7702 authorization",
-      },
-      {
-        name: "v0.8, the marker alone: the EOA already has its code",
-        op: v08({ factory: MARKER }),
-        deployment: undefined,
-      },
-      {
-        name: "v0.8, the marker in its short form alone",
-        op: v08({ factory: "0x7702" as Address, factoryData: "0x" }),
-        deployment: undefined,
-      },
-      {
-        name: "v0.8, the marker with factoryData: the account is initialised by this operation",
-        op: v08({ factory: MARKER, factoryData: FACTORY_DATA }),
-        deployment: "an EIP-7702 initialisation (factoryData after the 0x7702 marker)",
-      },
-    ];
+    },
+    {
+      name: "v0.9, an EIP-7702 authorization: what v0.8 names a deployment, later versions do too",
+      op: v07({ entryPointVersion: "0.9", eip7702Auth: AUTH }),
+      deployment: { kind: "eip7702Authorization", what: "an EIP-7702 authorization", delegate: AUTH.address },
+    },
+  ];
   for (const { name, op, deployment } of cases) {
     test(name, () => {
       const version = "entryPointVersion" in op ? op.entryPointVersion : "0.6";
