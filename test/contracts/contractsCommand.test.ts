@@ -103,7 +103,7 @@ test("bad options are refused with the option named, before anything is read or 
     [["deploy", "--owner", "0x123", "--key-file", "x"], /--owner must be an address/],
     [
       ["deploy", "--owner", owner, "--key-file", files.ownerKey, "--entry-points", "0.5"],
-      /--entry-points must be a comma-separated list of 0\.6, 0\.7, 0\.8, got "0\.5"/,
+      /--entry-points must be a comma-separated list of 0\.6, 0\.7, 0\.8, 0\.9, got "0\.5"/,
     ],
     [
       ["stake", "--key-file", files.ownerKey, "--amount", "one", "--unstake-delay", "86400"],

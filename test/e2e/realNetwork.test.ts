@@ -84,12 +84,17 @@ interface Run {
   ms: number;
 }
 
-/** The contracts command as an operator runs it, on the service's configuration (the old signer key by default). */
+/**
+ * The contracts command as an operator runs it, on the service's configuration (the old signer key by default), for the
+ * versions this chain carries: v0.9 is played end to end on the local chain (test/e2e/entryPointV09.test.ts), and an
+ * operator names the versions a chain has, as here.
+ */
 async function contracts(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const started = performance.now();
+  const versions = args.includes("--entry-points") ? [] : ["--entry-points", VERSIONS.join(",")];
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", "src/cli/contracts.ts", ...args, "--rpc-url", chain.anvil.rpcUrl],
+    ["--import", "tsx", "src/cli/contracts.ts", ...args, ...versions, "--rpc-url", chain.anvil.rpcUrl],
     {
       cwd: ROOT,
       env: embeddedEnv(folder, { CHAINS_FILE: files.chains, SIGNER_KEY_FILE: files.oldSignerKey, ...env }),
