@@ -86,7 +86,11 @@ test("the audit log page lists the account's writes with their changes, and filt
 
   await page.getByLabel("Paymaster").selectOption({ label: "shop" });
   await page.getByRole("button", { name: "Filter" }).click();
-  await page.waitForFunction("document.querySelectorAll('table.audit tbody tr').length === 3");
+  // Locators rather than waitForFunction: a predicate given as a string is evaluated with eval, which the dashboard's
+  // Content-Security-Policy (script-src 'self') refuses whenever the first check does not already hold.
+  await rows.filter({ hasText: "/webhook" }).waitFor({ state: "detached" });
+  await rows.nth(2).waitFor();
+  assert.equal(await rows.count(), 3, "the shop's three writes: the limit update, the rule and its creation");
   assert.doesNotMatch((await page.locator("table.audit").textContent()) ?? "", /webhook/);
   await screenshotBothSizes(page, "audit-log");
   assert.deepEqual(console_.errors, [], "no console error");
