@@ -39,3 +39,35 @@ export async function openTestDatabase(): Promise<Database> {
     },
   };
 }
+
+/** Two instances' databases: on PostgreSQL two connection pools on one schema, as two services share one database. */
+export interface TwoInstanceDatabases {
+  first: Database;
+  /** On PGlite the same database as `first`: one process holds it, so both instances share it. */
+  second: Database;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database reached by two instances, for what one instance must learn of another's writes. */
+export async function openTwoInstanceDatabases(): Promise<TwoInstanceDatabases> {
+  const url = testDatabaseUrl();
+  if (!url) {
+    const db = await openTestDatabase();
+    return { first: db, second: db, close: () => db.close() };
+  }
+  const schema = `test_${randomBytes(6).toString("hex")}`;
+  const admin = await openDatabase({ url });
+  await admin.exec(`CREATE SCHEMA ${schema}`);
+  const first = await openDatabase({ url, schema });
+  const second = await openDatabase({ url, schema });
+  await migrate(first);
+  return {
+    first,
+    second,
+    async close() {
+      await Promise.all([first.close(), second.close()]);
+      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}

@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
-import { type Database, openDatabase } from "../../src/storage/database";
-import { migrate } from "../../src/storage/migrations";
+import type { Database } from "../../src/storage/database";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTestDatabase, testDatabaseUrl } from "../helpers/database";
+import { openTwoInstanceDatabases } from "../helpers/database";
 
 /**
  * apiKey rotation: the new key answers at once; the replaced one keeps working on the management API and the RPC URL
  * until its grace period ends on the service's clock (injected here), then it is an unknown apiKey. With a grace of 0
  * it stops at once, on a second instance too (on PostgreSQL: another connection pool, told by the database).
  */
-const url = testDatabaseUrl();
 let clock = Date.parse("2026-06-01T00:00:00Z");
 const now = () => clock;
 
@@ -22,23 +19,7 @@ let a: TestApp;
 let b: TestApp;
 
 before(async () => {
-  if (url) {
-    const schema = `test_${randomBytes(6).toString("hex")}`;
-    const admin = await openDatabase({ url });
-    await admin.exec(`CREATE SCHEMA ${schema}`);
-    first = await openDatabase({ url, schema });
-    second = await openDatabase({ url, schema });
-    await migrate(first);
-    closeDatabases = async () => {
-      await Promise.all([first.close(), second.close()]);
-      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-    };
-  } else {
-    first = await openTestDatabase();
-    second = first;
-    closeDatabases = () => first.close();
-  }
+  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
   // A setup cache TTL far beyond the test: what the second instance refuses, it refuses because it was told.
   a = await startTestApp({ db: first, now, setupCacheTtlMs: 600_000 });
   b = await startTestApp({ db: second, now, setupCacheTtlMs: 600_000 });

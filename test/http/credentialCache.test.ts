@@ -6,7 +6,7 @@ import { CredentialCache } from "../../src/http/credentialCache";
 import { type Database, openDatabase, type Queryable } from "../../src/storage/database";
 import { CREDENTIALS_CHANNEL, migrate } from "../../src/storage/migrations";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTestDatabase, testDatabaseUrl } from "../helpers/database";
+import { openTwoInstanceDatabases, testDatabaseUrl } from "../helpers/database";
 
 /**
  * The management API's credential cache: a known token and apiKey are checked without a query, and every change of a
@@ -59,23 +59,7 @@ const counted = (db: Queryable, texts: string[]): Queryable => ({
 });
 
 before(async () => {
-  if (url) {
-    const schema = `test_${randomBytes(6).toString("hex")}`;
-    const admin = await openDatabase({ url });
-    await admin.exec(`CREATE SCHEMA ${schema}`);
-    first = await openDatabase({ url, schema });
-    second = await openDatabase({ url, schema });
-    await migrate(first);
-    closeDatabases = async () => {
-      await Promise.all([first.close(), second.close()]);
-      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-    };
-  } else {
-    first = await openTestDatabase();
-    second = first;
-    closeDatabases = () => first.close();
-  }
+  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
   caches.push(new GatedCredentialCache(counted(first, lookups[0])), new CredentialCache(counted(second, lookups[1])));
   a = await startTestApp({ db: first, adminSecret: SECRET, credentials: caches[0] });
   b = await startTestApp({ db: second, adminSecret: SECRET, credentials: caches[1] });

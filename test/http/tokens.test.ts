@@ -1,19 +1,17 @@
 import assert from "node:assert/strict";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { hashToken } from "../../src/storage/accounts";
-import { type Database, openDatabase } from "../../src/storage/database";
-import { migrate } from "../../src/storage/migrations";
+import type { Database } from "../../src/storage/database";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTestDatabase, testDatabaseUrl } from "../helpers/database";
+import { openTwoInstanceDatabases } from "../helpers/database";
 
 /**
  * Tokens with scopes: an account creates named admin or read tokens (the secret shown once, stored hashed), lists them
  * without secrets, and revokes them at once on every instance. A read token may call every GET of the OpenAPI document
  * and gets 403 on every write route of it. The service's clock is injected for expiry and last use.
  */
-const url = testDatabaseUrl();
 let clock = Date.parse("2026-06-01T00:00:00Z");
 const now = () => clock;
 
@@ -24,23 +22,7 @@ let a: TestApp;
 let b: TestApp;
 
 before(async () => {
-  if (url) {
-    const schema = `test_${randomBytes(6).toString("hex")}`;
-    const admin = await openDatabase({ url });
-    await admin.exec(`CREATE SCHEMA ${schema}`);
-    first = await openDatabase({ url, schema });
-    second = await openDatabase({ url, schema });
-    await migrate(first);
-    closeDatabases = async () => {
-      await Promise.all([first.close(), second.close()]);
-      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-    };
-  } else {
-    first = await openTestDatabase();
-    second = first;
-    closeDatabases = () => first.close();
-  }
+  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
   a = await startTestApp({ db: first, now });
   b = await startTestApp({ db: second, now });
 });
