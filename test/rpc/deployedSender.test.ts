@@ -1,18 +1,32 @@
 // Whether an operation deploys its account is the sender's code on chain, not the factory it names: on the service's
-// local chain (real EntryPoints v0.6 and v0.7, their SimpleAccountFactory, our paymasters), an account not deployed
-// yet that names its factory is sponsored as a deployment under the WALLET_DEPLOYMENT rule; the same account once
-// deployed, still naming the factory, is refused by the wallet-deployment rule at the stub and at the data step, with
-// or without that rule; without a factory it is an ordinary sponsored call; and a node that cannot answer refuses
-// rather than guess. On v0.8 an EIP-7702 authorization deploys, unless the EOA is already delegated to that account.
+// local chain (real EntryPoints v0.6, v0.7 and v0.9, their SimpleAccountFactory, our paymasters), an account not
+// deployed yet that names its factory is sponsored as a deployment under the WALLET_DEPLOYMENT rule; the same account
+// once deployed, still naming the factory, is refused by the wallet-deployment rule at the stub and at the data step,
+// with or without that rule; without a factory it is an ordinary sponsored call; and a node that cannot answer refuses
+// rather than guess. v0.9 is the version where this matters most: it skips the factory of an account that has code
+// and runs the call (v0.6 to v0.8 fail it with AA10), so only the code read keeps that call from passing as a
+// deployment. On v0.8 an EIP-7702 authorization deploys, unless the EOA is already delegated to that account.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type Address, encodeFunctionData, type Hex, parseEther, toHex } from "viem";
+import {
+  type Address,
+  createWalletClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  parseAbi,
+  parseEther,
+  toHex,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
 import type { ChainConfig } from "../../src/config";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import {
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
@@ -73,6 +87,16 @@ before(async () => {
       value: parseEther("1"),
     }),
   );
+  await confirm(
+    env,
+    funding.writeContract({
+      address: env.chain.info.entryPoints["0.9"].verifyingPaymaster,
+      abi: verifyingPaymasterV09Artifact.abi,
+      functionName: "depositFor",
+      args: [env.fundingWallet],
+      value: parseEther("1"),
+    }),
+  );
 });
 
 after(async () => {
@@ -85,11 +109,32 @@ after(async () => {
 
 /** One version's factory, EntryPoint and operation shape, as a wallet sends it to the ERC-7677 methods. */
 interface VersionCase {
-  version: "0.6" | "0.7";
+  version: "0.6" | "0.7" | "0.9";
   entryPoint: () => Address;
   factory: () => Address;
+  /** The factory deploys only when called by the EntryPoint's SenderCreator (v0.8 and later). */
+  factoryCallerIsSenderCreator: boolean;
   /** The operation of a fresh account's owner; `withFactory` names the factory and its call. */
   operation(sender: Address, factoryData: Hex, withFactory: boolean): Record<string, unknown>;
+}
+
+/**
+ * v0.7 and v0.9 take the same packed operation (factory and factoryData apart from the call), so one shape serves
+ * both; only the EntryPoint and its factory differ.
+ */
+function packedVersion(version: "0.7" | "0.9"): VersionCase {
+  const stack = () => env.chain.info.entryPoints[version];
+  return {
+    version,
+    entryPoint: () => stack().entryPoint,
+    factory: () => stack().simpleAccountFactory,
+    factoryCallerIsSenderCreator: version === "0.9",
+    operation: (sender, factoryData, withFactory) =>
+      userOpV07(sender, 0, {
+        callData: callTarget,
+        ...(withFactory ? { factory: stack().simpleAccountFactory, factoryData } : {}),
+      }),
+  };
 }
 
 const versions: VersionCase[] = [
@@ -97,6 +142,7 @@ const versions: VersionCase[] = [
     version: "0.6",
     entryPoint: () => ENTRY_POINT_V06_ADDRESS,
     factory: () => env.chain.info.simpleAccountFactory,
+    factoryCallerIsSenderCreator: false,
     operation: (sender, factoryData, withFactory) => ({
       sender,
       nonce: "0x0",
@@ -105,16 +151,8 @@ const versions: VersionCase[] = [
       ...ESTIMATED_GAS,
     }),
   },
-  {
-    version: "0.7",
-    entryPoint: () => env.chain.info.entryPoints["0.7"].entryPoint,
-    factory: () => env.chain.info.entryPoints["0.7"].simpleAccountFactory,
-    operation: (sender, factoryData, withFactory) =>
-      userOpV07(sender, 0, {
-        callData: callTarget,
-        ...(withFactory ? { factory: env.chain.info.entryPoints["0.7"].simpleAccountFactory, factoryData } : {}),
-      }),
-  },
+  packedVersion("0.7"),
+  packedVersion("0.9"),
 ];
 
 /** A fresh owner's account address under `factory`, and the factory call that creates it. */
@@ -134,17 +172,43 @@ async function freshAccount(factory: Address): Promise<{ sender: Address; factor
   return { sender, factoryData, owner };
 }
 
-/** Deploys the account outside any operation, as a wallet that was set up elsewhere would find it. */
-async function deployDirectly(factory: Address, owner: Address, sender: Address): Promise<void> {
-  await confirm(
-    env,
-    env.wallet(anvilKeys.stranger).writeContract({
-      address: factory,
-      abi: simpleAccountFactoryAbi,
-      functionName: "createAccount",
-      args: [owner, 0n],
-    }),
-  );
+/** EntryPoint v0.8 and later name the contract through which they call factories. */
+const senderCreatorAbi = parseAbi(["function senderCreator() view returns (address)"]);
+
+/**
+ * Deploys the account outside any operation, as a wallet that was set up elsewhere would find it. From v0.8 the
+ * SimpleAccountFactory takes createAccount only from its EntryPoint's SenderCreator (NotSenderCreator otherwise), so
+ * there the same call is sent as the SenderCreator (anvil impersonates it, and funds its gas: it holds nothing).
+ */
+async function deployDirectly(version: VersionCase, owner: Address, sender: Address): Promise<void> {
+  const call = {
+    address: version.factory(),
+    abi: simpleAccountFactoryAbi,
+    functionName: "createAccount",
+    args: [owner, 0n],
+  } as const;
+  if (version.factoryCallerIsSenderCreator) {
+    const senderCreator = await env.publicClient.readContract({
+      address: version.entryPoint(),
+      abi: senderCreatorAbi,
+      functionName: "senderCreator",
+    });
+    const anvil = env.publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<void>;
+    await anvil({ method: "anvil_setBalance", params: [senderCreator, toHex(parseEther("1"))] });
+    await anvil({ method: "anvil_impersonateAccount", params: [senderCreator] });
+    try {
+      const asSenderCreator = createWalletClient({
+        account: senderCreator,
+        chain: env.viemChain,
+        transport: http(env.chain.rpcUrl),
+      });
+      await confirm(env, asSenderCreator.writeContract(call));
+    } finally {
+      await anvil({ method: "anvil_stopImpersonatingAccount", params: [senderCreator] });
+    }
+  } else {
+    await confirm(env, env.wallet(anvilKeys.stranger).writeContract(call));
+  }
   const code = await env.publicClient.getCode({ address: sender });
   assert.ok(code && code !== "0x", "the account has code now");
 }
@@ -201,7 +265,7 @@ for (const version of versions) {
 
     test("a deployed account that still names its factory: refused by the wallet-deployment rule", async () => {
       const { sender, factoryData, owner } = await freshAccount(version.factory());
-      await deployDirectly(version.factory(), owner, sender);
+      await deployDirectly(version, owner, sender);
       const op = version.operation(sender, factoryData, true);
       for (const dapp of [withDeploymentRule, withoutDeploymentRule]) {
         for (const method of ["pm_getPaymasterStubData", "pm_getPaymasterData"]) {
@@ -218,7 +282,7 @@ for (const version of versions) {
 
     test("a deployed account without a factory: an ordinary call, sponsored", async () => {
       const { sender, factoryData, owner } = await freshAccount(version.factory());
-      await deployDirectly(version.factory(), owner, sender);
+      await deployDirectly(version, owner, sender);
       const reply = await ask(
         withoutDeploymentRule,
         "pm_getPaymasterData",
