@@ -295,6 +295,24 @@ for (const version of versions) {
   });
 }
 
+test("v0.9 parallel signing: the commit step refuses a deployed account that still names its factory", async () => {
+  // Commit is where parallel signing decides and signs, so the wallet-deployment rule must hold there as it does for
+  // sequential signing.
+  const v09 = versions.find((version) => version.version === "0.9");
+  assert.ok(v09);
+  const { sender, factoryData, owner } = await freshAccount(v09.factory());
+  await deployDirectly(v09, owner, sender);
+  const reply = await rpc(t, withDeploymentRule, "pm_getPaymasterData", [
+    v09.operation(sender, factoryData, true),
+    v09.entryPoint(),
+    toHex(CHAIN_ID),
+    { signingPhase: "commit" },
+  ]);
+  assert.equal(reply.status, 400, JSON.stringify(reply.body));
+  assert.equal(reply.body.error.code, -32003);
+  assert.equal(reply.body.error.message, alreadyDeployed(sender, "a factory"));
+});
+
 test("a node that does not answer: an operation naming a factory is refused, never guessed", async () => {
   // Port 9 (discard) refuses connections on this machine: the code cannot be read.
   const dead: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: "http://127.0.0.1:9" };
