@@ -18,7 +18,7 @@ export const UNIT = new Set([
   "test/chain/accountCode.test.ts",
   "test/chain/accountDeploymentData.test.ts",
   "test/chain/artifacts.test.ts",
-  "test/chain/blockNumberFlag.test.ts",
+  "test/sponsorship/blockWindow.test.ts",
   "test/chain/contractBuild.test.ts",
   "test/chain/entryPointV09Deployments.test.ts",
   "test/chain/ethereumSignature.test.ts",

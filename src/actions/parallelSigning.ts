@@ -4,9 +4,10 @@
 // and nonce, and the answer is the paymaster fields plus the placeholder, so that the account signs a hash with the
 // magic in it. "finalize": the same operation, now signed by the account, gets the kept signature, provided its hash
 // is the one committed; an operation changed in between is refused with the reason. A commitment is as long-lived as
-// its signature's validUntil: never finalized, it dies then, and settlement releases its reservation then, as for any
-// signature never mined (it cannot be: the signature was never given out).
-import { decodeAbiParameters, type Hex, isAddressEqual } from "viem";
+// its signature's validUntil (for a window in blocks, the time the ledger holds it): never finalized, it dies then, and
+// settlement releases its reservation then, as for any signature never mined (it cannot be: the signature was never
+// given out).
+import { type Hex, isAddressEqual } from "viem";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../sponsorship/entryPoints/entryPointV09";
 import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
@@ -56,7 +57,7 @@ export async function commitSignature(ctx: ActionContext, request: ParallelReque
     paymasterId: ctx.setup.paymasterId,
     userOpHash: answer.parallel.userOpHash,
     paymasterSignature: answer.parallel.paymasterSignature,
-    validUntil: validUntilOf(answer.paymasterData),
+    validUntil: answer.parallel.heldUntil,
   });
   // Dead commitments are few and small; they go when a new one comes, with no timer of their own.
   await commitments.dropExpired(nowSeconds);
@@ -120,15 +121,6 @@ const gasOf = (fields: PaymasterFieldsV07) => ({
   paymasterVerificationGasLimit: fields.paymasterVerificationGasLimit,
   paymasterPostOpGasLimit: fields.paymasterPostOpGasLimit,
 });
-
-/** Our verifying paymaster's data is abi.encode(paymasterId, validUntil, validAfter, signature). */
-function validUntilOf(paymasterData: Hex): number {
-  const [, validUntil] = decodeAbiParameters(
-    [{ type: "address" }, { type: "uint48" }, { type: "uint48" }, { type: "bytes" }],
-    paymasterData,
-  );
-  return validUntil;
-}
 
 function requireCommitments(ctx: ActionContext) {
   const { commitments } = ctx.deps;

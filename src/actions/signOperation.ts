@@ -1,7 +1,7 @@
 // The engine (src/sponsorship/engine.ts) as the steps call it: the request's paymaster and chain, the decision noted
 // for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
 import type { Address, Hex } from "viem";
-import { type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
+import { type ParallelSignature, type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
 import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
 import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
@@ -37,7 +37,7 @@ export type SignedAnswer = AccountGas & {
   /** When refused: the rule that refused (a fixed name, for metrics and logs), or "noVerifyingPaymaster". */
   refusedBy?: string;
   /** Parallel signing (v0.9): the paymaster signature apart from paymasterData and the user operation hash it signs. */
-  parallel?: { paymasterSignature: Hex; userOpHash: Hex };
+  parallel?: ParallelSignature;
 };
 
 /** A v0.6 decision: paymasterAndData signed (`0x` when refused) over the gas it carries. */

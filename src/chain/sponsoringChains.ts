@@ -2,6 +2,7 @@ import { type Address, isAddress, isAddressEqual } from "viem";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
 import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { type AccountCodeSource, AccountCodes } from "./accountCode";
+import { type ChainHeadSource, ChainHeads } from "./chainHead";
 import {
   LOCAL_ENTRY_POINT_STACKS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
@@ -38,6 +39,8 @@ export interface SponsoringChain {
   nativeUsdPrice?: NativeUsdPriceSource;
   /** The code at an address, read through `rpcUrl` (set with it): whether a sender is deployed already. */
   accountCode?: AccountCodeSource;
+  /** The head block and the chain's pace, read through `rpcUrl` (set with it): where a window in blocks starts. */
+  heads?: ChainHeadSource;
 }
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -62,7 +65,13 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       name: chain.name,
       entryPoint: (chain.entryPoint as Address | undefined) ?? ENTRY_POINT_VERSIONS["0.6"].canonicalAddress,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
-      ...(chain.rpcUrl ? { rpcUrl: chain.rpcUrl, accountCode: new AccountCodes({ rpcUrl: chain.rpcUrl }) } : {}),
+      ...(chain.rpcUrl
+        ? {
+            rpcUrl: chain.rpcUrl,
+            accountCode: new AccountCodes({ rpcUrl: chain.rpcUrl }),
+            heads: new ChainHeads({ rpcUrl: chain.rpcUrl }),
+          }
+        : {}),
       ...(chain.bundlerUrl ? { bundlerUrl: chain.bundlerUrl } : {}),
       ...(tokenPaymaster ? { tokenPaymaster, tokens } : {}),
       entryPoints: laterEntryPoints(chain, tokens.length > 0),

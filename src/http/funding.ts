@@ -4,6 +4,7 @@ import { fundingBalance, issueFundingMessage, linkFundingWallet, setPaymasterAct
 import { setAllowedOrigins } from "../actions/origins";
 import { rotateApiKey } from "../actions/rotateApiKey";
 import { setSponsorInfo } from "../actions/sponsorInfo";
+import { setValidityBlocks } from "../actions/validityBlocks";
 import { UserNotFoundError } from "../errors";
 import { fundingBalanceSchema, fundingMessageSchema, linkFundingWalletSchema } from "../schemas/management/funding";
 import { dappGuard } from "./auth";
@@ -65,7 +66,9 @@ export function fundingRoutes(
                 ? await setSponsorInfo(actions, paymaster, body)
                 : body.type === "allowedOrigins"
                   ? await setAllowedOrigins(actions, paymaster, body)
-                  : await linkFundingWallet(actions, paymaster, body);
+                  : body.type === "validityBlocks"
+                    ? await setValidityBlocks(actions, paymaster, body)
+                    : await linkFundingWallet(actions, paymaster, body);
         return success("Paymaster updated successfully", paymasterView(updated));
       },
     );

@@ -20,6 +20,7 @@ export const paymasterView = (paymaster: Paymaster) => ({
   sponsor: paymaster.sponsor,
   allowedOrigins: paymaster.allowedOrigins,
   requireOrigin: paymaster.requireOrigin,
+  validityBlocks: paymaster.validityBlocks,
 });
 
 /** Endpoints 1 and 2, served under both `paymasterParameters` and the public service's `paymaster`. */

@@ -7,7 +7,8 @@ import type { DecisionNote } from "./methodContext";
 
 /**
  * The rules' names (src/sponsorship/rules) and the refusals before them (a paused paymaster, a chain without a verifying
- * paymaster): the only values the reason label takes besides the error kinds.
+ * paymaster, a paymaster contract whose checks failed, a window in blocks without the chain's head): the only values
+ * the reason label takes besides the error kinds.
  */
 const RULE_REASONS = new Set([
   "fundingAndRules",
@@ -22,6 +23,8 @@ const RULE_REASONS = new Set([
   "deposit",
   "webhooks",
   "noVerifyingPaymaster",
+  "contractChecks",
+  "blockWindow",
   "paused",
 ]);
 

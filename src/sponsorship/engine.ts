@@ -8,9 +8,10 @@ import type { Signer } from "../chain/signer";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { SignatureCommitments } from "../storage/signatureCommitments";
 import type { SponsorshipLog } from "../storage/sponsorships";
+import { planBlockWindow, requireWindowUnit } from "./blockWindow";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
-import { PAYMASTER_SIGNATURE_PLACEHOLDER, requireSecondsWindow } from "./entryPoints/entryPointV09";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "./entryPoints/entryPointV09";
 import type { EntryPointVersion } from "./entryPoints/entryPointVersion";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { PaymasterKind, SigningWindow } from "./paymasters/paymasterKind";
@@ -72,7 +73,7 @@ export type SponsorshipOutcome =
       paymaster: Address;
       paymasterData: Hex;
       /** Parallel signing only: the signature to place after paymasterData, and the user operation hash it signs. */
-      parallel?: { paymasterSignature: Hex; userOpHash: Hex };
+      parallel?: ParallelSignature;
     }
   | { sponsored: false; reason: string; refusedBy?: string };
 
@@ -103,11 +104,19 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     entryPoint: request.entryPoint,
     mode: kind.mode,
   };
-  const unavailable = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
+  const checked = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
+  // A window in blocks where the paymaster asks for one (and the version and kind sign it); in seconds otherwise.
+  const plan = checked
+    ? undefined
+    : await planBlockWindow(setup, chain, { version, kind, expirySeconds: request.expirySeconds });
+  const unavailable = checked ?? (plan && "refusal" in plan ? plan.refusal : undefined);
+  const inBlocks = plan && "window" in plan ? plan : undefined;
   const outcome = await decideSignRecord<SignedPart>(
     deps,
     {
       ...request,
+      // The ledger holds a window in blocks for the time its blocks are expected to take (blockWindow.ts).
+      expirySeconds: inBlocks ? inBlocks.heldSeconds : request.expirySeconds,
       record,
       worstCaseWei: version.maxDepositChargeWei(userOp),
       holdsDeposit: kind.holdsDeposit,
@@ -117,8 +126,13 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     },
     async (window) => {
       const at = paymaster as Address;
-      const terms = kind.terms(setup, window);
-      requireSecondsWindow({ validUntil: terms.validUntil, validAfter: terms.validAfter });
+      const terms = kind.terms(setup, inBlocks ? inBlocks.window : window);
+      requireWindowUnit(
+        { validUntil: terms.validUntil, validAfter: terms.validAfter },
+        inBlocks ? "blocks" : "seconds",
+      );
+      // What the record keeps: the window signed, or for one in blocks the time the ledger holds it.
+      const held = inBlocks ? window : terms;
       if (request.parallel && encodeTermsAlone) {
         // The terms travel in paymasterData with no signature there; userOpHash binds them, the chain and the EntryPoint.
         const paymasterData = encodeTermsAlone(terms);
@@ -129,7 +143,8 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
           chain.chainId,
         );
         const paymasterSignature = await deps.signer.signHash(userOpHash);
-        return { payload: { paymasterData, parallel: { paymasterSignature, userOpHash } }, userOpHash, signed: terms };
+        const parallel = { paymasterSignature, userOpHash, heldUntil: held.validUntil };
+        return { payload: { paymasterData, parallel }, userOpHash, signed: held };
       }
       const prefix = version.paymasterHashPrefix(userOp, { chainId: chain.chainId, paymaster: at });
       const signature = await deps.signer.signHash(keccakOfWords(prefix + kind.hashedTerms(terms)));
@@ -140,17 +155,26 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
         request.entryPoint,
         chain.chainId,
       );
-      return { payload: { paymasterData }, userOpHash, signed: terms };
+      return { payload: { paymasterData }, userOpHash, signed: held };
     },
   );
   if (!outcome.sponsored) return outcome;
   return { sponsored: true, paymaster: paymaster as Address, ...outcome.payload };
 }
 
+/** A paymaster signature made apart from paymasterData (parallel signing, v0.9). */
+export interface ParallelSignature {
+  paymasterSignature: Hex;
+  /** The user operation hash it signs. */
+  userOpHash: Hex;
+  /** Until when the ledger holds it, unix seconds: its validUntil, or for a window in blocks the time they should take. */
+  heldUntil: number;
+}
+
 /** What the signing step gives out: paymasterData, and with parallel signing the signature apart. */
 interface SignedPart {
   paymasterData: Hex;
-  parallel?: { paymasterSignature: Hex; userOpHash: Hex };
+  parallel?: ParallelSignature;
 }
 
 function failedCheck(deps: SponsorDeps, chain: SponsoringChain, paymaster: Address) {

@@ -45,5 +45,6 @@ export async function loadSponsorshipSetup(
     webhooks: stored.webhooks,
     ...(paymaster.sponsor ? { sponsor: paymaster.sponsor } : {}),
     origins: { allowed: new Set(paymaster.allowedOrigins), required: paymaster.requireOrigin },
+    ...(paymaster.validityBlocks === null ? {} : { validityBlocks: paymaster.validityBlocks }),
   };
 }

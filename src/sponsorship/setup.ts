@@ -42,4 +42,9 @@ export interface SponsorshipSetup {
    * required (src/rpc/allowedOrigins.ts). Absent: any caller (tests build a setup by hand).
    */
   origins?: { allowed: ReadonlySet<string>; required: boolean };
+  /**
+   * How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid: its window in block numbers
+   * (src/sponsorship/blockWindow.ts). Absent: a window in seconds, as on every version.
+   */
+  validityBlocks?: number;
 }

@@ -697,6 +697,16 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       CREATE INDEX signature_commitments_valid_until ON signature_commitments (valid_until);
     `,
   },
+  {
+    id: 25,
+    sql: `
+      -- How many blocks an EntryPoint v0.9 signature of this paymaster stays valid (a window in block numbers, bit 47
+      -- of validAfter and validUntil set); null: windows in seconds, as every earlier EntryPoint reads them. Changing it
+      -- bumps setup_version (migration 8's trigger), so every instance's cached setup follows.
+      ALTER TABLE paymasters ADD COLUMN validity_blocks integer
+        CHECK (validity_blocks IS NULL OR validity_blocks BETWEEN 1 AND 100000);
+    `,
+  },
 ];
 
 /**

@@ -19,6 +19,8 @@ export interface Paymaster {
   allowedOrigins: string[];
   /** Calls without an Origin header are refused too. */
   requireOrigin: boolean;
+  /** How many blocks an EntryPoint v0.9 signature stays valid (a window in block numbers); null: seconds. */
+  validityBlocks: number | null;
 }
 
 /** The name a wallet shows as the sponsor of an operation, and its icon (an RFC 2397 data URI), if any. */
@@ -41,11 +43,12 @@ interface PaymasterRow {
   sponsor_icon: string | null;
   allowed_origins: string[];
   require_origin: boolean;
+  validity_blocks: number | null;
 }
 
 const COLUMNS =
   "id, account_id, name, chain_id, type, version, api_key, funding_address, active, sponsor_name, sponsor_icon, " +
-  "allowed_origins, require_origin";
+  "allowed_origins, require_origin, validity_blocks";
 
 const toPaymaster = (row: PaymasterRow): Paymaster => ({
   id: row.id,
@@ -60,6 +63,7 @@ const toPaymaster = (row: PaymasterRow): Paymaster => ({
   sponsor: sponsorOf(row),
   allowedOrigins: row.allowed_origins,
   requireOrigin: row.require_origin,
+  validityBlocks: row.validity_blocks,
 });
 
 /** The sponsor columns as ERC-7677 gives them: no name, no sponsor. */
@@ -211,6 +215,19 @@ export async function setAllowedOrigins(
     `UPDATE paymasters SET allowed_origins = $2, require_origin = COALESCE($3, require_origin)
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [paymasterId, JSON.stringify(origins), requireOrigin ?? null],
+  );
+  return rows[0] && toPaymaster(rows[0]);
+}
+
+/** Sets (or with null, removes) how many blocks an EntryPoint v0.9 signature stays valid; undefined if gone. */
+export async function setValidityBlocks(
+  db: Queryable,
+  paymasterId: string,
+  blocks: number | null,
+): Promise<Paymaster | undefined> {
+  const rows = await db.query<PaymasterRow>(
+    `UPDATE paymasters SET validity_blocks = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [paymasterId, blocks],
   );
   return rows[0] && toPaymaster(rows[0]);
 }

@@ -16,6 +16,7 @@ export interface StoredSetup {
     sponsor: SponsorInfo | null;
     allowedOrigins: string[];
     requireOrigin: boolean;
+    validityBlocks: number | null;
   };
   /** Until when the apiKey it was read by names the paymaster (ms): set for a key a rotation replaced; else null. */
   apiKeyUntilMs: number | null;
@@ -42,6 +43,7 @@ interface PaymasterRow {
   sponsor_icon: string | null;
   allowed_origins: string[];
   require_origin: boolean;
+  validity_blocks: number | null;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
   if (!isStorableText(apiKey)) return undefined;
   const [paymaster] = await db.query<PaymasterRow>(
     `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon,
-       allowed_origins, require_origin,
+       allowed_origins, require_origin, validity_blocks,
        CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
      FROM paymasters WHERE ${BY_API_KEY}`,
     [apiKey],
@@ -82,6 +84,7 @@ export async function readStoredSetup(db: Queryable, apiKey: string): Promise<St
       sponsor: sponsorOf(paymaster),
       allowedOrigins: paymaster.allowed_origins,
       requireOrigin: paymaster.require_origin,
+      validityBlocks: paymaster.validity_blocks === null ? null : Number(paymaster.validity_blocks),
     },
     apiKeyUntilMs: paymaster.key_until_ms === null ? null : Number(paymaster.key_until_ms),
     version: String(paymaster.setup_version),

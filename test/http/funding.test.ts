@@ -15,7 +15,8 @@ const PATHS = ["paymasterParameters", "paymaster"] as const;
 const MISSING = "Auth token and API key is required in the headers";
 const ADDRESS_MESSAGE = "address must be an address: 0x followed by 40 hex digits";
 /** The PATCH body's kinds, in the order the schema's union lists them (its message names them so). */
-const UPDATE_TYPES = "paymasterFundingId, active, depositAlert, sponsorInfo, allowedOrigins, rotateApiKey";
+const UPDATE_TYPES =
+  "paymasterFundingId, active, depositAlert, sponsorInfo, allowedOrigins, validityBlocks, rotateApiKey";
 
 const wallet = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 const as = (dapp: Dapp) => ({ token: dapp.token, apiKey: dapp.apiKey });
@@ -145,6 +146,7 @@ describe("link the funding wallet (step 3)", () => {
         active: true,
         sponsor: null,
         allowedOrigins: [],
+        validityBlocks: null,
         requireOrigin: false,
       });
       assert.notEqual(signer.address, signer.address.toLowerCase(), "the signer's address is checksummed");

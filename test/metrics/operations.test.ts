@@ -52,7 +52,7 @@ const ALLOWED: Record<string, RegExp> = {
   outcome: /^(sponsored|refused|error|ok|reverted|unavailable|verified|timeout|sent|retried|failed)$/,
   event: /^(deposit\.low|limit\.reached)$/,
   reason:
-    /^(|fundingAndRules|walletDeployment|contractWhitelist|maxCostPerOp|maxGasPrice|timeWindow|senderLists|rateLimit|spendingLimits|deposit|webhooks|noVerifyingPaymaster|paused|invalidParams|refused|other|gasEstimationUnavailable|internal)$/,
+    /^(|fundingAndRules|walletDeployment|contractWhitelist|maxCostPerOp|maxGasPrice|timeWindow|senderLists|rateLimit|spendingLimits|deposit|webhooks|noVerifyingPaymaster|contractChecks|blockWindow|paused|invalidParams|refused|other|gasEstimationUnavailable|internal)$/,
   batch: /^(sponsorships|limit_checks)$/,
   kind: /^(reverted|unavailable)$/,
   version: /^(0\.6|0\.7|0\.8)$/,

@@ -572,6 +572,8 @@ export interface paths {
                                     icon?: string;
                                     name: string;
                                 } | null;
+                                /** @description How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid (a window in block numbers); null: windows in seconds */
+                                validityBlocks: number | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -741,7 +743,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, the origins browsers may call it from or its v0.9 validity in blocks, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -808,6 +810,16 @@ export interface paths {
                         type: "allowedOrigins";
                     } | {
                         /**
+                         * @description How many blocks past the chain's head an EntryPoint v0.9 signature of SPONSORED mode stays valid: its validAfter and validUntil are then block numbers (bit 47 set). Earlier EntryPoints, and ERC20 mode, keep windows in seconds. null: windows in seconds on v0.9 too
+                         * @example 150
+                         */
+                        blocks: number | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "validityBlocks";
+                    } | {
+                        /**
                          * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
                          * @example 3600
                          */
@@ -854,6 +866,8 @@ export interface paths {
                                     icon?: string;
                                     name: string;
                                 } | null;
+                                /** @description How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid (a window in block numbers); null: windows in seconds */
+                                validityBlocks: number | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -877,6 +891,7 @@ export interface paths {
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              * @example graceSeconds must be a whole number of seconds from 0 to 2592000
+                             * @example blocks must be a whole number of blocks from 1 to 100000, or null for a window in seconds
                              */
                             message: string;
                             /** @enum {number} */
@@ -2004,6 +2019,8 @@ export interface paths {
                                     icon?: string;
                                     name: string;
                                 } | null;
+                                /** @description How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid (a window in block numbers); null: windows in seconds */
+                                validityBlocks: number | null;
                             }[];
                             /** @enum {string} */
                             message: "DApp list fetched";
@@ -2173,7 +2190,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey */
+        /** Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, the sponsor (name and icon) wallets show, the origins browsers may call it from or its v0.9 validity in blocks, or rotate its apiKey */
         patch: {
             parameters: {
                 query?: never;
@@ -2240,6 +2257,16 @@ export interface paths {
                         type: "allowedOrigins";
                     } | {
                         /**
+                         * @description How many blocks past the chain's head an EntryPoint v0.9 signature of SPONSORED mode stays valid: its validAfter and validUntil are then block numbers (bit 47 set). Earlier EntryPoints, and ERC20 mode, keep windows in seconds. null: windows in seconds on v0.9 too
+                         * @example 150
+                         */
+                        blocks: number | null;
+                        /** @description The paymaster's id (UUID) */
+                        paymasterId: string;
+                        /** @enum {string} */
+                        type: "validityBlocks";
+                    } | {
+                        /**
                          * @description How long the replaced apiKey keeps working (management header and RPC URL), in seconds; 0: it stops at once
                          * @example 3600
                          */
@@ -2286,6 +2313,8 @@ export interface paths {
                                     icon?: string;
                                     name: string;
                                 } | null;
+                                /** @description How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid (a window in block numbers); null: windows in seconds */
+                                validityBlocks: number | null;
                             };
                             /** @enum {string} */
                             message: "Paymaster updated successfully";
@@ -2309,6 +2338,7 @@ export interface paths {
                              * @example icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted
                              * @example origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)
                              * @example graceSeconds must be a whole number of seconds from 0 to 2592000
+                             * @example blocks must be a whole number of blocks from 1 to 100000, or null for a window in seconds
                              */
                             message: string;
                             /** @enum {number} */

@@ -14,6 +14,7 @@ import {
 } from "./common";
 import { PaymasterView } from "./paymasters";
 import { MAX_SPONSOR_ICON_LENGTH } from "./sponsorIconLimit";
+import { MAX_VALIDITY_BLOCKS } from "./validityBlocksLimit";
 
 /** The funding-wallet flow: get a message to sign, send back its signature to link the signing wallet. */
 
@@ -150,9 +151,30 @@ export const SetAllowedOriginsBody = Type.Object({
 });
 export type SetAllowedOriginsBody = Static<typeof SetAllowedOriginsBody>;
 
+const VALIDITY_BLOCKS_PROBLEM = `must be a whole number of blocks from 1 to ${MAX_VALIDITY_BLOCKS}, or null for a window in seconds`;
+
+export const SetValidityBlocksBody = Type.Object({
+  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+  type: Type.Literal("validityBlocks"),
+  blocks: withProblem(
+    Type.Union(
+      [withProblem(Type.Integer({ minimum: 1, maximum: MAX_VALIDITY_BLOCKS }), VALIDITY_BLOCKS_PROBLEM), Type.Null()],
+      {
+        description:
+          "How many blocks past the chain's head an EntryPoint v0.9 signature of SPONSORED mode stays valid: its " +
+          "validAfter and validUntil are then block numbers (bit 47 set). Earlier EntryPoints, and ERC20 mode, keep " +
+          "windows in seconds. null: windows in seconds on v0.9 too",
+        examples: [150],
+      },
+    ),
+    VALIDITY_BLOCKS_PROBLEM,
+  ),
+});
+export type SetValidityBlocksBody = Static<typeof SetValidityBlocksBody>;
+
 /**
- * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, its sponsor or
- * the origins its RPC URL answers browsers from, or rotate its apiKey.
+ * The paymaster update: link a funding wallet, pause and resume the whole paymaster, set its alerts, its sponsor, the
+ * origins its RPC URL answers browsers from or its v0.9 validity in blocks, or rotate its apiKey.
  */
 const UpdatePaymasterBody = Type.Union([
   LinkFundingWalletBody,
@@ -160,13 +182,15 @@ const UpdatePaymasterBody = Type.Union([
   SetDepositAlertBody,
   SetSponsorInfoBody,
   SetAllowedOriginsBody,
+  SetValidityBlocksBody,
   RotateApiKeyBody,
 ]);
 
 export const linkFundingWalletSchema = {
   summary:
     "Link the wallet that signed the latest funding message, pause and resume the whole paymaster, set its alerts, " +
-    "the sponsor (name and icon) wallets show, or the origins browsers may call it from, or rotate its apiKey",
+    "the sponsor (name and icon) wallets show, the origins browsers may call it from or its v0.9 validity in blocks, " +
+    "or rotate its apiKey",
   tags: ["funding"],
   security: tokenAndApiKey,
   body: UpdatePaymasterBody,
@@ -191,6 +215,7 @@ export const linkFundingWalletSchema = {
       "icon has media type image/gif; only image/png, image/webp and image/svg+xml are accepted",
       "origins[0] must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
       `graceSeconds must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`,
+      `blocks must be a whole number of blocks from 1 to ${MAX_VALIDITY_BLOCKS}, or null for a window in seconds`,
     ),
     401: Unauthorized(messages.authTokenAndApiKeyRequired),
     404: NotFound(messages.paymasterNotFound, messages.userNotFound),

@@ -30,6 +30,11 @@ export const PaymasterView = Type.Object({
     description: "The web origins browsers may call the RPC URL from; empty: any origin",
   }),
   requireOrigin: Type.Boolean({ description: "true: calls without an Origin header are refused" }),
+  validityBlocks: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      "How many blocks an EntryPoint v0.9 signature of SPONSORED mode stays valid (a window in block numbers); null: " +
+      "windows in seconds",
+  }),
 });
 export type PaymasterView = Static<typeof PaymasterView>;
 

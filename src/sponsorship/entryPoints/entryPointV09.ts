@@ -21,21 +21,3 @@ export function paymasterSignatureSuffix(paymasterSignature: Hex): Hex {
  * operation before it signs, so that its hash has the magic in it. It recovers to nobody.
  */
 export const PAYMASTER_SIGNATURE_PLACEHOLDER: Hex = `0x${"ff".repeat(64)}1c`;
-
-/**
- * Bit 47 of validUntil and validAfter: EntryPoint v0.9 reads both as block numbers when both have it set. Unix seconds
- * stay far below it (it is the year 4.4 million), so a window in seconds at or above it is a mistake, never signed.
- */
-export const BLOCK_NUMBER_FLAG = 2 ** 47;
-
-/**
- * Refuses a window in seconds that sets bit 47: the engine checks every window it signs (src/sponsorship/engine.ts),
- * so a clock or arithmetic gone wrong can never make an EntryPoint v0.9 read our seconds as block numbers.
- */
-export function requireSecondsWindow(window: { validUntil: number; validAfter: number }): void {
-  for (const [name, value] of Object.entries(window)) {
-    if (value >= BLOCK_NUMBER_FLAG) {
-      throw new RangeError(`${name} ${value} sets bit 47, which EntryPoint v0.9 reads as a block number, not seconds`);
-    }
-  }
-}

@@ -52,4 +52,9 @@ export interface EntryPointVersion<Op extends SponsoredUserOperation> {
    * operation hash (v0.9 on), so that the paymaster can sign the user operation hash itself (parallel signing).
    */
   readonly signsInParallel: boolean;
+  /**
+   * Whether the EntryPoint reads a window whose ends both have bit 47 set as block numbers (v0.9 on); earlier ones
+   * read every window in seconds (src/sponsorship/blockWindow.ts).
+   */
+  readonly readsBlockWindows: boolean;
 }

@@ -28,4 +28,5 @@ export const entryPointV06: EntryPointVersion<SignableUserOperation> = {
   prefundCountsPostOp: false,
   maxDepositChargeWei: maxChargeWei,
   signsInParallel: false,
+  readsBlockWindows: false,
 };

@@ -42,5 +42,6 @@ export function entryPointV07(
     // The prefund already holds the postOp's own limit: it is all the deposit can lose.
     maxDepositChargeWei: worstCaseCostWeiV07,
     signsInParallel: false,
+    readsBlockWindows: false,
   };
 }

@@ -9,4 +9,5 @@ import { entryPointV07, type SignableUserOperationV07 } from "./v07";
 export const entryPointV09: EntryPointVersion<SignableUserOperationV07> = {
   ...entryPointV07("0.9", ENTRY_POINT_V09_ADDRESS),
   signsInParallel: true,
+  readsBlockWindows: true,
 };

@@ -11,7 +11,10 @@ import type { Rule } from "../rule";
 import type { SponsorshipSetup } from "../setup";
 import type { PaymasterGasLimits } from "./paymasterAndDataV07";
 
-/** The validity window a signature gives an operation, unix seconds. */
+/**
+ * The validity window a signature gives an operation: unix seconds, or on an EntryPoint that reads them, block numbers
+ * with bit 47 set on both ends (src/sponsorship/blockWindow.ts).
+ */
 export interface SigningWindow {
   validUntil: number;
   validAfter: number;
@@ -34,6 +37,11 @@ export interface PaymasterKind<Terms extends SigningWindow> {
     op: Op,
     version: EntryPointVersion<Op>,
   ): readonly Rule[];
+  /**
+   * Whether the kind signs the window it is given in block numbers when the paymaster asks for it; a kind whose terms
+   * carry their own window in seconds (a token price quote) does not.
+   */
+  readonly signsBlockWindows: boolean;
   /** The terms the signature commits to, for the window the rules passed (a kind may keep a narrower one). */
   terms(setup: SponsorshipSetup, window: SigningWindow): Terms;
   /** The terms as the contract hashes them after the version's prefix: hex digits without 0x. */

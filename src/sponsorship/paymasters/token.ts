@@ -65,6 +65,8 @@ export function tokenPaymaster(request: TokenPaymasterRequest): PaymasterKind<To
     mode: "ERC20",
     // The user pays, so no deposit is held against the signature.
     holdsDeposit: false,
+    // The price quote the terms carry is good for a time, not for a number of blocks.
+    signsBlockWindows: false,
     rules: (_sponsoredRules, op, version): Rule[] => [balanceRule(op.sender, maxTokenCost(version, op, terms))],
     terms: () => terms,
     hashedTerms: tokenHashedTerms,

@@ -13,6 +13,7 @@ import { paymasterGasLimitsV07 } from "./verifyingPaymasterGasV07";
 export const verifyingPaymaster: PaymasterKind<SponsorshipTerms> = {
   mode: "SPONSORED",
   holdsDeposit: true,
+  signsBlockWindows: true,
   rules: (sponsoredRules) => sponsoredRules,
   // The first rule passed only with a funding wallet linked: it is the paymasterId whose deposit pays on chain.
   terms: (setup, window) => ({ paymasterId: setup.fundingAddress as Address, ...window }),

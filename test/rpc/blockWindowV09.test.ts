@@ -1,0 +1,252 @@
+// Validity windows in block numbers, end to end on the local chain with the real EntryPoint v0.9: a paymaster sets
+// `validityBlocks` through PATCH paymasterParameters; its v0.9 signatures then carry validAfter and validUntil as
+// block numbers (bit 47 set on both), from a few blocks before the chain's head to `validityBlocks` after it. Such an
+// operation is mined by handleOps inside its window and refused by the EntryPoint (AA37, its block range) after its last block; the
+// ledger holds it in seconds all the while. The same paymaster's v0.8 signatures stay in seconds, as do parallel
+// commitments' lifetimes; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { toSimpleSmartAccount } from "permissionless/accounts";
+import {
+  type Address,
+  decodeAbiParameters,
+  type Hex,
+  hexToBigInt,
+  isAddressEqual,
+  numberToHex,
+  parseEther,
+  parseEventLogs,
+} from "viem";
+import { formatUserOperationRequest, toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { ChainConfig } from "../../src/config";
+import { MAX_VALIDITY_BLOCKS } from "../../src/schemas/management/validityBlocksLimit";
+import { BLOCK_NUMBER_FLAG, BLOCK_SKEW } from "../../src/sponsorship/blockWindow";
+import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import {
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "../../src/sponsorship/paymasters/artifacts";
+import { listSponsorships } from "../../src/storage/sponsorships";
+import { anvilKeys } from "../contracts/fixtures";
+import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { chainDapp, TARGET } from "../helpers/chainApp";
+import { rpc } from "../helpers/dappSetup";
+
+const CHAIN_ID = 31337;
+const BLOCKS = 5;
+
+let env: LocalStacks;
+let t: TestApp;
+let dapp: Dapp;
+
+before(async () => {
+  env = await startLocalStacks();
+  const chain: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: env.chain.rpcUrl };
+  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, chain]]) });
+  dapp = await chainDapp(t);
+  for (const [version, abi] of [
+    ["0.8", verifyingPaymasterV07Artifact.abi],
+    ["0.9", verifyingPaymasterV09Artifact.abi],
+  ] as const) {
+    await confirm(
+      env,
+      env.wallet(anvilKeys.fundingWallet).writeContract({
+        address: env.chain.info.entryPoints[version].verifyingPaymaster,
+        abi,
+        functionName: "depositFor",
+        args: [env.fundingWallet],
+        value: parseEther("1"),
+      }),
+    );
+  }
+});
+
+after(async () => {
+  try {
+    await t?.close();
+  } finally {
+    await env?.stop();
+  }
+});
+
+const patch = (body: Record<string, unknown>) =>
+  t.call("PATCH", "paymasterParameters", {
+    token: dapp.token,
+    apiKey: dapp.apiKey,
+    body: { paymasterId: dapp.paymasterId, type: "validityBlocks", ...body },
+  });
+
+/** A fresh SimpleAccount's first operation at `version`'s EntryPoint (factory and a call to TARGET), unsigned. */
+async function freshOperation(version: "0.8" | "0.9") {
+  const stack = env.chain.info.entryPoints[version];
+  // permissionless 0.4.1 has no v0.9 account; its v0.8 SimpleAccount signs as v0.9's does (the EIP-712 hash).
+  const account = await toSimpleSmartAccount({
+    client: env.publicClient,
+    owner: privateKeyToAccount(generatePrivateKey()),
+    entryPoint: { address: stack.entryPoint, version: "0.8" },
+    factoryAddress: stack.simpleAccountFactory,
+  });
+  const block = await env.publicClient.getBlock();
+  const op: UserOperation<"0.8"> = {
+    sender: account.address,
+    nonce: 0n,
+    ...(await account.getFactoryArgs()),
+    callData: await account.encodeCalls([{ to: TARGET, value: 0n }]),
+    callGasLimit: 100_000n,
+    verificationGasLimit: 500_000n,
+    preVerificationGas: 60_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000_000n,
+    signature: "0x",
+  };
+  return { account, op, entryPoint: stack.entryPoint };
+}
+
+/** pm_getPaymasterData for the operation; the answer's fields put on it, and its window as signed. */
+async function sponsored(version: "0.8" | "0.9", context: Record<string, unknown> = {}) {
+  const { account, op, entryPoint } = await freshOperation(version);
+  const reply = await rpc(t, dapp, "pm_getPaymasterData", [
+    formatUserOperationRequest(op),
+    entryPoint,
+    numberToHex(CHAIN_ID),
+    context,
+  ]);
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  assert.ok(reply.body.result, JSON.stringify(reply.body));
+  const result = reply.body.result as Record<string, Hex>;
+  const withFields: UserOperation<"0.8"> = {
+    ...op,
+    paymaster: result.paymaster as Address,
+    paymasterData: result.paymasterData as Hex,
+    paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
+    paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
+  };
+  // Our verifying paymaster's data: abi.encode(paymasterId, validUntil, validAfter, signature).
+  const [, validUntil, validAfter] = decodeAbiParameters(
+    [{ type: "address" }, { type: "uint48" }, { type: "uint48" }, { type: "bytes" }],
+    withFields.paymasterData as Hex,
+  );
+  return { account, op: withFields, entryPoint, window: { validUntil, validAfter }, result };
+}
+
+/** The account signs last; a plain EOA sends handleOps (v0.9 takes bundles from EOAs only). */
+async function handleOps(entryPoint: Address, op: UserOperation<"0.8">, signature: Hex) {
+  const packed = toPackedUserOperation({ ...op, signature });
+  return env.wallet(anvilKeys.bundler).writeContract({
+    address: entryPoint,
+    abi: entryPointV07Abi,
+    functionName: "handleOps",
+    args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
+  });
+}
+
+const head = () => env.publicClient.getBlockNumber({ cacheTime: 0 });
+
+describe("PATCH paymasterParameters {type: validityBlocks}", () => {
+  test("a bad number is a 400 naming blocks, and changes nothing", async () => {
+    const problem = `blocks must be a whole number of blocks from 1 to ${MAX_VALIDITY_BLOCKS}, or null for a window in seconds`;
+    for (const blocks of [0, -3, MAX_VALIDITY_BLOCKS + 1, 2.5, "10", true]) {
+      const reply = await patch({ blocks });
+      assert.equal(reply.status, 400, `${blocks}: ${JSON.stringify(reply.body)}`);
+      assert.equal(reply.body.message, problem, String(blocks));
+    }
+    const missing = await patch({});
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.message, "blocks is required");
+    const listed = await t.call("GET", "paymasterParameters", { token: dapp.token });
+    const mine = (listed.body.data as { paymasterId: string; validityBlocks: unknown }[]).find(
+      (paymaster) => paymaster.paymasterId === dapp.paymasterId,
+    );
+    assert.equal(mine?.validityBlocks, null);
+  });
+
+  test("another paymaster's id is not found", async () => {
+    const other = await t.dapp();
+    const reply = await t.call("PATCH", "paymasterParameters", {
+      token: dapp.token,
+      apiKey: dapp.apiKey,
+      body: { paymasterId: other.paymasterId, type: "validityBlocks", blocks: 10 },
+    });
+    assert.equal(reply.status, 404, JSON.stringify(reply.body));
+  });
+});
+
+describe("a paymaster whose signatures are valid for a number of blocks", () => {
+  before(async () => {
+    const reply = await patch({ blocks: BLOCKS });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal((reply.body.data as { validityBlocks: number }).validityBlocks, BLOCKS);
+  });
+
+  test("v0.9: the window is in blocks, from BLOCK_SKEW before the head to BLOCKS after it, and the operation is mined", async () => {
+    const before = await head();
+    const { account, op, entryPoint, window } = await sponsored("0.9");
+    const after = await head();
+    const flag = BigInt(BLOCK_NUMBER_FLAG);
+    assert.ok(window.validUntil >= flag && window.validAfter >= flag, "bit 47 set on both ends");
+    const last = BigInt(window.validUntil) - flag;
+    assert.ok(last >= before + BigInt(BLOCKS) && last <= after + BigInt(BLOCKS), `last block ${last}`);
+    assert.equal(BigInt(window.validAfter) - flag, last - BigInt(BLOCKS) - BigInt(BLOCK_SKEW));
+
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const [record] = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+      (row) => row.sender === op.sender.toLowerCase(),
+    );
+    assert.ok(record?.sponsored, JSON.stringify(record));
+    // The ledger holds it in seconds: at least as long as a window in seconds would have been (300 s by default).
+    assert.ok(Number(record.valid_until) >= nowSeconds + 290, `held until ${record.valid_until}`);
+    assert.ok(Number(record.valid_until) < BLOCK_NUMBER_FLAG);
+
+    const receipt = await env.publicClient.waitForTransactionReceipt({
+      hash: await handleOps(entryPoint, op, await account.signUserOperation(op)),
+    });
+    assert.equal(receipt.status, "success");
+    assert.ok(receipt.blockNumber <= last, `mined in block ${receipt.blockNumber}, window ends at ${last}`);
+    const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
+    assert.ok(event && isAddressEqual(event.args.sender, op.sender));
+    assert.equal(event.args.success, true);
+    assert.ok(isAddressEqual(event.args.paymaster, env.chain.info.entryPoints["0.9"].verifyingPaymaster));
+  });
+
+  test("v0.9: after its last block the EntryPoint refuses it (AA37), though its seconds would still hold", async () => {
+    const { account, op, entryPoint, window } = await sponsored("0.9");
+    const last = BigInt(window.validUntil) - BigInt(BLOCK_NUMBER_FLAG);
+    const toMine = last - (await head()) + 1n;
+    await env.publicClient.request({ method: "anvil_mine" as never, params: [numberToHex(toMine)] as never });
+    assert.equal(await head(), last + 1n);
+    await assert.rejects(
+      handleOps(entryPoint, op, await account.signUserOperation(op)),
+      /AA37 paymaster inval block range/,
+    );
+  });
+
+  test("v0.8 reads no block numbers: the same paymaster signs its window in seconds", async () => {
+    const { window } = await sponsored("0.8");
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    assert.ok(window.validUntil < BLOCK_NUMBER_FLAG && window.validAfter < BLOCK_NUMBER_FLAG);
+    assert.ok(Math.abs(window.validUntil - (nowSeconds + 300)) <= 5, `validUntil ${window.validUntil}`);
+  });
+
+  test("v0.9 parallel signing: the committed window is in blocks, the commitment lives in seconds", async () => {
+    const { op, window, result } = await sponsored("0.9", { signingPhase: "commit" });
+    assert.ok(result.paymasterSignature, "commit answers a placeholder paymasterSignature");
+    assert.ok(window.validUntil >= BLOCK_NUMBER_FLAG && window.validAfter >= BLOCK_NUMBER_FLAG);
+    const [kept] = await t.db.query<{ valid_until: string }>(
+      "SELECT valid_until::text AS valid_until FROM signature_commitments WHERE sender = $1",
+      [op.sender.toLowerCase()],
+    );
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    assert.ok(kept, "the commitment is kept");
+    assert.ok(Number(kept.valid_until) >= nowSeconds + 290 && Number(kept.valid_until) < nowSeconds + 400);
+  });
+
+  test("null goes back to windows in seconds on v0.9", async () => {
+    const reply = await patch({ blocks: null });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal((reply.body.data as { validityBlocks: unknown }).validityBlocks, null);
+    const { window } = await sponsored("0.9");
+    assert.ok(window.validUntil < BLOCK_NUMBER_FLAG && window.validAfter < BLOCK_NUMBER_FLAG);
+  });
+});
