@@ -23,13 +23,9 @@ import type { ChainConfig } from "../../src/config";
 import { MAX_VALIDITY_BLOCKS } from "../../src/schemas/management/validityBlocksLimit";
 import { BLOCK_NUMBER_FLAG, BLOCK_SKEW } from "../../src/sponsorship/blockWindow";
 import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import {
-  verifyingPaymasterV07Artifact,
-  verifyingPaymasterV09Artifact,
-} from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
@@ -46,21 +42,7 @@ before(async () => {
   const chain: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: env.chain.rpcUrl };
   t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, chain]]) });
   dapp = await chainDapp(t);
-  for (const [version, abi] of [
-    ["0.8", verifyingPaymasterV07Artifact.abi],
-    ["0.9", verifyingPaymasterV09Artifact.abi],
-  ] as const) {
-    await confirm(
-      env,
-      env.wallet(anvilKeys.fundingWallet).writeContract({
-        address: env.chain.info.entryPoints[version].verifyingPaymaster,
-        abi,
-        functionName: "depositFor",
-        args: [env.fundingWallet],
-        value: parseEther("1"),
-      }),
-    );
-  }
+  await depositForFunding(env, ["0.8", "0.9"], parseEther("1"));
 });
 
 after(async () => {

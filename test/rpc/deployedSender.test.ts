@@ -19,17 +19,12 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
 import type { ChainConfig } from "../../src/config";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import {
-  verifyingPaymasterV07Artifact,
-  verifyingPaymasterV09Artifact,
-} from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
@@ -56,47 +51,7 @@ before(async () => {
     contract: { address: TARGET },
     dapp: { name: "no deployment rule" },
   });
-  const funding = env.wallet(anvilKeys.fundingWallet);
-  await confirm(
-    env,
-    funding.writeContract({
-      address: env.chain.info.verifyingPaymaster,
-      abi: verifyingPaymasterAbi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: parseEther("1"),
-    }),
-  );
-  await confirm(
-    env,
-    funding.writeContract({
-      address: env.chain.info.entryPoints["0.7"].verifyingPaymaster,
-      abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: parseEther("1"),
-    }),
-  );
-  await confirm(
-    env,
-    funding.writeContract({
-      address: env.chain.info.entryPoints["0.8"].verifyingPaymaster,
-      abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: parseEther("1"),
-    }),
-  );
-  await confirm(
-    env,
-    funding.writeContract({
-      address: env.chain.info.entryPoints["0.9"].verifyingPaymaster,
-      abi: verifyingPaymasterV09Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: parseEther("1"),
-    }),
-  );
+  await depositForFunding(env, ["0.6", "0.7", "0.8", "0.9"], parseEther("1"));
 });
 
 after(async () => {

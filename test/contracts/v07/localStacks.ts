@@ -22,6 +22,7 @@ import {
   isAddressEqual,
   type Log,
   type PublicClient,
+  parseAbi,
   parseEther,
   parseEventLogs,
   type SignedAuthorization,
@@ -83,6 +84,34 @@ export async function startLocalStacks(): Promise<LocalStacks> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Every version's verifying paymaster takes deposits the same way. */
+const depositForAbi = parseAbi(["function depositFor(address paymasterId) payable"]);
+
+/**
+ * Puts `value` into the funding wallet's balance in the verifying paymaster of each version named ("0.6": the chain's
+ * own, the others: their stack's), one confirmed transaction each.
+ */
+export async function depositForFunding(
+  env: LocalStacks,
+  versions: readonly ("0.6" | LaterEntryPointVersion)[],
+  value: bigint,
+): Promise<void> {
+  for (const version of versions) {
+    const paymaster =
+      version === "0.6" ? env.chain.info.verifyingPaymaster : env.chain.info.entryPoints[version].verifyingPaymaster;
+    await confirm(
+      env,
+      env.wallet(anvilKeys.fundingWallet).writeContract({
+        address: paymaster,
+        abi: depositForAbi,
+        functionName: "depositFor",
+        args: [env.fundingWallet],
+        value,
+      }),
+    );
+  }
 }
 
 /** What a first operation is given; the paymaster's own limits are signed into paymasterAndData. */
