@@ -539,6 +539,34 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
     },
   );
 
+  await t.test("sets EntryPoint v0.9 validity in blocks from its overview; 0 is refused; back to seconds", async () => {
+    await tab("Overview").click();
+    const section = page.locator("section", {
+      has: page.getByRole("heading", { name: "Validity in blocks (EntryPoint v0.9)" }),
+    });
+    const count = section.getByLabel("Blocks past the chain's head");
+    const listedBlocks = async () => {
+      const listed = await fetch(`${service.baseUrl}/api/v2/public/sdk/paymasterParameters`, {
+        headers: { authToken },
+      }).then((reply) => reply.json() as Promise<{ data: { apiKey: string; validityBlocks: unknown }[] }>);
+      return listed.data.find((paymaster) => paymaster.apiKey === apiKey)?.validityBlocks;
+    };
+    await count.fill("0");
+    console_.expect(/status of 400/);
+    await section.getByRole("button", { name: "Use blocks" }).click();
+    await section
+      .getByText("blocks must be a whole number of blocks from 1 to 100000, or null for a window in seconds")
+      .waitFor();
+    assert.equal(await listedBlocks(), null, "nothing changed");
+    await count.fill("150");
+    await section.getByRole("button", { name: "Use blocks" }).click();
+    await section.getByText("EntryPoint v0.9 signatures are valid for 150 blocks.").waitFor();
+    assert.equal(await listedBlocks(), 150);
+    await section.getByRole("button", { name: "Use seconds" }).click();
+    await section.getByText("EntryPoint v0.9 signatures are valid for a time, in seconds.").waitFor();
+    assert.equal(await listedBlocks(), null);
+  });
+
   await t.test("pauses the limit, and resumes it", async () => {
     await tab("Rules").click();
     const limit = page.getByRole("article", { name: /daily cap/ });

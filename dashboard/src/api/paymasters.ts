@@ -11,6 +11,8 @@ export interface PaymasterView {
   active: boolean;
   /** What ERC-7677's stub gives wallets as the sponsor; null until set. */
   sponsor: { name: string; icon?: string } | null;
+  /** How many blocks an EntryPoint v0.9 signature stays valid; null: windows in seconds. */
+  validityBlocks: number | null;
 }
 
 /** Our contracts for one EntryPoint version on a chain. */

@@ -2,6 +2,7 @@ import { api, dapp, unwrap } from "../api/client";
 import type { PaymasterView } from "../api/paymasters";
 import { Copyable, FormError, useSubmit } from "../ui/forms";
 import { SponsorInfo } from "./sponsorInfo";
+import { ValidityBlocks } from "./validityBlocks";
 
 /** The paymaster's sponsorship endpoint: the path the Biconomy SDK and the other clients call, with the apiKey in it. */
 const rpcUrlOf = (paymaster: PaymasterView) => `${location.origin}/api/v1/${paymaster.chainId}/${paymaster.apiKey}`;
@@ -72,6 +73,7 @@ export function OverviewTab({ paymaster, onChange }: { paymaster: PaymasterView;
       </section>
       <PauseSponsorship paymaster={paymaster} onChange={onChange} />
       <SponsorInfo paymaster={paymaster} onChange={onChange} />
+      <ValidityBlocks paymaster={paymaster} onChange={onChange} />
     </>
   );
 }
