@@ -39,6 +39,7 @@ import { registerRpcDocs } from "./rpc/docsRoute";
 import { isRpcUrl, RPC_PATH, rpcIdOf, rpcRoutes, sendOutsideRoute } from "./rpc/server";
 import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
 import { sponsorshipRules } from "./sponsorship/ruleList";
+import { InFlightCharges } from "./sponsorship/rules/deposit";
 import { SetupCache } from "./sponsorship/setupCache";
 import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
@@ -134,11 +135,14 @@ export async function buildApp(
   }
   const metrics = ctx.metrics ?? createMetrics();
   const outstanding = new OutstandingCharges(ctx.db);
+  // One tally of the sponsorships being signed for the deposit rules and the alerts' periodic check.
+  const inFlight = new InFlightCharges();
   const alertWebhooks = webhookSettings(ctx.webhooks);
   const alerts = new Alerts({
     db: ctx.db,
     chains,
     outstanding,
+    inFlight,
     settings: alertWebhooks,
     guard: guardOf(alertWebhooks, () => app.addresses()),
     now: ctx.now ?? Date.now,
@@ -204,6 +208,7 @@ export async function buildApp(
           chains,
           balances: new DepositBalances({ now: ctx.now }),
           outstanding,
+          inFlight,
           observe: alerts.depositObserved,
         },
         webhooks: ctx.webhooks,

@@ -1,14 +1,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { Metrics } from "../metrics/metrics";
+import type { DepositReading, InFlightCharges } from "../sponsorship/rules/deposit";
 import type { LimitRefused } from "../sponsorship/rules/spendingLimits";
-import {
-  type DepositFigure,
-  findAlertSettings,
-  noteDepositFigure,
-  noteLimitRefusal,
-  pruneAlerts,
-} from "../storage/alerts";
+import { findAlertSettings, noteDepositFigure, noteLimitRefusal, pruneAlerts } from "../storage/alerts";
 import type { Database } from "../storage/database";
 import type { OutstandingCharges } from "../storage/outstandingCharges";
 import type { GuardPolicy } from "../webhooks/addressGuard";
@@ -30,6 +25,8 @@ export interface AlertsDeps {
   db: Database;
   chains: ReadonlyMap<number, SponsoringChain>;
   outstanding: OutstandingCharges;
+  /** The deposit rule's: the periodic check counts the sponsorships being signed, and its readings take their order. */
+  inFlight: InFlightCharges;
   settings: WebhookSettings;
   guard: GuardPolicy;
   now: () => number;
@@ -39,6 +36,8 @@ export interface AlertsDeps {
 
 /** Cycles known to have their limit.reached queued; past this many the set starts afresh (the table decides). */
 const NOTED_LIMITS_KEPT = 10_000;
+/** Deposits whose newest reading is remembered; past this many the one read longest ago is forgotten. */
+const NEWEST_READINGS_KEPT = 10_000;
 /** How long whether a paymaster has alerts set is believed; another instance's change is seen within this. */
 const SETTINGS_TTL_MS = 5_000;
 /** Delivered and given-up alerts are kept this long (to look into), then deleted by the periodic check. */
@@ -52,8 +51,15 @@ const KEEP_DONE_ALERTS_MS = 7 * 24 * 60 * 60 * 1000;
 export class Alerts {
   readonly #deps: AlertsDeps;
   readonly #delivery: AlertDelivery;
-  /** Per deposit, the latest figure not yet noted: a burst of sponsorships makes one statement at a time. */
-  readonly #latest = new Map<string, Omit<DepositFigure, "at">>();
+  /** Per deposit, the newest reading not yet noted: a burst of sponsorships makes one statement at a time. */
+  readonly #latest = new Map<string, DepositReading>();
+  /**
+   * Per deposit, the order of the newest reading taken in (noted, being noted or waiting), least recently read first.
+   * A reading older than that is dropped: written after a newer one, it would undo it (the periodic check's reading,
+   * slower, finding the deposit above after a sponsorship's newer one found it below re-arms the alert, and the next
+   * reading alerts again for the same crossing).
+   */
+  readonly #newest = new Map<string, number>();
   readonly #noting = new Set<string>();
   readonly #limitsNoted = new Set<string>();
   readonly #pending = new Set<Promise<void>>();
@@ -67,10 +73,21 @@ export class Alerts {
     this.#delivery = new AlertDelivery(deps);
   }
 
-  /** The deposit rule's figure after a sponsorship (or a refusal for want of deposit). */
-  readonly depositObserved = (figure: Omit<DepositFigure, "at">): void => {
-    const key = `${figure.paymasterId}:${figure.paymasterAddress}`;
-    this.#latest.set(key, figure);
+  /**
+   * A reading of a deposit: the deposit rule's after a sponsorship (or a refusal for want of deposit), or the periodic
+   * check's. Readings of a deposit are noted in the order they were taken (`order`), whatever the order they arrive in.
+   */
+  readonly depositObserved = (reading: DepositReading): void => {
+    const key = `${reading.paymasterId}:${reading.paymasterAddress}`;
+    const newest = this.#newest.get(key);
+    if (newest !== undefined && reading.order <= newest) return;
+    this.#newest.delete(key);
+    this.#newest.set(key, reading.order);
+    if (this.#newest.size > NEWEST_READINGS_KEPT) {
+      const [oldest] = this.#newest.keys();
+      if (oldest !== undefined) this.#newest.delete(oldest);
+    }
+    this.#latest.set(key, reading);
     if (this.#noting.has(key)) return;
     this.#noting.add(key);
     this.#track(this.#drain(key));
@@ -126,6 +143,14 @@ export class Alerts {
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
+    await this.idle();
+  }
+
+  /**
+   * Waits until the periodic check under way, the readings and refusals handed over so far and the delivery pass they
+   * started are done (shutdown, tests).
+   */
+  async idle(): Promise<void> {
     await this.#checking;
     while (this.#pending.size > 0) await Promise.all(this.#pending);
     await this.#delivery.idle();
@@ -133,9 +158,9 @@ export class Alerts {
 
   #checkDeposits(): void {
     if (this.#checking) return;
-    const { db, chains, outstanding, now, log } = this.#deps;
+    const { db, chains, outstanding, inFlight, now, log } = this.#deps;
     const nowMs = now();
-    this.#checking = readWatchedDeposits({ db, chains, outstanding }, nowMs, (figure) => this.#note(figure))
+    this.#checking = readWatchedDeposits({ db, chains, outstanding, inFlight }, nowMs, this.depositObserved)
       .then(() => pruneAlerts(db, nowMs - KEEP_DONE_ALERTS_MS))
       .catch((error: unknown) => log.error({ err: error }, "deposit alert check failed"))
       .finally(() => {
@@ -154,13 +179,14 @@ export class Alerts {
     }
   }
 
-  async #note(figure: Omit<DepositFigure, "at">): Promise<void> {
+  async #note(reading: DepositReading): Promise<void> {
     try {
-      if (!(await this.#hasAlerts(figure.paymasterId))) return;
+      if (!(await this.#hasAlerts(reading.paymasterId))) return;
+      const { order: _, ...figure } = reading;
       const queued = await noteDepositFigure(this.#deps.db, { ...figure, at: new Date(figure.nowMs).toISOString() });
       if (queued) this.#delivery.kick();
     } catch (error) {
-      this.#deps.log.error({ err: error, paymasterId: figure.paymasterId }, "deposit alert check not recorded");
+      this.#deps.log.error({ err: error, paymasterId: reading.paymasterId }, "deposit alert check not recorded");
     }
   }
 

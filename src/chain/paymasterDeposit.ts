@@ -9,6 +9,10 @@ import type { SponsoringChain } from "./sponsoringChains";
  */
 export const EXPIRY_MARGIN_SECONDS = 60;
 
+/** The key of one deposit: a funding wallet's balance in one verifying paymaster of one chain (any case given). */
+export const depositKey = (chainId: number, verifyingPaymaster: string, fundingAddress: string): string =>
+  `${chainId}:${verifyingPaymaster.toLowerCase()}:${fundingAddress.toLowerCase()}`;
+
 export type BalanceRead = { ok: true; balance: bigint } | { ok: false; error: string };
 
 export interface DepositBalancesOptions {
@@ -45,7 +49,7 @@ export class DepositBalances {
   }
 
   get(chain: SponsoringChain, wallet: Address): Promise<BalanceRead> {
-    const key = `${chain.chainId}:${chain.verifyingPaymaster?.toLowerCase()}:${wallet.toLowerCase()}`;
+    const key = depositKey(chain.chainId, String(chain.verifyingPaymaster), wallet);
     const now = this.#now();
     const cached = this.#entries.get(key);
     if (cached && (cached.at === undefined || now - cached.at < this.#ttlMs)) return cached.read;
@@ -65,7 +69,7 @@ export class DepositBalances {
 
   /** Forgets a balance, e.g. after a settlement moved it. */
   forget(chain: SponsoringChain, wallet: Address): void {
-    this.#entries.delete(`${chain.chainId}:${chain.verifyingPaymaster?.toLowerCase()}:${wallet.toLowerCase()}`);
+    this.#entries.delete(depositKey(chain.chainId, String(chain.verifyingPaymaster), wallet));
   }
 
   #sweep(now: number): void {

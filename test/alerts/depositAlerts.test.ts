@@ -5,8 +5,13 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseGwei } from "viem";
+import { readWatchedDeposits } from "../../src/alerts/depositWatch";
+import { depositKey } from "../../src/chain/paymasterDeposit";
+import { sponsoringChains } from "../../src/chain/sponsoringChains";
 import { POST_OP_OVERHEAD_GAS } from "../../src/sponsorship/entryPoints/prefund";
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { type DepositReading, InFlightCharges } from "../../src/sponsorship/rules/deposit";
+import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import { anvilKeys, reservedFor } from "../contracts/fixtures";
 import { startTestApp } from "../helpers/app";
@@ -18,6 +23,7 @@ import {
   requestSponsorship,
   startChainApp,
 } from "../helpers/chainApp";
+import { fundedDapp } from "../helpers/dappSetup";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
 import { eventually, outboxOf, setAlerts, webhookSecretOf } from "./helpers";
 
@@ -166,4 +172,34 @@ test("without the periodic check, the sponsorships' own readings alert; a refusa
   } finally {
     await t.close();
   }
+});
+
+test("the periodic check's reading counts the sponsorships of this process being signed", async () => {
+  // A sponsorship that passed its deposit check and is not recorded yet is in no outstanding query: without it, a
+  // reading taken meanwhile finds the deposit higher than the sponsorship's own did and can re-arm the alert.
+  const dapp = await fundedDapp(app.t, { fundingKey: anvilKeys.stranger });
+  // Threshold 0: the app's own periodic check finds nothing below meanwhile.
+  await setAlerts(app.t, dapp, receiver.url("/alerts"), "0");
+  const chains = sponsoringChains(app.t.ctx.chains);
+  const verifyingPaymaster = chains.get(31337)?.verifyingPaymaster as string;
+  const inFlight = new InFlightCharges();
+  const signing = inFlight.hold(depositKey(31337, verifyingPaymaster, dapp.fundingAddress), 7n);
+  const readings: DepositReading[] = [];
+  await readWatchedDeposits(
+    { db: app.t.db, chains, outstanding: new OutstandingCharges(app.t.db), inFlight },
+    Date.now(),
+    (reading) => readings.push(reading),
+  );
+  signing.drop();
+  assert.deepEqual(
+    readings
+      .filter((reading) => reading.paymasterId === dapp.paymasterId)
+      .map((reading) => [
+        reading.entryPointVersion,
+        reading.paymasterAddress,
+        reading.depositWei,
+        reading.outstandingWei,
+      ]),
+    [["0.6", verifyingPaymaster.toLowerCase(), 0n, 7n]],
+  );
 });

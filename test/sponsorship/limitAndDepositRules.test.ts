@@ -631,6 +631,51 @@ describe("deposit: what unexpired sponsorships hold", () => {
     assert.equal(inFlight.heldNow(key), 0n, "a hold is let go once");
   });
 
+  test("in flight: one recorded while the last check under way reads still counts for that check", async () => {
+    // A passes and holds; B starts reading; A's record lands after B's outstanding query took its snapshot (modelled
+    // by marking it recorded without a row: B's query cannot see it), then B's read ends, the only read under way.
+    // Room for one and a half operations: B must count A and be refused.
+    const wallet = freshWallet();
+    const inFlight = new InFlightCharges();
+    const first = deposit({ balance: NEEDED + NEEDED / 2n, inFlight });
+    const a = await first.rule.evaluate(depositInput(wallet));
+    assert.equal(a.passed, true);
+    let readStarted!: () => void;
+    const reading = new Promise<void>((resolve) => {
+      readStarted = resolve;
+    });
+    let answer!: (balance: bigint) => void;
+    const balance = new Promise<bigint>((resolve) => {
+      answer = resolve;
+    });
+    const b = depositRule({
+      chains: new Map([[CHAIN.chainId, CHAIN]]),
+      balances: new DepositBalances({
+        read: () => {
+          readStarted();
+          return balance;
+        },
+      }),
+      outstanding: new OutstandingCharges(db),
+      inFlight,
+    }).evaluate(depositInput(wallet, userOp(BOB, 1n)));
+    await reading;
+    a.afterRecord?.(true);
+    answer(NEEDED + NEEDED / 2n);
+    assert.deepEqual(outcomeOf(await b), tooSmall(wallet, "0.000243", "0.000162", "0.000162"));
+  });
+
+  test("in flight: readings are ordered by when they end, each counting the holds placed before", () => {
+    const inFlight = new InFlightCharges();
+    const slow = inFlight.beginRead();
+    const quick = inFlight.beginRead();
+    const first = inFlight.endRead(quick, "k");
+    inFlight.hold("k", 5n);
+    const second = inFlight.endRead(slow, "k");
+    assert.deepEqual([first.held, second.held], [0n, 5n]);
+    assert.ok(second.order > first.order, "the read that ended later is the newer, whichever began first");
+  });
+
   test("recorded and in-flight holds add up", async () => {
     const wallet = freshWallet();
     await recordHold(wallet, HELD);

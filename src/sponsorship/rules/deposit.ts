@@ -1,5 +1,5 @@
 import type { Address } from "viem";
-import { type DepositBalances, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
+import { type DepositBalances, depositKey, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
 import type { DepositFigure } from "../../storage/alerts";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
@@ -22,7 +22,12 @@ export interface DepositRuleDeps {
    * Told what the check read, after the sponsorship is recorded (or refused here): the deposit alert's cheap check
    * (docs/alerts.md). Must not throw nor block: the sponsorship does not wait for it.
    */
-  observe?: (figure: Omit<DepositFigure, "at">) => void;
+  observe?: (reading: DepositReading) => void;
+}
+
+/** A reading of a deposit for the deposit alert, with its place among this process's readings (`ReadEnd.order`). */
+export interface DepositReading extends Omit<DepositFigure, "at"> {
+  order: number;
 }
 
 /**
@@ -103,11 +108,12 @@ async function checkDeposit(
   if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
   const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
   const needed = maxDepositCharge(input.userOp);
-  const key = `${chain.chainId}:${chain.verifyingPaymaster.toLowerCase()}:${wallet}`;
+  const key = depositKey(chain.chainId, chain.verifyingPaymaster, wallet);
 
   const snapshot = inFlight.beginRead();
   let recorded: bigint;
   let read: Awaited<ReturnType<DepositBalances["get"]>>;
+  let inFlightNow: ReadEnd;
   try {
     [read, recorded] = await Promise.all([
       deps.balances.get(chain, wallet),
@@ -119,7 +125,7 @@ async function checkDeposit(
       }),
     ]);
   } finally {
-    inFlight.endRead(snapshot);
+    inFlightNow = inFlight.endRead(snapshot, key);
   }
   if (!read.ok) {
     return refuse(
@@ -128,7 +134,7 @@ async function checkDeposit(
         `${read.error}; no operation is sponsored past a deposit that cannot be read`,
     );
   }
-  const held = recorded + inFlight.heldSince(key, snapshot);
+  const held = recorded + inFlightNow.held;
   const balance = read.balance;
   const observe = (outstandingWei: bigint) =>
     deps.observe?.({
@@ -139,6 +145,7 @@ async function checkDeposit(
       depositWei: balance,
       outstandingWei,
       nowMs: input.nowMs,
+      order: inFlightNow.order,
     });
   if (balance - held < needed) {
     observe(held);
@@ -163,6 +170,18 @@ function versionChain(chain: SponsoringChain | undefined, version: EntryPointVer
   return verifyingPaymaster ? { ...rest, verifyingPaymaster } : rest;
 }
 
+/** What a read of the recorded charges adds to its query's sum, and when it ended. */
+export interface ReadEnd {
+  /** The charges of `key` in flight, or recorded while the query ran (so perhaps not in its sum). */
+  held: bigint;
+  /**
+   * Strictly increasing in the order reads end, per process: a read counts every hold placed before it ended (the hold
+   * is placed in the same synchronous step as the deposit check's comparison), so of two readings of one deposit the
+   * one with the larger order is the newer, whichever is written first.
+   */
+  order: number;
+}
+
 export interface Hold {
   /** The sponsorship's record is durable: from now on the outstanding query counts it. */
   recorded(): void;
@@ -175,8 +194,11 @@ export interface Hold {
  *
  * The difficulty is the hand-over: a sponsorship recorded while another request's outstanding query runs may be missing
  * from that query's snapshot after it has left the in-flight sum. So each read notes a version before its query, and
- * a charge recorded after that version still counts for it (`heldSince`). Counting a charge twice is possible for that
+ * a charge recorded after that version still counts for it (`endRead`). Counting a charge twice is possible for that
  * instant (it errs towards refusing); missing one is not.
+ *
+ * The deposit alert's readings (the deposit check's and the periodic check's) go through here as well, which gives
+ * them an order: see `ReadEnd.order`.
  */
 export class InFlightCharges {
   readonly #held = new Map<string, bigint>();
@@ -185,27 +207,31 @@ export class InFlightCharges {
   #version = 0;
   /** Reads under way, by the version each started at. */
   readonly #reads = new Map<number, number>();
+  /** Reads ended so far: the last one's `order`. */
+  #readings = 0;
 
+  /** Starts a read of the recorded charges (the outstanding query): its version, for `endRead`. */
   beginRead(): number {
     const version = this.#version;
     this.#reads.set(version, (this.#reads.get(version) ?? 0) + 1);
     return version;
   }
 
-  endRead(version: number): void {
+  /**
+   * Ends the read that started at `version` once its query has answered: what it adds for `key` to the query's sum
+   * (in flight now, plus recorded since it started) and its place among this process's readings.
+   */
+  endRead(version: number, key: string): ReadEnd {
+    // Summed before the charges recorded during this read are let go below: its query may have missed them.
+    let held = this.#held.get(key) ?? 0n;
+    for (const r of this.#recorded) if (r.version > version && r.key === key) held += r.amount;
     const left = (this.#reads.get(version) ?? 1) - 1;
     if (left > 0) this.#reads.set(version, left);
     else this.#reads.delete(version);
     // Charges recorded at or before the oldest read under way are in every later query's snapshot.
     const oldest = this.#reads.size === 0 ? this.#version : Math.min(...this.#reads.keys());
     if (this.#recorded.length > 0) this.#recorded = this.#recorded.filter((r) => r.version > oldest);
-  }
-
-  /** In flight now, plus recorded after the read that started at `version`. */
-  heldSince(key: string, version: number): bigint {
-    let sum = this.#held.get(key) ?? 0n;
-    for (const r of this.#recorded) if (r.version > version && r.key === key) sum += r.amount;
-    return sum;
+    return { held, order: ++this.#readings };
   }
 
   hold(key: string, amount: bigint): Hold {
