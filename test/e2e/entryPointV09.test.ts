@@ -163,8 +163,8 @@ interface CallFrame {
 }
 
 /**
- * Gas used by each hook of `paymaster` in the bundle transaction, from anvil's call tracer; both must have run. The
- * signed limits must cover them: the validation one is checked here, for either way of signing.
+ * Gas used by each hook of `paymaster` in the bundle transaction, from anvil's call tracer; both must have run. Any of
+ * our paymasters: the two hooks are IPaymaster's, the same selectors in every paymaster's ABI.
  */
 async function hookGas(transactionHash: Hex, paymaster: Address) {
   const request = started().env.publicClient.request as unknown as (args: {
@@ -399,6 +399,15 @@ describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
       args: [owner.address],
     });
     assert.equal(minted - balance, charged.args.amount, "TUSD down by the charge");
-    tc.diagnostic(`charged ${charged.args.amount} TUSD units; actualGasUsed ${event.args.actualGasUsed}`);
+    const gas = await hookGas(receipt.receipt.transactionHash, v09().tokenPaymaster);
+    const { userOperation } = await bundler.getUserOperation({ hash });
+    const signed = userOperation as UserOperation<"0.9">;
+    assert.ok(gas.validation <= (signed.paymasterVerificationGasLimit ?? 0n), "validation within its signed limit");
+    assert.ok(gas.postOp <= (signed.paymasterPostOpGasLimit ?? 0n), "postOp within its signed limit");
+    tc.diagnostic(
+      `charged ${charged.args.amount} TUSD units; actualGasUsed ${event.args.actualGasUsed}; token paymaster ` +
+        `validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp} gas (signed limits ` +
+        `${signed.paymasterVerificationGasLimit} and ${signed.paymasterPostOpGasLimit})`,
+    );
   });
 });

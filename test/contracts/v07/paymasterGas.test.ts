@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, decodeFunctionData, type Hex, isAddressEqual, parseEventLogs } from "viem";
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeFunctionData,
+  type Hex,
+  isAddressEqual,
+  parseEventLogs,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { LaterEntryPointVersion } from "../../../src/config";
 import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
@@ -111,8 +119,13 @@ for (const version of ["0.7", "0.8"] as const) {
       state = await snapshot();
       try {
         return await mine(version, ownerKey, limits);
-      } catch {
-        return undefined; // handleOps reverted: validation ran out of its limit (AA36) or of gas
+      } catch (error) {
+        // handleOps reverted: validation ran out of its limit (AA36) or of gas. Anything else (a node that did not
+        // answer) is no measure of the limit, and would move the search: it fails the test with what happened.
+        if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) {
+          return undefined;
+        }
+        throw error;
       }
     };
     /** The least value of `field` (to 100 gas) with which the operation succeeds, the other limit at `other`. */
