@@ -21,6 +21,7 @@ import {
   parseEther,
   parseEventLogs,
   type SignedAuthorization,
+  slice,
 } from "viem";
 import {
   createBundlerClient,
@@ -400,10 +401,17 @@ describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
     });
     assert.equal(minted - balance, charged.args.amount, "TUSD down by the charge");
     const gas = await hookGas(receipt.receipt.transactionHash, v09().tokenPaymaster);
-    const { userOperation } = await bundler.getUserOperation({ hash });
-    const signed = userOperation as UserOperation<"0.9">;
-    assert.ok(gas.validation <= (signed.paymasterVerificationGasLimit ?? 0n), "validation within its signed limit");
-    assert.ok(gas.postOp <= (signed.paymasterPostOpGasLimit ?? 0n), "postOp within its signed limit");
+    // The limits signed are in paymasterAndData as the bundle carried it: paymaster ‖ uint128 ‖ uint128 ‖ …
+    const bundle = await env.publicClient.getTransaction({ hash: receipt.receipt.transactionHash });
+    const { args } = decodeFunctionData({ abi: entryPointV07Abi, data: bundle.input });
+    const [op] = args[0] as readonly { paymasterAndData: Hex }[];
+    assert.ok(op, "the bundle carries the operation");
+    const signed = {
+      paymasterVerificationGasLimit: hexToBigInt(slice(op.paymasterAndData, 20, 36)),
+      paymasterPostOpGasLimit: hexToBigInt(slice(op.paymasterAndData, 36, 52)),
+    };
+    assert.ok(gas.validation <= signed.paymasterVerificationGasLimit, "validation within its signed limit");
+    assert.ok(gas.postOp <= signed.paymasterPostOpGasLimit, "postOp within its signed limit");
     tc.diagnostic(
       `charged ${charged.args.amount} TUSD units; actualGasUsed ${event.args.actualGasUsed}; token paymaster ` +
         `validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp} gas (signed limits ` +
