@@ -8,7 +8,10 @@ import { withOptions } from "./messages";
 export const paymasterFieldsV07 = {
   paymaster: withOptions(Address, { description: "our verifying paymaster for the request's EntryPoint" }),
   paymasterData: withOptions(HexBytes, {
-    description: "256 bytes: abi.encode(paymasterId, validUntil, validAfter, signature)",
+    description:
+      "abi.encode(paymasterId, validUntil, validAfter, signature): 256 bytes, 160 when parallel signing puts the " +
+      "signature in paymasterSignature (v0.9). validUntil and validAfter are unix seconds, or on EntryPoint v0.9 for " +
+      "a paymaster with validityBlocks set, block numbers with bit 47 set on both",
   }),
   paymasterVerificationGasLimit: withOptions(HexQuantity, { description: "the paymaster's validation gas limit" }),
   paymasterPostOpGasLimit: withOptions(HexQuantity, {
