@@ -2,8 +2,8 @@
 // `validityBlocks` through PATCH paymasterParameters; its v0.9 signatures then carry validAfter and validUntil as
 // block numbers (bit 47 set on both), from a few blocks before the chain's head to `validityBlocks` after it. Such an
 // operation is mined by handleOps inside its window and refused by the EntryPoint (AA37, its block range) after its last block; the
-// ledger holds it in seconds all the while. The same paymaster's v0.8 signatures stay in seconds, as do parallel
-// commitments' lifetimes; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
+// ledger holds it in seconds all the while. Parallel signing carries the same window (mined too), while its
+// commitment lives in seconds. The same paymaster's v0.8 signatures stay in seconds; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
@@ -17,7 +17,12 @@ import {
   parseEther,
   parseEventLogs,
 } from "viem";
-import { formatUserOperationRequest, toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
+import {
+  formatUserOperationRequest,
+  toPackedUserOperation,
+  toSimple7702SmartAccount,
+  type UserOperation,
+} from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../../src/config";
 import { MAX_VALIDITY_BLOCKS } from "../../src/schemas/management/validityBlocksLimit";
@@ -25,7 +30,7 @@ import { BLOCK_NUMBER_FLAG, BLOCK_SKEW } from "../../src/sponsorship/blockWindow
 import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
@@ -105,12 +110,16 @@ async function sponsored(version: "0.8" | "0.9", context: Record<string, unknown
     paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
     paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
   };
-  // Our verifying paymaster's data: abi.encode(paymasterId, validUntil, validAfter, signature).
+  return { account, op: withFields, entryPoint, window: windowOf(withFields.paymasterData as Hex), result };
+}
+
+/** Our verifying paymaster's data is abi.encode(paymasterId, validUntil, validAfter, signature). */
+function windowOf(paymasterData: Hex) {
   const [, validUntil, validAfter] = decodeAbiParameters(
     [{ type: "address" }, { type: "uint48" }, { type: "uint48" }, { type: "bytes" }],
-    withFields.paymasterData as Hex,
+    paymasterData,
   );
-  return { account, op: withFields, entryPoint, window: { validUntil, validAfter }, result };
+  return { validUntil, validAfter };
 }
 
 /** The account signs last; a plain EOA sends handleOps (v0.9 takes bundles from EOAs only). */
@@ -181,10 +190,7 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     assert.ok(Number(record.valid_until) >= nowSeconds + 290, `held until ${record.valid_until}`);
     assert.ok(Number(record.valid_until) < BLOCK_NUMBER_FLAG);
 
-    const receipt = await env.publicClient.waitForTransactionReceipt({
-      hash: await handleOps(entryPoint, op, await account.signUserOperation(op)),
-    });
-    assert.equal(receipt.status, "success");
+    const receipt = await confirm(env, handleOps(entryPoint, op, await account.signUserOperation(op)));
     assert.ok(receipt.blockNumber <= last, `mined in block ${receipt.blockNumber}, window ends at ${last}`);
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
     assert.ok(event && isAddressEqual(event.args.sender, op.sender));
@@ -222,6 +228,73 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     const nowSeconds = Math.floor(Date.now() / 1000);
     assert.ok(kept, "the commitment is kept");
     assert.ok(Number(kept.valid_until) >= nowSeconds + 290 && Number(kept.valid_until) < nowSeconds + 400);
+  });
+
+  test("v0.9 parallel signing in blocks: commit, the account signs, finalize, mined by handleOps", async () => {
+    const stack = env.chain.info.entryPoints["0.9"];
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await toSimple7702SmartAccount({ client: env.publicClient, owner, entryPoint: "0.9" });
+    const authorization = await owner.signAuthorization({
+      address: stack.simple7702Account as Address,
+      chainId: env.viemChain.id,
+      nonce: 0,
+    });
+    const block = await env.publicClient.getBlock();
+    const op: UserOperation<"0.9"> = {
+      sender: owner.address,
+      nonce: 0n,
+      // EntryPoint v0.8 on: the 0x7702 marker makes the hash cover the delegate the authorization names.
+      factory: "0x7702",
+      factoryData: "0x",
+      callData: await account.encodeCalls([{ to: TARGET, value: 0n }]),
+      callGasLimit: 100_000n,
+      verificationGasLimit: 200_000n,
+      preVerificationGas: 60_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000_000n,
+      signature: "0x",
+      authorization,
+    };
+    const ask = (userOp: UserOperation<"0.9">, signingPhase: "commit" | "finalize") =>
+      rpc(t, dapp, "pm_getPaymasterData", [
+        formatUserOperationRequest(userOp),
+        stack.entryPoint,
+        numberToHex(CHAIN_ID),
+        { signingPhase },
+      ]);
+    const commit = await ask(op, "commit");
+    assert.ok(commit.body.result, JSON.stringify(commit.body));
+    const fields = commit.body.result as Record<string, Hex>;
+    const withFields: UserOperation<"0.9"> = {
+      ...op,
+      paymaster: fields.paymaster as Address,
+      paymasterData: fields.paymasterData as Hex,
+      paymasterVerificationGasLimit: hexToBigInt(fields.paymasterVerificationGasLimit as Hex),
+      paymasterPostOpGasLimit: hexToBigInt(fields.paymasterPostOpGasLimit as Hex),
+      paymasterSignature: fields.paymasterSignature as Hex,
+    };
+    const window = windowOf(withFields.paymasterData as Hex);
+    assert.ok(window.validUntil >= BLOCK_NUMBER_FLAG && window.validAfter >= BLOCK_NUMBER_FLAG, "a window in blocks");
+    const signature = await account.signUserOperation(withFields);
+    const finalize = await ask({ ...withFields, signature }, "finalize");
+    assert.ok(finalize.body.result, JSON.stringify(finalize.body));
+    const paymasterSignature = (finalize.body.result as Record<string, Hex>).paymasterSignature as Hex;
+    const packed = toPackedUserOperation({ ...withFields, signature, paymasterSignature });
+    const receipt = await confirm(
+      env,
+      env.wallet(anvilKeys.bundler).writeContract({
+        address: stack.entryPoint,
+        abi: entryPointV07Abi,
+        functionName: "handleOps",
+        args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
+        authorizationList: [authorization],
+      }),
+    );
+    assert.ok(receipt.blockNumber <= BigInt(window.validUntil - BLOCK_NUMBER_FLAG), "mined inside the window");
+    const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
+    assert.ok(event && isAddressEqual(event.args.sender, owner.address));
+    assert.equal(event.args.success, true);
+    assert.ok(isAddressEqual(event.args.paymaster, stack.verifyingPaymaster));
   });
 
   test("null goes back to windows in seconds on v0.9", async () => {
