@@ -7,10 +7,9 @@ import { after, before, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther } from "viem";
 import { REQUIRED_STAKE_WEI, REQUIRED_UNSTAKE_DELAY_SECONDS } from "../../src/chain/stakeRequirement";
 import { withLocalChain } from "../../src/devChain/localChain";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import { signerSetAbi } from "../../src/sponsorship/paymasters/signerSet";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
+import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
 
@@ -128,17 +127,9 @@ test("at start every unstaked paymaster fails its stake check; staked by the own
 test("the service's key removed from a signer set: readyz, the chains endpoint and the refusal name the signer check; added back, sponsored again", async (context) => {
   await readyWhen((chain) => chain.contracts.status === "ok");
   const dapp = await fundedDapp(t, { fundingKey: anvilKeys.fundingWallet, contract: { address: TARGET } });
+  // The dApp's funding wallet is the local stacks' one.
+  await depositForFunding(env, ["0.6"], parseEther("1"));
   const paymaster = env.chain.info.verifyingPaymaster;
-  await confirm(
-    env,
-    env.wallet(anvilKeys.fundingWallet).writeContract({
-      address: paymaster,
-      abi: verifyingPaymasterArtifact.abi,
-      functionName: "depositFor",
-      args: [dapp.fundingAddress],
-      value: parseEther("1"),
-    }),
-  );
   const sponsor = async (nonce: number) => {
     const reply = await rpc(t, dapp, "pm_sponsorUserOperation", [
       operation(nonce),

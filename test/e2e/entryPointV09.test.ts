@@ -25,109 +25,47 @@ import {
 } from "viem";
 import {
   createBundlerClient,
-  createPaymasterClient,
   formatUserOperationRequest,
-  type SmartAccount,
   toSimple7702SmartAccount,
   type UserOperation,
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig } from "../../src/config";
-import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
 import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/devChain/tokenDeployment";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/sponsorship/entryPoints/entryPointV09";
 import { verifyingPaymasterV09Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { confirm } from "../contracts/v07/localStacks";
+import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
+import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 
 const DEPOSIT = parseEther("1");
 
-let env: LocalStacks | undefined;
-let alto: Alto | undefined;
-let t: TestApp | undefined;
+let stack: AltoStack | undefined;
 let dapp: Dapp;
 let endpoint: string;
 
 before(async () => {
-  env = await startLocalStacks();
-  const entryPoints = env.chain.info.entryPoints;
-  alto = await startAlto({
-    rpcUrl: env.chain.rpcUrl,
-    executorKey: anvilKeys.bundler,
-    utilityKey: anvilKeys.stranger,
-    apiVersions: ["v2"],
-    entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.9"].entryPoint],
-    // A bound against a hang: on a loaded 2-core machine Alto's start passed the helper's default 30 s.
-    startTimeoutMs: 120_000,
+  stack = await startAltoStack({
+    entryPoints: ["0.6", "0.9"],
+    feeTokens: true,
+    deposits: { versions: ["0.9"], value: DEPOSIT },
   });
-  const chain: ChainConfig = {
-    chainId: 31337,
-    name: "local",
-    rpcUrl: env.chain.rpcUrl,
-    bundlerUrl: alto.url,
-    tokens: [...LOCAL_TOKENS],
-  };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
-  dapp = await chainDapp(t);
-  await confirm(
-    env,
-    env.wallet(anvilKeys.fundingWallet).writeContract({
-      address: entryPoints["0.9"].verifyingPaymaster,
-      abi: verifyingPaymasterV09Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: DEPOSIT,
-    }),
-  );
-  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
-  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+  dapp = await chainDapp(stack.t);
+  endpoint = stack.endpoint(dapp);
 });
 
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    try {
-      await alto?.stop();
-    } finally {
-      await env?.stop();
-    }
-  }
-});
+after(() => stack?.stop());
 
-function started(): { env: LocalStacks; alto: Alto } {
-  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
-  return { env, alto };
+function started(): AltoStack {
+  assert.ok(stack, "the chain, Alto or the service did not start");
+  return stack;
 }
 
 const v09 = () => started().env.chain.info.entryPoints["0.9"];
-
-type Sent = { method: string; params: unknown[] }[];
-
-function bundlerFor(account: SmartAccount, sent: Sent) {
-  const { env, alto } = started();
-  const paymaster = createPaymasterClient({
-    transport: http(endpoint, {
-      onFetchRequest: async (request) => {
-        sent.push((await request.clone().json()) as Sent[number]);
-      },
-    }),
-  });
-  return createBundlerClient({
-    account,
-    client: env.publicClient,
-    transport: http(alto.url),
-    paymaster,
-    pollingInterval: 50,
-  });
-}
 
 async function depositOf(): Promise<bigint> {
   return started().env.publicClient.readContract({
@@ -217,7 +155,7 @@ describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
     const { owner, account, authorization } = await delegatedAccount();
     assert.ok(isAddressEqual(account.entryPoint.address, v09().entryPoint), "viem's default v0.9 EntryPoint is ours");
     const sent: Sent = [];
-    const bundler = bundlerFor(account, sent);
+    const bundler = bundlerFor(started(), endpoint, account, sent);
     const depositBefore = await depositOf();
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -245,7 +183,7 @@ describe("EntryPoint v0.9, a SimpleAccount deployed by the v0.9 SimpleAccountFac
       factoryAddress: v09().simpleAccountFactory,
     });
     const sent: Sent = [];
-    const bundler = bundlerFor(account, sent);
+    const bundler = bundlerFor(started(), endpoint, account, sent);
     const depositBefore = await depositOf();
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -261,7 +199,7 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
   /** Gas for the operation, as viem's ERC-7677 flow prepares it (stub, Alto's estimate), then our fields dropped. */
   async function preparedOperation() {
     const { owner, account, authorization } = await delegatedAccount();
-    const bundler = bundlerFor(account, []);
+    const bundler = bundlerFor(started(), endpoint, account);
     const prepared = await bundler.prepareUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     // Our fields are replaced at commit; the sequential signature inside paymasterData goes with them.
     const op = { ...(prepared as unknown as UserOperation<"0.9">), paymasterData: undefined };
@@ -367,7 +305,7 @@ describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
         minted,
       ),
     );
-    const bundler = bundlerFor(account, []);
+    const bundler = bundlerFor(started(), endpoint, account);
     const calls = [
       {
         to: LOCAL_TEST_TOKEN_ADDRESS,

@@ -24,15 +24,9 @@ import {
   RpcRequestError,
   toHex,
 } from "viem";
-import {
-  createBundlerClient,
-  createPaymasterClient,
-  type SmartAccount,
-  type UserOperationReceipt,
-} from "viem/account-abstraction";
+import { createBundlerClient, type SmartAccount, type UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
-import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import type { LaterEntryPointVersion } from "../../src/config";
 import {
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
@@ -43,9 +37,9 @@ import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV0
 import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { confirm } from "../contracts/v07/localStacks";
+import { type AltoStack, bundlerFor, startAltoStack } from "../helpers/altoStack";
+import type { Dapp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
 
 /** What each new account is given: 100 TUSD (6 decimals) and no ether. */
@@ -54,51 +48,22 @@ const MINTED = 100_000_000n;
 const APPROVED = 20_000_000n;
 const UNKNOWN_TOKEN: Address = "0x00000000000000000000000000000000000000aa";
 
-let env: LocalStacks | undefined;
-let alto: Alto | undefined;
-let t: TestApp | undefined;
+let stack: AltoStack | undefined;
 let dapp: Dapp;
 let endpoint: string;
 
 before(async () => {
-  env = await startLocalStacks();
-  const entryPoints = env.chain.info.entryPoints;
-  alto = await startAlto({
-    rpcUrl: env.chain.rpcUrl,
-    executorKey: anvilKeys.bundler,
-    utilityKey: anvilKeys.stranger,
-    apiVersions: ["v2"],
-    entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.7"].entryPoint, entryPoints["0.8"].entryPoint],
-  });
-  const chain: ChainConfig = {
-    chainId: 31337,
-    name: "local",
-    rpcUrl: env.chain.rpcUrl,
-    bundlerUrl: alto.url,
-    tokens: [...LOCAL_TOKENS],
-  };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
+  stack = await startAltoStack({ entryPoints: ["0.6", "0.7", "0.8"], feeTokens: true });
   // ERC20 mode needs no funding wallet, policy or whitelist: a bare dApp's apiKey is enough.
-  dapp = await t.dapp();
-  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
-  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+  dapp = await stack.t.dapp();
+  endpoint = stack.endpoint(dapp);
 });
 
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    try {
-      await alto?.stop();
-    } finally {
-      await env?.stop();
-    }
-  }
-});
+after(() => stack?.stop());
 
-function started(): { env: LocalStacks; alto: Alto; t: TestApp } {
-  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
-  return { env, alto, t };
+function started(): AltoStack {
+  assert.ok(stack, "the chain, Alto or the service did not start");
+  return stack;
 }
 
 function tokenPaymasterOf(version: LaterEntryPointVersion): Address {
@@ -118,17 +83,6 @@ async function fundedAccount(version: LaterEntryPointVersion): Promise<SmartAcco
   const owner = env.wallet(anvilKeys.owner);
   await confirm(env, mintTestTokens({ publicClient: env.publicClient, walletClient: owner }, account.address, MINTED));
   return account;
-}
-
-function bundlerFor(account: SmartAccount) {
-  const { env, alto } = started();
-  return createBundlerClient({
-    account,
-    client: env.publicClient,
-    transport: http(alto.url),
-    paymaster: createPaymasterClient({ transport: http(endpoint) }),
-    pollingInterval: 50,
-  });
 }
 
 const balanceOf = (address: Address) =>
@@ -160,7 +114,7 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a SimpleAccount holding only TUSD pays its operation in TUSD, mined by Alto", async (tc) => {
       const { env, t } = started();
       const account = await fundedAccount(version);
-      const bundler = bundlerFor(account);
+      const bundler = bundlerFor(started(), endpoint, account);
       const hash = await bundler.sendUserOperation({
         calls: batch(version),
         paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
@@ -198,7 +152,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("an unknown token reaches the caller as the paymaster's -32602 with our reason", async () => {
       const account = await fundedAccount(version);
-      const refusal = await bundlerFor(account)
+      const refusal = await bundlerFor(started(), endpoint, account)
         .sendUserOperation({ calls: batch(version), paymasterContext: { token: UNKNOWN_TOKEN } })
         .then(
           () => assert.fail("an unknown fee token was accepted"),
@@ -337,7 +291,7 @@ describe("EntryPoint v0.6, ERC20 mode through ERC-7677 with { token }", () => {
       },
       { to: TARGET, value: 0n },
     ];
-    const bundler = bundlerFor(account);
+    const bundler = bundlerFor(started(), endpoint, account);
     const hash = await bundler.sendUserOperation({ calls, paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS } });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     assert.equal(receipt.success, true, "UserOperationEvent.success");

@@ -21,15 +21,9 @@ import {
   RpcRequestError,
   type SignedAuthorization,
 } from "viem";
-import {
-  createBundlerClient,
-  createPaymasterClient,
-  type SmartAccount,
-  type UserOperationReceipt,
-} from "viem/account-abstraction";
+import { createBundlerClient, type UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
+import type { LaterEntryPointVersion } from "../../src/config";
 import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
@@ -37,10 +31,8 @@ import {
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
 } from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
+import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { whitelist } from "../helpers/dappSetup";
 
@@ -50,78 +42,25 @@ const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
 const STRANGER: Address = "0x3333333333333333333333333333333333333333";
 const DEPOSIT = parseEther("1");
 
-let env: LocalStacks | undefined;
-let alto: Alto | undefined;
-let t: TestApp | undefined;
+let stack: AltoStack | undefined;
 let dapp: Dapp;
 let endpoint: string;
 
 before(async () => {
-  env = await startLocalStacks();
-  const entryPoints = env.chain.info.entryPoints;
-  alto = await startAlto({
-    rpcUrl: env.chain.rpcUrl,
-    executorKey: anvilKeys.bundler,
-    utilityKey: anvilKeys.stranger,
-    apiVersions: ["v2"],
-    entryPoints: [ENTRY_POINT_V06_ADDRESS, entryPoints["0.7"].entryPoint, entryPoints["0.8"].entryPoint],
+  stack = await startAltoStack({
+    entryPoints: ["0.6", "0.7", "0.8"],
+    deposits: { versions: ["0.7", "0.8"], value: DEPOSIT },
   });
-  const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
-  dapp = await chainDapp(t);
-  await whitelist(t, dapp, OTHER_TARGET, [], []);
-  for (const version of ["0.7", "0.8"] as const) {
-    await confirm(
-      env,
-      env.wallet(anvilKeys.fundingWallet).writeContract({
-        address: entryPoints[version].verifyingPaymaster,
-        abi: verifyingPaymasterV07Artifact.abi,
-        functionName: "depositFor",
-        args: [env.fundingWallet],
-        value: DEPOSIT,
-      }),
-    );
-  }
-  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
-  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+  dapp = await chainDapp(stack.t);
+  await whitelist(stack.t, dapp, OTHER_TARGET, [], []);
+  endpoint = stack.endpoint(dapp);
 });
 
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    try {
-      await alto?.stop();
-    } finally {
-      await env?.stop();
-    }
-  }
-});
+after(() => stack?.stop());
 
-function started(): { env: LocalStacks; alto: Alto } {
-  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
-  return { env, alto };
-}
-
-/** The requests the paymaster client sent to our endpoint, by method. */
-type Sent = { method: string; params: unknown[] }[];
-
-function bundlerFor(account: SmartAccount, sent: Sent) {
-  const { env, alto } = started();
-  const paymaster = createPaymasterClient({
-    transport: http(endpoint, {
-      onFetchRequest: async (request) => {
-        sent.push((await request.clone().json()) as Sent[number]);
-      },
-    }),
-  });
-  return createBundlerClient({
-    account,
-    client: env.publicClient,
-    transport: http(alto.url),
-    paymaster,
-    pollingInterval: 50,
-  });
+function started(): AltoStack {
+  assert.ok(stack, "the chain, Alto or the service did not start");
+  return stack;
 }
 
 function paymasterOf(version: LaterEntryPointVersion): Address {
@@ -147,7 +86,7 @@ async function checkMined(
   receipt: UserOperationReceipt,
   depositBefore: bigint,
 ) {
-  const { env } = started();
+  const { env, t } = started();
   assert.equal(receipt.success, true, "UserOperationEvent.success");
   assert.ok(receipt.paymaster && isAddressEqual(receipt.paymaster, paymasterOf(version)), "our paymaster paid");
   const logs = receipt.receipt.logs;
@@ -166,7 +105,6 @@ async function checkMined(
   assert.equal(depositBefore - (await depositOf(version)), charged.args.charge);
   // The record the service made when it signed names the operation by the hash the EntryPoint gave it (what
   // settlement matches on), with the sender and nonce.
-  assert.ok(t);
   const records = (await listSponsorships(t.db, dapp.paymasterId)).filter(
     (r) => r.user_op_hash?.toLowerCase() === event.args.userOpHash.toLowerCase(),
   );
@@ -202,7 +140,7 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a permissionless SimpleAccount's first operation is sponsored by us and mined", async (tc) => {
       const account = await simpleAccount(version);
       const sent: Sent = [];
-      const bundler = bundlerFor(account, sent);
+      const bundler = bundlerFor(started(), endpoint, account, sent);
       const depositBefore = await depositOf(version);
       const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
       const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -215,7 +153,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("a batch of two whitelisted calls (executeBatch) is sponsored and mined", async () => {
       const account = await simpleAccount(version);
-      const bundler = bundlerFor(account, []);
+      const bundler = bundlerFor(started(), endpoint, account);
       const depositBefore = await depositOf(version);
       const calls = [
         { to: TARGET, value: 0n },
@@ -232,7 +170,7 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a call that is not whitelisted reaches the caller as an error with our reason", async () => {
       const account = await simpleAccount(version);
       const sent: Sent = [];
-      const bundler = bundlerFor(account, sent);
+      const bundler = bundlerFor(started(), endpoint, account, sent);
       const refusal = await bundler
         .sendUserOperation({
           calls: [
@@ -278,7 +216,7 @@ describe("EntryPoint v0.8, an EIP-7702 account", () => {
       nonce: 0,
     });
     const sent: Sent = [];
-    const bundler = bundlerFor(account, sent);
+    const bundler = bundlerFor(started(), endpoint, account, sent);
     const depositBefore = await depositOf("0.8");
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });

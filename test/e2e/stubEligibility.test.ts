@@ -7,65 +7,26 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { BaseError, http, parseEther, parseGwei, RpcRequestError } from "viem";
-import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
+import { BaseError, parseEther, parseGwei, RpcRequestError } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
+import type { Dapp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
 import { addPolicy, linkFundingWallet, whitelist } from "../helpers/dappSetup";
 
-let env: LocalStacks | undefined;
-let alto: Alto | undefined;
-let t: TestApp | undefined;
-let base: string;
+let stack: AltoStack | undefined;
 
 before(async () => {
-  env = await startLocalStacks();
-  const { entryPoint, verifyingPaymaster } = env.chain.info.entryPoints["0.7"];
-  alto = await startAlto({
-    rpcUrl: env.chain.rpcUrl,
-    executorKey: anvilKeys.bundler,
-    utilityKey: anvilKeys.stranger,
-    apiVersions: ["v2"],
-    entryPoints: [entryPoint],
-  });
-  t = await startTestApp({
-    signer: env.serviceSigner,
-    chains: new Map([[31337, { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url }]]),
-  });
-  await confirm(
-    env,
-    env.wallet(anvilKeys.fundingWallet).writeContract({
-      address: verifyingPaymaster,
-      abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: parseEther("1"),
-    }),
-  );
-  base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  stack = await startAltoStack({ entryPoints: ["0.7"], deposits: { versions: ["0.7"], value: parseEther("1") } });
 });
 
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    try {
-      await alto?.stop();
-    } finally {
-      await env?.stop();
-    }
-  }
-});
+after(() => stack?.stop());
 
-function started(): { env: LocalStacks; alto: Alto; t: TestApp } {
-  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
-  return { env, alto, t };
+function started(): AltoStack {
+  assert.ok(stack, "the chain, Alto or the service did not start");
+  return stack;
 }
 
 /** A dApp paying from the funded wallet for deployments and calls to TARGET. */
@@ -78,31 +39,21 @@ async function shop(name: string): Promise<Dapp> {
   return dapp;
 }
 
-/** A new SimpleAccount 0.7 and a bundler client whose paymaster is the dApp's endpoint; `sent` collects our methods. */
+/**
+ * A new SimpleAccount 0.7 and a bundler client whose paymaster is the dApp's endpoint; `methods()`: the methods it
+ * sent us so far.
+ */
 async function wallet(dapp: Dapp) {
-  const { env, alto } = started();
-  const endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
-  const sent: string[] = [];
-  const paymaster = createPaymasterClient({
-    transport: http(endpoint, {
-      onFetchRequest: async (request) => {
-        sent.push(((await request.clone().json()) as { method: string }).method);
-      },
-    }),
-  });
+  const { env } = started();
+  const endpoint = started().endpoint(dapp);
+  const sent: Sent = [];
   const account = await toSimpleSmartAccount({
     client: env.publicClient,
     owner: privateKeyToAccount(generatePrivateKey()),
     entryPoint: { address: env.chain.info.entryPoints["0.7"].entryPoint, version: "0.7" },
   });
-  const bundler = createBundlerClient({
-    account,
-    client: env.publicClient,
-    transport: http(alto.url),
-    paymaster,
-    pollingInterval: 50,
-  });
-  return { bundler, account, endpoint, sent };
+  const bundler = bundlerFor(started(), endpoint, account, sent);
+  return { bundler, account, endpoint, methods: () => sent.map((request) => request.method) };
 }
 
 /** The error viem threw, checked to be our endpoint's -32003 carrying `reason`. */
@@ -130,11 +81,11 @@ describe("EntryPoint v0.7 through Alto: refused at pm_getPaymasterStubData, the 
       body: { paymasterId: dapp.paymasterId, type: "active", active: false },
     });
     assert.equal(paused.status, 200, JSON.stringify(paused.body));
-    const { bundler, account, endpoint, sent } = await wallet(dapp);
+    const { bundler, account, endpoint, methods } = await wallet(dapp);
 
     const error = await fails(bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] }));
     refusedWith(error, endpoint, `Paymaster "paused shop" (${dapp.paymasterId}) is paused`);
-    assert.deepEqual(sent, ["pm_getPaymasterStubData"], "refused at the stub: the bundler never estimated it");
+    assert.deepEqual(methods(), ["pm_getPaymasterStubData"], "refused at the stub: the bundler never estimated it");
     assert.equal(await started().env.publicClient.getCode({ address: account.address }), undefined);
     assert.deepEqual(await listSponsorships(started().t.db, dapp.paymasterId), []);
   });
@@ -154,14 +105,14 @@ describe("EntryPoint v0.7 through Alto: refused at pm_getPaymasterStubData, the 
       }),
     );
     refusedWith(error, over.endpoint, 'Not sponsored: Cost cap "per op" exceeded: this operation may cost up to 0.02');
-    assert.deepEqual(over.sent, ["pm_getPaymasterStubData"]);
+    assert.deepEqual(over.methods(), ["pm_getPaymasterStubData"]);
     assert.deepEqual(await listSponsorships(started().t.db, dapp.paymasterId), []);
 
     const within = await wallet(dapp);
     const hash = await within.bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
     const receipt = await within.bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     assert.equal(receipt.success, true);
-    assert.deepEqual(within.sent, ["pm_getPaymasterStubData", "pm_getPaymasterData"]);
+    assert.deepEqual(within.methods(), ["pm_getPaymasterStubData", "pm_getPaymasterData"]);
   });
 
   test("(c) a blocked sender", async () => {
@@ -172,7 +123,7 @@ describe("EntryPoint v0.7 through Alto: refused at pm_getPaymasterStubData, the 
 
     const error = await fails(blocked.bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] }));
     refusedWith(error, blocked.endpoint, `Not sponsored: Sender ${sender} is on the blocklist "abusers"`);
-    assert.deepEqual(blocked.sent, ["pm_getPaymasterStubData"]);
+    assert.deepEqual(blocked.methods(), ["pm_getPaymasterStubData"]);
     assert.deepEqual(await listSponsorships(started().t.db, dapp.paymasterId), []);
   });
 });

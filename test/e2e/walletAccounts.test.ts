@@ -11,19 +11,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toKernelSmartAccount, toNexusSmartAccount, toSafeSmartAccount } from "permissionless/accounts";
+import { type Address, BaseError, type Hex, isAddressEqual, parseEther, parseEventLogs, RpcRequestError } from "viem";
 import {
-  type Address,
-  BaseError,
-  type Hex,
-  http,
-  isAddressEqual,
-  parseEther,
-  parseEventLogs,
-  RpcRequestError,
-} from "viem";
-import {
-  createBundlerClient,
-  createPaymasterClient,
   entryPoint06Abi,
   entryPoint07Abi,
   type SmartAccount,
@@ -31,104 +20,35 @@ import {
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig } from "../../src/config";
 import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { anvilKeys } from "../contracts/fixtures";
-import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
+import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 
 const DEPOSIT = parseEther("1");
 /** Not whitelisted: a call to it is refused by the contract rule. */
 const STRANGER: Address = "0x3333333333333333333333333333333333333333";
 
-let env: LocalStacks | undefined;
-let alto: Alto | undefined;
-let t: TestApp | undefined;
+let stack: AltoStack | undefined;
 let dapp: Dapp;
 let endpoint: string;
 
 before(async () => {
-  env = await startLocalStacks();
-  const v07 = env.chain.info.entryPoints["0.7"];
-  alto = await startAlto({
-    rpcUrl: env.chain.rpcUrl,
-    executorKey: anvilKeys.bundler,
-    utilityKey: anvilKeys.stranger,
-    apiVersions: ["v2"],
-    entryPoints: [ENTRY_POINT_V06_ADDRESS, v07.entryPoint],
-    // A bound, not a speed target: on a 2-core machine shared with other suites Alto once took more than 30 s.
-    startTimeoutMs: 90_000,
+  stack = await startAltoStack({
+    entryPoints: ["0.6", "0.7"],
+    deposits: { versions: ["0.6", "0.7"], value: DEPOSIT },
   });
-  const chain: ChainConfig = { chainId: 31337, name: "local", rpcUrl: env.chain.rpcUrl, bundlerUrl: alto.url };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[31337, chain]]) });
   // Wallet deployment allowed and TARGET the one whitelisted contract.
-  dapp = await chainDapp(t);
-  const funding = env.wallet(anvilKeys.fundingWallet);
-  await confirm(
-    env,
-    funding.writeContract({
-      address: env.chain.info.verifyingPaymaster,
-      abi: verifyingPaymasterArtifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: DEPOSIT,
-    }),
-  );
-  await confirm(
-    env,
-    funding.writeContract({
-      address: v07.verifyingPaymaster,
-      abi: verifyingPaymasterV07Artifact.abi,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: DEPOSIT,
-    }),
-  );
-  const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
-  endpoint = `${base}/api/v1/31337/${dapp.apiKey}`;
+  dapp = await chainDapp(stack.t);
+  endpoint = stack.endpoint(dapp);
 });
 
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    try {
-      await alto?.stop();
-    } finally {
-      await env?.stop();
-    }
-  }
-});
+after(() => stack?.stop());
 
-function started(): { env: LocalStacks; alto: Alto; t: TestApp } {
-  assert.ok(env && alto && t, "the chain, Alto or the service did not start");
-  return { env, alto, t };
-}
-
-type Sent = { method: string; params: unknown[] }[];
-
-/** viem's bundler client on Alto with viem's ERC-7677 paymaster client on our endpoint, recording what it sent us. */
-function bundlerFor(account: SmartAccount, sent: Sent) {
-  const { env, alto } = started();
-  const paymaster = createPaymasterClient({
-    transport: http(endpoint, {
-      onFetchRequest: async (request) => {
-        sent.push((await request.clone().json()) as Sent[number]);
-      },
-    }),
-  });
-  return createBundlerClient({
-    account,
-    client: env.publicClient,
-    transport: http(alto.url),
-    paymaster,
-    pollingInterval: 50,
-  });
+function started(): AltoStack {
+  assert.ok(stack, "the chain, Alto or the service did not start");
+  return stack;
 }
 
 type Version = "0.6" | "0.7";
@@ -148,7 +68,7 @@ async function firstOperationMined(account: SmartAccount, version: Version): Pro
   const { env, t } = started();
   assert.equal(await env.publicClient.getCode({ address: account.address }), undefined, "a new account");
   const sent: Sent = [];
-  const bundler = bundlerFor(account, sent);
+  const bundler = bundlerFor(started(), endpoint, account, sent);
   const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n, data: "0x" as Hex }] });
   const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
 
@@ -271,7 +191,7 @@ describe("each account's calls are read through its layout", () => {
     test(`${name}: a call to a contract that is not whitelisted is refused at the stub, with our reason`, async () => {
       const account = await build();
       const sent: Sent = [];
-      const refusal = await bundlerFor(account, sent)
+      const refusal = await bundlerFor(started(), endpoint, account, sent)
         .sendUserOperation({ calls: [...batchOf(name), { to: STRANGER, value: 0n }] })
         .then(
           () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
@@ -297,7 +217,7 @@ test("a Safe's batch, which permissionless sends as a delegatecall to MultiSendC
     { to: TARGET, value: 0n },
     { to: TARGET, value: 0n },
   ];
-  const refusal = await bundlerFor(account, [])
+  const refusal = await bundlerFor(started(), endpoint, account)
     .sendUserOperation({ calls })
     .then(
       () => assert.fail("a Safe delegatecall was sponsored"),

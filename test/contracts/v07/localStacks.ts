@@ -193,15 +193,7 @@ export async function prepareSponsored(
 ): Promise<PreparedOperation> {
   const paymaster = paymasterOf(env, version);
   const opLimits = { ...limits, ...options.paymasterGas };
-  await confirm(
-    env,
-    env.wallet(anvilKeys.fundingWallet).writeContract({
-      ...paymaster,
-      functionName: "depositFor",
-      args: [env.fundingWallet],
-      value: DEPOSIT,
-    }),
-  );
+  await depositForFunding(env, [version], DEPOSIT);
   const balanceBefore = await dappBalance(env, version);
 
   const sender = await account.getAddress();
