@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { type LedgerFilters, ledgerPage, ledgerStats } from "../api/ledger";
 import { type PaymasterView, useLoad } from "../api/paymasters";
-import { FormError, SelectField, TextField, useSubmit } from "../ui/forms";
+import { FilterButton, LoadError, TimeRangeFields } from "../ui/filters";
+import { SelectField, TextField, useSubmit } from "../ui/forms";
 import { formatEther, shortHex } from "../wei";
 import { StatsChart } from "./chart";
 
@@ -109,32 +110,10 @@ function Ledger({ apiKey }: { apiKey: string }) {
           spellcheck={false}
           error={form.errorOf("sender")}
         />
-        <TextField
-          id="ledger-from"
-          label="From"
-          type="datetime-local"
-          value={from}
-          onValue={setFrom}
-          error={form.errorOf("from")}
-        />
-        <TextField
-          id="ledger-to"
-          label="To"
-          type="datetime-local"
-          value={to}
-          onValue={setTo}
-          error={form.errorOf("to")}
-        />
-        <FormError message={form.formError} />
-        <button type="submit" disabled={form.busy}>
-          Filter
-        </button>
+        <TimeRangeFields idPrefix="ledger" from={from} to={to} onFrom={setFrom} onTo={setTo} form={form} />
+        <FilterButton form={form} />
       </form>
-      {page.error && (
-        <p class="error" role="alert">
-          {page.error}
-        </p>
-      )}
+      <LoadError error={page.error} />
       {page.value && page.value.rows.length === 0 && <p>No sponsorship matches.</p>}
       {page.value && page.value.rows.length > 0 && (
         <div class="table-scroll">

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { type AuditEntry, type AuditFilters, auditPage } from "../api/auditLog";
 import { listPaymasters, useLoad } from "../api/paymasters";
-import { FormError, SelectField, TextField, useSubmit } from "../ui/forms";
+import { FilterButton, LoadError, TimeRangeFields } from "../ui/filters";
+import { SelectField, useSubmit } from "../ui/forms";
 
 /** An instant typed in the page's local time, as the ISO 8601 text the API takes. */
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
@@ -72,32 +73,10 @@ export function AuditLogPage() {
           ]}
           error={form.errorOf("paymasterId")}
         />
-        <TextField
-          id="audit-from"
-          label="From"
-          type="datetime-local"
-          value={from}
-          onValue={setFrom}
-          error={form.errorOf("from")}
-        />
-        <TextField
-          id="audit-to"
-          label="To"
-          type="datetime-local"
-          value={to}
-          onValue={setTo}
-          error={form.errorOf("to")}
-        />
-        <FormError message={form.formError} />
-        <button type="submit" disabled={form.busy}>
-          Filter
-        </button>
+        <TimeRangeFields idPrefix="audit" from={from} to={to} onFrom={setFrom} onTo={setTo} form={form} />
+        <FilterButton form={form} />
       </form>
-      {page.error && (
-        <p class="error" role="alert">
-          {page.error}
-        </p>
-      )}
+      <LoadError error={page.error} />
       {page.value && page.value.entries.length === 0 && <p>No change matches.</p>}
       {page.value && page.value.entries.length > 0 && (
         <div class="table-scroll">
