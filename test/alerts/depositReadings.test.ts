@@ -10,14 +10,13 @@ import { depositKey } from "../../src/chain/paymasterDeposit";
 import { Secret } from "../../src/config";
 import { createMetrics } from "../../src/metrics/metrics";
 import { type DepositReading, InFlightCharges } from "../../src/sponsorship/rules/deposit";
-import { createAccount } from "../../src/storage/accounts";
 import { saveAlertSettings } from "../../src/storage/alerts";
 import type { Database } from "../../src/storage/database";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
-import { insertPaymaster } from "../../src/storage/paymasters";
 import { guardOf } from "../../src/webhooks/settings";
 import { openTestDatabase } from "../helpers/database";
 import { testLookup } from "../helpers/dns";
+import { storedPaymaster } from "../helpers/storedPaymaster";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
 
 const VERIFYING_PAYMASTER = "0x00000000000000000000000000000000000000aa";
@@ -60,16 +59,8 @@ function alertsOn(inFlight: InFlightCharges): Alerts {
   });
 }
 
-let counter = 0;
 async function paymasterWithAlerts(): Promise<string> {
-  const account = await createAccount(db, `readings-${++counter}`);
-  const paymaster = await insertPaymaster(db, {
-    accountId: account.id,
-    name: `p-${counter}`,
-    chainId: 31337,
-    type: "HYBRID",
-    version: "1.0.0",
-  });
+  const paymaster = await storedPaymaster(db, "readings");
   await saveAlertSettings(db, { paymasterId: paymaster.id, thresholdWei: THRESHOLD, url: receiver.url("/alerts") });
   return paymaster.id;
 }

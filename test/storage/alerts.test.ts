@@ -3,7 +3,6 @@
 // limit and cycle, and an alert claimed by one delivery at a time.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createAccount } from "../../src/storage/accounts";
 import {
   claimDueAlerts,
   type DepositFigure,
@@ -15,9 +14,9 @@ import {
   saveAlertSettings,
 } from "../../src/storage/alerts";
 import type { Database } from "../../src/storage/database";
-import { insertPaymaster } from "../../src/storage/paymasters";
 import { insertPolicy } from "../../src/storage/policies";
 import { openTestDatabase } from "../helpers/database";
+import { storedPaymaster } from "../helpers/storedPaymaster";
 
 let db: Database;
 before(async () => {
@@ -25,20 +24,12 @@ before(async () => {
 });
 after(() => db.close());
 
-let counter = 0;
 async function paymasterWithAlerts(thresholdWei: bigint | null) {
-  const account = await createAccount(db, `alerts-${++counter}`);
-  const paymaster = await insertPaymaster(db, {
-    accountId: account.id,
-    name: `p-${counter}`,
-    chainId: 31337,
-    type: "HYBRID",
-    version: "1.0.0",
-  });
+  const paymaster = await storedPaymaster(db, "alerts");
   if (thresholdWei !== null) {
     await saveAlertSettings(db, { paymasterId: paymaster.id, thresholdWei, url: "https://hooks.example.com/a" });
   }
-  return { account, paymaster };
+  return { account: { id: paymaster.accountId }, paymaster };
 }
 
 const figure = (paymasterId: string, depositWei: bigint, outstandingWei: bigint): DepositFigure => ({

@@ -3,11 +3,10 @@
 // found only for the paymaster that made it and only until its validUntil, and dropped once expired.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
-import { insertPaymaster } from "../../src/storage/paymasters";
 import { type SignatureCommitment, SignatureCommitments } from "../../src/storage/signatureCommitments";
 import { openTestDatabase } from "../helpers/database";
+import { storedPaymaster } from "../helpers/storedPaymaster";
 
 let db: Database;
 before(async () => {
@@ -15,17 +14,11 @@ before(async () => {
 });
 after(() => db.close());
 
+/** Makes each commitment's sender unique. */
 let counter = 0;
+
 async function paymasterId(): Promise<string> {
-  const account = await createAccount(db, `commitments-${++counter}`);
-  const paymaster = await insertPaymaster(db, {
-    accountId: account.id,
-    name: `p-${counter}`,
-    chainId: 31337,
-    type: "HYBRID",
-    version: "1.0.0",
-  });
-  return paymaster.id;
+  return (await storedPaymaster(db, "commitments")).id;
 }
 
 const ENTRY_POINT = "0x433709009B8330FDa32311DF1C2AFA402eD8D009";
