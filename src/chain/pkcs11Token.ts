@@ -107,6 +107,9 @@ function initialize(binding: Pkcs11Module, module: Pkcs11.PKCS11, config: Pkcs11
     module.C_Initialize({ flags: binding.CKF_OS_LOCKING_OK });
     return true;
   } catch (error) {
+    // Initialised earlier in this process, by another signer of ours (with the same flag). Whoever initialises first
+    // decides the locking: a module initialised without arguments may take no locks at all (SoftHSM2 does not), so
+    // nothing else in the process may initialise it first (the tests' second view of the module asks for locking too).
     if (pkcs11ErrorName(error) === "CKR_CRYPTOKI_ALREADY_INITIALIZED") return false;
     throw new ConfigError(
       `SIGNER_PKCS11_MODULE ${config.module}: the module failed to initialise (${pkcs11ErrorName(error)}); check its own configuration (for SoftHSM2, SOFTHSM2_CONF and its token folder)`,

@@ -38,7 +38,11 @@ function moduleView(): { module: Pkcs11.PKCS11; slot: Pkcs11.Handle; binding: ty
   const module = new binding.PKCS11();
   module.load(hsm.module);
   try {
-    module.C_Initialize();
+    // With locking, as the signer asks: the first C_Initialize of the process decides, and the view comes first after
+    // a signer's close() finalised the module. Initialised without arguments, SoftHSM2 takes no locks at all, and the
+    // signer's signatures on libuv's threads then corrupt its heap (one CI run aborted with "malloc(): unaligned
+    // fastbin chunk detected").
+    module.C_Initialize({ flags: binding.CKF_OS_LOCKING_OK });
   } catch (error) {
     if (!/CKR_CRYPTOKI_ALREADY_INITIALIZED/.test(String(error))) throw error;
   }
