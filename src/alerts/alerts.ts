@@ -78,6 +78,9 @@ export class Alerts {
    * check's. Readings of a deposit are noted in the order they were taken (`order`), whatever the order they arrive in.
    */
   readonly depositObserved = (reading: DepositReading): void => {
+    // A reading that may count a sponsorship twice could cross the threshold by itself: only exact ones decide. Some
+    // reading is exact whenever no sponsorship of the deposit is being signed or recorded during it.
+    if (!reading.exact) return;
     const key = `${reading.paymasterId}:${reading.paymasterAddress}`;
     const newest = this.#newest.get(key);
     if (newest !== undefined && reading.order <= newest) return;
@@ -182,7 +185,7 @@ export class Alerts {
   async #note(reading: DepositReading): Promise<void> {
     try {
       if (!(await this.#hasAlerts(reading.paymasterId))) return;
-      const { order: _, ...figure } = reading;
+      const { order: _, exact: __, ...figure } = reading;
       const queued = await noteDepositFigure(this.#deps.db, { ...figure, at: new Date(figure.nowMs).toISOString() });
       if (queued) this.#delivery.kick();
     } catch (error) {

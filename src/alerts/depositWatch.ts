@@ -60,6 +60,7 @@ export async function readWatchedDeposits(
         outstandingWei: recorded + inFlightNow.held,
         nowMs,
         order: inFlightNow.order,
+        exact: inFlightNow.exact,
       });
     }
   }

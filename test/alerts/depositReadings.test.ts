@@ -79,8 +79,16 @@ const alertsOf = async (paymasterId: string) =>
  * when its read of the in-flight charges ended.
  */
 function readingsOf(paymasterId: string, inFlight: InFlightCharges) {
-  const key = depositKey(31337, VERIFYING_PAYMASTER, FUNDING);
-  return (outstandingWei: bigint): DepositReading => ({
+  return (outstandingWei: bigint): DepositReading => {
+    const { order, exact } = inFlight.endRead(inFlight.beginRead(), KEY);
+    return reading(paymasterId, outstandingWei, order, exact);
+  };
+}
+
+const KEY = depositKey(31337, VERIFYING_PAYMASTER, FUNDING);
+
+function reading(paymasterId: string, outstandingWei: bigint, order: number, exact: boolean): DepositReading {
+  return {
     paymasterId,
     chainId: 31337,
     paymasterAddress: VERIFYING_PAYMASTER,
@@ -88,8 +96,9 @@ function readingsOf(paymasterId: string, inFlight: InFlightCharges) {
     depositWei: 1000n,
     outstandingWei,
     nowMs: Date.now(),
-    order: inFlight.endRead(inFlight.beginRead(), key).order,
-  });
+    order,
+    exact,
+  };
 }
 
 test("a reading taken before a sponsorship's and handed over after it does not re-arm: one alert per crossing", async () => {
@@ -146,5 +155,36 @@ test("an older reading handed over while a newer one is being written is dropped
   alerts.depositObserved(read(950n));
   await alerts.idle();
   assert.equal(await alertsOf(paymasterId), 1);
+  await alerts.stop();
+});
+
+test("a reading that may count a sponsorship twice is not noted: it cannot cross the threshold by itself", async () => {
+  const inFlight = new InFlightCharges();
+  const alerts = alertsOn(inFlight);
+  const paymasterId = await paymasterWithAlerts();
+  const read = readingsOf(paymasterId, inFlight);
+  alerts.depositObserved(read(0n));
+  await alerts.idle();
+  assert.equal(await below(paymasterId), false);
+
+  // A sponsorship recorded while the read ran: its query may or may not have counted it, and the tally adds it.
+  const started = inFlight.beginRead();
+  inFlight.hold(KEY, 450n).recorded();
+  const during = inFlight.endRead(started, KEY);
+  assert.deepEqual([during.held, during.exact], [450n, false]);
+  alerts.depositObserved(reading(paymasterId, 950n, during.order, during.exact));
+  // One still being signed when a read ends: the same doubt (its record may have committed already).
+  const signing = inFlight.hold(KEY, 450n);
+  const whileSigning = inFlight.endRead(inFlight.beginRead(), KEY);
+  assert.equal(whileSigning.exact, false);
+  alerts.depositObserved(reading(paymasterId, 950n, whileSigning.order, whileSigning.exact));
+  await alerts.idle();
+  assert.equal(await below(paymasterId), false, "neither doubtful reading was noted");
+  assert.equal(await alertsOf(paymasterId), 0);
+
+  signing.recorded();
+  alerts.depositObserved(read(950n));
+  await alerts.idle();
+  assert.equal(await alertsOf(paymasterId), 1, "the next exact reading decides");
   await alerts.stop();
 });

@@ -25,9 +25,13 @@ export interface DepositRuleDeps {
   observe?: (reading: DepositReading) => void;
 }
 
-/** A reading of a deposit for the deposit alert, with its place among this process's readings (`ReadEnd.order`). */
+/**
+ * A reading of a deposit for the deposit alert, with its place among this process's readings (`ReadEnd.order`) and
+ * whether its outstanding amount is exact (`ReadEnd.exact`).
+ */
 export interface DepositReading extends Omit<DepositFigure, "at"> {
   order: number;
+  exact: boolean;
 }
 
 /**
@@ -146,6 +150,7 @@ async function checkDeposit(
       outstandingWei,
       nowMs: input.nowMs,
       order: inFlightNow.order,
+      exact: inFlightNow.exact,
     });
   if (balance - held < needed) {
     observe(held);
@@ -174,6 +179,13 @@ function versionChain(chain: SponsoringChain | undefined, version: EntryPointVer
 export interface ReadEnd {
   /** The charges of `key` in flight, or recorded while the query ran (so perhaps not in its sum). */
   held: bigint;
+  /**
+   * No charge of `key` was in flight when the read ended nor recorded while it ran: its query's sum is the outstanding
+   * amount exactly. Otherwise `held` may count a charge the query also counted (recorded in the database, not yet
+   * marked so here), which is safe for the deposit check (it errs towards refusing) but not for the deposit alert: a
+   * reading too low, then a right one, would cross the threshold down and up and alert twice for one crossing.
+   */
+  exact: boolean;
   /**
    * Strictly increasing in the order reads end, per process: a read counts every hold placed before it ended (the hold
    * is placed in the same synchronous step as the deposit check's comparison), so of two readings of one deposit the
@@ -223,15 +235,17 @@ export class InFlightCharges {
    */
   endRead(version: number, key: string): ReadEnd {
     // Summed before the charges recorded during this read are let go below: its query may have missed them.
-    let held = this.#held.get(key) ?? 0n;
+    const inFlightNow = this.#held.get(key) ?? 0n;
+    let held = inFlightNow;
     for (const r of this.#recorded) if (r.version > version && r.key === key) held += r.amount;
+    const exact = held === 0n;
     const left = (this.#reads.get(version) ?? 1) - 1;
     if (left > 0) this.#reads.set(version, left);
     else this.#reads.delete(version);
     // Charges recorded at or before the oldest read under way are in every later query's snapshot.
     const oldest = this.#reads.size === 0 ? this.#version : Math.min(...this.#reads.keys());
     if (this.#recorded.length > 0) this.#recorded = this.#recorded.filter((r) => r.version > oldest);
-    return { held, order: ++this.#readings };
+    return { held, order: ++this.#readings, exact };
   }
 
   hold(key: string, amount: bigint): Hold {
