@@ -351,7 +351,19 @@ for (const version of ["0.7", "0.8"] as const) {
         functionName: "setAnswer",
         args: [(PRICE.answer * 5n) / 6n], // 2,500 tokens per ether
       });
-      await env.publicClient.waitForTransactionReceipt({ hash });
+      const set = await env.publicClient.waitForTransactionReceipt({ hash });
+      // The price the operation must be charged at is in place before it is signed (one CI run charged the old one).
+      assert.equal(set.status, "success");
+      const [, answer] = await env.publicClient.readContract({
+        address: env.aggregator,
+        abi: parseAbi(["function latestRoundData() view returns (uint80, int256, uint256, uint256, uint80)"]),
+        functionName: "latestRoundData",
+      });
+      assert.equal(
+        answer,
+        (PRICE.answer * 5n) / 6n,
+        `the aggregator answers ${answer} after setAnswer in ${set.blockNumber}`,
+      );
       const oracleRate = 2_500n * 10n ** 6n;
       const probe = await draftOperation(env, account, []);
       const maxCharge = maxTokenCostV07(probe.limits, oracleRate, MARKUP);
