@@ -41,6 +41,7 @@ import { confirm } from "../contracts/v07/localStacks";
 import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
 import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
+import { paymasterHookGas } from "../helpers/paymasterHookGas";
 
 const DEPOSIT = parseEther("1");
 
@@ -94,37 +95,6 @@ async function checkMined(sender: Address, receipt: UserOperationReceipt, deposi
   return event;
 }
 
-interface CallFrame {
-  to?: string;
-  input: string;
-  gasUsed: Hex;
-  calls?: CallFrame[];
-}
-
-/**
- * Gas used by each hook of `paymaster` in the bundle transaction, from anvil's call tracer; both must have run. Any of
- * our paymasters: the two hooks are IPaymaster's, the same selectors in every paymaster's ABI.
- */
-async function hookGas(transactionHash: Hex, paymaster: Address) {
-  const request = started().env.publicClient.request as unknown as (args: {
-    method: string;
-    params: unknown[];
-  }) => Promise<CallFrame>;
-  const root = await request({ method: "debug_traceTransaction", params: [transactionHash, { tracer: "callTracer" }] });
-  const used: Record<string, bigint> = {};
-  const walk = (frame: CallFrame) => {
-    if (frame.to && isAddressEqual(frame.to as Address, paymaster)) {
-      const { functionName } = decodeFunctionData({ abi: verifyingPaymasterV09Artifact.abi, data: frame.input as Hex });
-      used[functionName] = BigInt(frame.gasUsed);
-    }
-    for (const child of frame.calls ?? []) walk(child);
-  };
-  walk(root);
-  const { validatePaymasterUserOp: validation, postOp } = used;
-  assert.ok(validation !== undefined && postOp !== undefined, "both hooks ran");
-  return { validation, postOp };
-}
-
 /** A fresh EOA delegating to Simple7702Account v0.9 (viem's account), and its signed authorization. */
 async function delegatedAccount() {
   const { env } = started();
@@ -161,7 +131,11 @@ describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const event = await checkMined(owner.address, receipt, depositBefore);
     assert.equal(event.args.userOpHash, hash);
-    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    const gas = await paymasterHookGas(
+      started().env.publicClient,
+      receipt.receipt.transactionHash,
+      v09().verifyingPaymaster,
+    );
     tc.diagnostic(`sequential: validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp} gas`);
     assert.deepEqual(
       sent.map((r) => r.method),
@@ -253,7 +227,11 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     })) as Hex;
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const event = await checkMined(owner.address, receipt, depositBefore);
-    const gas = await hookGas(receipt.receipt.transactionHash, v09().verifyingPaymaster);
+    const gas = await paymasterHookGas(
+      started().env.publicClient,
+      receipt.receipt.transactionHash,
+      v09().verifyingPaymaster,
+    );
     tc.diagnostic(
       `parallel-signed actualGasUsed ${event.args.actualGasUsed}; validatePaymasterUserOp ${gas.validation} gas, ` +
         `postOp ${gas.postOp} gas`,
@@ -338,7 +316,11 @@ describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
       args: [owner.address],
     });
     assert.equal(minted - balance, charged.args.amount, "TUSD down by the charge");
-    const gas = await hookGas(receipt.receipt.transactionHash, v09().tokenPaymaster);
+    const gas = await paymasterHookGas(
+      started().env.publicClient,
+      receipt.receipt.transactionHash,
+      v09().tokenPaymaster,
+    );
     // The limits signed are in paymasterAndData as the bundle carried it: paymaster ‖ uint128 ‖ uint128 ‖ …
     const bundle = await env.publicClient.getTransaction({ hash: receipt.receipt.transactionHash });
     const { args } = decodeFunctionData({ abi: entryPointV07Abi, data: bundle.input });

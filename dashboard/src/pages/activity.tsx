@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type LedgerFilters, ledgerPage, ledgerStats } from "../api/ledger";
 import { type PaymasterView, useLoad } from "../api/paymasters";
-import { FilterButton, LoadError, TimeRangeFields } from "../ui/filters";
+import { FilterButton, LoadError, PageNav, TimeRangeFields, usePageCursors } from "../ui/filters";
 import { SelectField, TextField, useSubmit } from "../ui/forms";
 import { formatEther, shortHex } from "../wei";
 import { StatsChart } from "./chart";
@@ -63,11 +63,9 @@ function Ledger({ apiKey }: { apiKey: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [applied, setApplied] = useState<LedgerFilters>({});
-  /** The cursors of the pages before the current one, to go back; the last is the current page's. */
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePageCursors();
   const form = useSubmit({ status: [], sender: [], from: [], to: [] });
-  const page = useLoad(() => ledgerPage(apiKey, applied, cursor), [apiKey, applied, cursor]);
+  const page = useLoad(() => ledgerPage(apiKey, applied, pages.cursor), [apiKey, applied, pages.cursor]);
   const filter = (event: Event) => {
     event.preventDefault();
     void form.run(async () => {
@@ -80,7 +78,7 @@ function Ledger({ apiKey }: { apiKey: string }) {
       // Checked here so that a refusal lands beside its field; the table then reads with these filters.
       await ledgerPage(apiKey, filters, undefined);
       setApplied(filters);
-      setCursors([undefined]);
+      pages.restart();
     });
   };
   return (
@@ -156,27 +154,7 @@ function Ledger({ apiKey }: { apiKey: string }) {
           </table>
         </div>
       )}
-      <nav class="row" aria-label="Ledger pages">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length <= 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page.value?.nextCursor}
-          onClick={() => page.value?.nextCursor && setCursors([...cursors, page.value.nextCursor])}
-        >
-          Next page
-        </button>
-        <button type="button" class="secondary" onClick={page.reload}>
-          Refresh
-        </button>
-      </nav>
+      <PageNav label="Ledger pages" pages={pages} nextCursor={page.value?.nextCursor} reload={page.reload} />
     </section>
   );
 }

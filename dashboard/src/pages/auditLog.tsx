@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type AuditEntry, type AuditFilters, auditPage } from "../api/auditLog";
 import { listPaymasters, useLoad } from "../api/paymasters";
-import { FilterButton, LoadError, TimeRangeFields } from "../ui/filters";
+import { FilterButton, LoadError, PageNav, TimeRangeFields, usePageCursors } from "../ui/filters";
 import { SelectField, useSubmit } from "../ui/forms";
 
 /** An instant typed in the page's local time, as the ISO 8601 text the API takes. */
@@ -42,10 +42,9 @@ export function AuditLogPage() {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [applied, setApplied] = useState<AuditFilters>({});
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePageCursors();
   const form = useSubmit({ paymasterId: [], from: [], to: [] });
-  const page = useLoad(() => auditPage(applied, cursor), [applied, cursor]);
+  const page = useLoad(() => auditPage(applied, pages.cursor), [applied, pages.cursor]);
   const nameOf = (id: string | null) =>
     id === null ? "–" : (paymasters.value?.find((p) => p.paymasterId === id)?.name ?? id);
   const filter = (event: Event) => {
@@ -54,7 +53,7 @@ export function AuditLogPage() {
       const filters = { paymasterId: paymasterId || undefined, from: isoOf(from), to: isoOf(to) };
       await auditPage(filters, undefined);
       setApplied(filters);
-      setCursors([undefined]);
+      pages.restart();
     });
   };
   return (
@@ -123,27 +122,7 @@ export function AuditLogPage() {
           </table>
         </div>
       )}
-      <nav class="row" aria-label="Audit log pages">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length <= 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page.value?.nextCursor}
-          onClick={() => page.value?.nextCursor && setCursors([...cursors, page.value.nextCursor])}
-        >
-          Next page
-        </button>
-        <button type="button" class="secondary" onClick={page.reload}>
-          Refresh
-        </button>
-      </nav>
+      <PageNav label="Audit log pages" pages={pages} nextCursor={page.value?.nextCursor} reload={page.reload} />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { FormError, TextField, type useSubmit } from "./forms";
 
 type Submit = ReturnType<typeof useSubmit>;
@@ -56,4 +57,47 @@ export function LoadError({ error }: { error: string | undefined }) {
       {error}
     </p>
   ) : null;
+}
+
+/**
+ * Where a paged list is: the cursor of each page seen so far, the last being the current one's (undefined: the first
+ * page). `restart` goes back to the first page, as a new filter does.
+ */
+export function usePageCursors() {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    canGoBack: cursors.length > 1,
+    back: () => setCursors(cursors.slice(0, -1)),
+    forward: (next: string) => setCursors([...cursors, next]),
+    restart: () => setCursors([undefined]),
+  };
+}
+
+/** Previous, next and refresh for a paged list; next is offered while the page loaded names a next cursor. */
+export function PageNav(props: {
+  label: string;
+  pages: ReturnType<typeof usePageCursors>;
+  nextCursor: string | null | undefined;
+  reload: () => void;
+}) {
+  const { pages, nextCursor } = props;
+  return (
+    <nav class="row" aria-label={props.label}>
+      <button type="button" class="secondary" disabled={!pages.canGoBack} onClick={pages.back}>
+        Previous page
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        disabled={!nextCursor}
+        onClick={() => nextCursor && pages.forward(nextCursor)}
+      >
+        Next page
+      </button>
+      <button type="button" class="secondary" onClick={props.reload}>
+        Refresh
+      </button>
+    </nav>
+  );
 }

@@ -6,25 +6,17 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import {
-  type Address,
-  BaseError,
-  ContractFunctionRevertedError,
-  decodeFunctionData,
-  type Hex,
-  isAddressEqual,
-  parseEventLogs,
-} from "viem";
+import { BaseError, ContractFunctionRevertedError, type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { LaterEntryPointVersion } from "../../../src/config";
 import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
-import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
 import {
   PAYMASTER_GAS_MARGIN_PERCENT,
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
   paymasterGasLimitsV07,
 } from "../../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+import { paymasterHookGas } from "../../helpers/paymasterHookGas";
 import { anvilKeys } from "../fixtures";
 import { checkSponsored, confirm, type LocalStacks, prepareSponsored, startLocalStacks } from "./localStacks";
 
@@ -41,34 +33,6 @@ before(async () => {
   env = await startLocalStacks();
 });
 after(() => env?.stop());
-
-interface CallFrame {
-  to?: string;
-  input: string;
-  gasUsed: Hex;
-  calls?: CallFrame[];
-}
-
-/** Gas used by each of the paymaster's hooks in the transaction, from anvil's geth-style call tracer. */
-async function hookGas(transactionHash: Hex, paymaster: Address): Promise<{ validation: bigint; postOp: bigint }> {
-  const request = env.publicClient.request as unknown as (args: {
-    method: string;
-    params: unknown[];
-  }) => Promise<CallFrame>;
-  const root = await request({ method: "debug_traceTransaction", params: [transactionHash, { tracer: "callTracer" }] });
-  const used: Record<string, bigint> = {};
-  const walk = (frame: CallFrame) => {
-    if (frame.to && isAddressEqual(frame.to as Address, paymaster)) {
-      const { functionName } = decodeFunctionData({ abi: verifyingPaymasterV07Artifact.abi, data: frame.input as Hex });
-      used[functionName] = BigInt(frame.gasUsed);
-    }
-    for (const child of frame.calls ?? []) walk(child);
-  };
-  walk(root);
-  const { validatePaymasterUserOp: validation, postOp } = used;
-  assert.ok(validation !== undefined && postOp !== undefined, "both hooks ran");
-  return { validation, postOp };
-}
 
 async function snapshot(): Promise<Hex> {
   return (await env.publicClient.request({ method: "evm_snapshot" as "eth_chainId", params: undefined })) as Hex;
@@ -99,7 +63,7 @@ async function mine(
     }),
   );
   const paymaster = env.chain.info.entryPoints[version].verifyingPaymaster;
-  const gas = await hookGas(receipt.transactionHash, paymaster);
+  const gas = await paymasterHookGas(env.publicClient, receipt.transactionHash, paymaster);
   const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
   assert.ok(event);
   if (!event.args.success) return { succeeded: false as const, gas };
