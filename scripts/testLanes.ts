@@ -24,6 +24,7 @@ export const UNIT = new Set([
   "test/chain/ethereumSignature.test.ts",
   "test/chain/fixedLayoutHashes.test.ts",
   "test/chain/fixedLayoutHashesV07.test.ts",
+  "test/chain/l1DataGas.test.ts",
   "test/chain/localAddresses.test.ts",
   "test/chain/paymasterAndData.test.ts",
   "test/chain/paymasterAndDataV07.test.ts",

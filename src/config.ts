@@ -18,6 +18,13 @@ import {
   EnvironmentSchema,
   TRUST_PROXY_FORMS,
 } from "./schemas/config/environment";
+import {
+  ARBITRUM_NODE_INTERFACE,
+  DEFAULT_L1_MARGIN_PERCENT,
+  impliedL1DataFeeModel,
+  type L1DataFeeEntry,
+  OP_STACK_GAS_PRICE_ORACLE,
+} from "./schemas/config/l1DataFee";
 import { isSecret, problemAt, schemaProblems } from "./schemas/config/problems";
 
 /** One chain the service supports; optional fields are filled by later features (RPC, paymaster contracts). */
@@ -41,7 +48,21 @@ export interface ChainConfig {
   entryPoints?: Partial<Record<LaterEntryPointVersion, EntryPointConfig>>;
   /** The native token's dollar price, for USD spending limits and cost caps; without it USD rules are refused. */
   nativeUsdPrice?: NativeUsdPriceConfig;
+  /** How the chain charges for L1 data (the chains file's `l1DataFee`, else the chain id's model); absent: none. */
+  l1DataFee?: L1DataFeeConfig;
 }
+
+/**
+ * A chain's L1 data fee as the service prices it. `op-stack` and `arbitrum` are computed through the chain's node at
+ * `oracle`, plus `marginPercent`; `bundler` is a rollup with a model of its own, which only the chain's bundler's
+ * estimates carry (the service then never estimates gas without that bundler). `source` says where the model came from.
+ */
+export type L1DataFeeConfig =
+  | { model: "none"; source: L1DataFeeSource }
+  | { model: "op-stack" | "arbitrum"; oracle: string; marginPercent: number; source: L1DataFeeSource }
+  | { model: "bundler"; network: string; source: "chain id" };
+
+export type L1DataFeeSource = "chains file" | "chain id";
 
 /**
  * Where the native token's dollar price comes from. `fixed`: US dollars per whole native token, a positive decimal
@@ -475,8 +496,10 @@ const ZERO_ADDRESS = /^0x0{40}$/;
 
 /** A chain entry the schema accepted, with the checks that need more than one field, as the service uses it. */
 function chainConfig(entry: ChainEntry, where: string, problems: string[]): ChainConfig {
-  const { tokens, entryPoints, nativeUsdPrice, ...fields } = entry;
+  const { tokens, entryPoints, nativeUsdPrice, l1DataFee, ...fields } = entry;
   const chain: ChainConfig = { ...fields };
+  const l1 = l1DataFeeConfig(l1DataFee, chain, `${where}, l1DataFee`, problems);
+  if (l1) chain.l1DataFee = l1;
   if (nativeUsdPrice !== undefined) {
     const price = nativeUsdPriceConfig(nativeUsdPrice, `${where}, nativeUsdPrice`, problems, chain.rpcUrl);
     if (price) chain.nativeUsdPrice = price;
@@ -498,6 +521,58 @@ function chainConfig(entry: ChainEntry, where: string, problems: string[]): Chai
     }
   }
   return chain;
+}
+
+/**
+ * The chain's L1 data fee model: as the chains file says, else as the chain id implies. A rollup whose model the
+ * service cannot compute is refused unless its bundler estimates (its figures carry the fee) or the file says "none".
+ */
+function l1DataFeeConfig(
+  entry: L1DataFeeEntry | undefined,
+  chain: ChainConfig,
+  label: string,
+  problems: string[],
+): L1DataFeeConfig | undefined {
+  if (entry === undefined) {
+    const implied = impliedL1DataFeeModel(chain.chainId);
+    if (implied.model === "none") return { model: "none", source: "chain id" };
+    if (implied.model === "unsupported") {
+      if (chain.bundlerUrl) return { model: "bundler", network: implied.network, source: "chain id" };
+      problems.push(
+        `${label}: chain ${chain.chainId} (${implied.network}) charges an L1 data fee by a model the service cannot ` +
+          'compute: set the chain\'s bundlerUrl, whose estimates carry the fee, or say "l1DataFee": "none" if the ' +
+          "chain charges none",
+      );
+      return undefined;
+    }
+    return computedModel(implied.model, undefined, undefined, "chain id");
+  }
+  const { model, oracle, marginPercent } = typeof entry === "string" ? { model: entry } : entry;
+  if (model === "none") {
+    if (oracle !== undefined || marginPercent !== undefined) {
+      problems.push(`${label}: oracle and marginPercent apply to "op-stack" and "arbitrum" only`);
+    }
+    return { model: "none", source: "chains file" };
+  }
+  if (oracle !== undefined && ZERO_ADDRESS.test(oracle.toLowerCase())) {
+    problems.push(`${label}.oracle must be a non-zero 20-byte hex address`);
+  }
+  return computedModel(model, oracle, marginPercent, "chains file");
+}
+
+function computedModel(
+  model: "op-stack" | "arbitrum",
+  oracle: string | undefined,
+  marginPercent: number | undefined,
+  source: L1DataFeeSource,
+): L1DataFeeConfig {
+  const defaultOracle = model === "op-stack" ? OP_STACK_GAS_PRICE_ORACLE : ARBITRUM_NODE_INTERFACE;
+  return {
+    model,
+    oracle: (oracle ?? defaultOracle).toLowerCase(),
+    marginPercent: marginPercent ?? DEFAULT_L1_MARGIN_PERCENT[model],
+    source,
+  };
 }
 
 function nativeUsdPriceConfig(

@@ -341,3 +341,83 @@ for (const [name, price, message, rpcUrl] of [
     );
   });
 }
+
+test("l1DataFee: the chain id's model by default, the chains file's when it names one", () => {
+  const config = loadConfig({
+    CHAINS_FILE: chainsFile(
+      JSON.stringify([
+        { chainId: 8453, name: "Base" },
+        { chainId: 42161, name: "Arbitrum One" },
+        { chainId: 1, name: "Ethereum" },
+        { chainId: 31337, name: "local" },
+        { chainId: 777, name: "an OP chain we do not list", l1DataFee: "op-stack" },
+        {
+          chainId: 778,
+          name: "an Arbitrum chain with its own figures",
+          l1DataFee: { model: "arbitrum", oracle: "0x00000000000000000000000000000000000000C9", marginPercent: 50 },
+        },
+        { chainId: 10, name: "OP Mainnet told none", l1DataFee: "none" },
+        { chainId: 534352, name: "Scroll", bundlerUrl: "https://bundler.example" },
+      ]),
+    ),
+  });
+  const model = (chainId: number) => config.chains.get(chainId)?.l1DataFee;
+  assert.deepEqual(model(8453), {
+    model: "op-stack",
+    oracle: "0x420000000000000000000000000000000000000f",
+    marginPercent: 25,
+    source: "chain id",
+  });
+  assert.deepEqual(model(42161), {
+    model: "arbitrum",
+    oracle: "0x00000000000000000000000000000000000000c8",
+    marginPercent: 20,
+    source: "chain id",
+  });
+  assert.deepEqual(model(1), { model: "none", source: "chain id" });
+  assert.deepEqual(model(31337), { model: "none", source: "chain id" });
+  assert.equal(model(777)?.model, "op-stack");
+  assert.equal(model(777)?.source, "chains file");
+  assert.deepEqual(model(778), {
+    model: "arbitrum",
+    oracle: "0x00000000000000000000000000000000000000c9",
+    marginPercent: 50,
+    source: "chains file",
+  });
+  assert.deepEqual(model(10), { model: "none", source: "chains file" });
+  assert.deepEqual(model(534352), { model: "bundler", network: "Scroll", source: "chain id" });
+});
+
+test("l1DataFee: a rollup whose model the service cannot compute is refused at start, naming the ways out", () => {
+  const error = configError({ CHAINS_FILE: chainsFile('[{"chainId": 5000, "name": "Mantle"}]') });
+  assert.match(
+    error.message,
+    /entry 0, l1DataFee: chain 5000 \(Mantle\) charges an L1 data fee by a model the service cannot compute: set the chain's bundlerUrl, whose estimates carry the fee, or say "l1DataFee": "none"/,
+  );
+  // Said explicitly, "none" is the operator's word for it.
+  const none = loadConfig({
+    CHAINS_FILE: chainsFile('[{"chainId": 534351, "name": "Scroll Sepolia", "l1DataFee": "none"}]'),
+  });
+  assert.deepEqual(none.chains.get(534351)?.l1DataFee, { model: "none", source: "chains file" });
+});
+
+test("l1DataFee: bad values name the field and what it must be", () => {
+  const error = configError({
+    CHAINS_FILE: chainsFile(
+      JSON.stringify([
+        { chainId: 1, name: "a", l1DataFee: "scroll" },
+        { chainId: 2, name: "b", l1DataFee: { model: "op-stack", marginPercent: 500 } },
+        { chainId: 3, name: "c", l1DataFee: { model: "none", oracle: "0x420000000000000000000000000000000000000F" } },
+        { chainId: 4, name: "d", l1DataFee: { model: "op-stack", oracle: `0x${"0".repeat(40)}` } },
+      ]),
+    ),
+  });
+  assert.equal(error.problems.length, 4, error.message);
+  assert.match(error.problems[0] as string, /entry 0: l1DataFee must be "none", "op-stack", "arbitrum", or \{"model"/);
+  assert.match(error.problems[1] as string, /entry 1: l1DataFee/);
+  assert.match(
+    error.problems[2] as string,
+    /entry 2, l1DataFee: oracle and marginPercent apply to "op-stack" and "arbitrum" only/,
+  );
+  assert.match(error.problems[3] as string, /entry 3, l1DataFee.oracle must be a non-zero 20-byte hex address/);
+});

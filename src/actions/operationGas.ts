@@ -3,7 +3,12 @@ import type { Hex } from "viem";
 import { invalidParams } from "../errors";
 import { canEstimateGas } from "../gasEstimation/gasEstimation";
 import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
-import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
+import {
+  FEE_FIELDS,
+  GAS_LIMIT_FIELDS,
+  type PartialUserOperation,
+  zeroGasLimits,
+} from "../sponsorship/partialUserOperation";
 import type { ActionContext } from "./context";
 import { observedGasEstimate } from "./observedGasEstimation";
 import { stubTerms } from "./stub";
@@ -19,7 +24,19 @@ export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
   }
   const missingFees = FEE_FIELDS.filter((field) => userOp[field] === undefined);
   if (missingFees.length > 0) throw invalidParams(`params[0] is missing ${missingFees.join(", ")}`);
+  refuseZeroGas(userOp);
   return userOp as SignableUserOperation;
+}
+
+/** A signed operation never carries a zero gas limit it needs (zeroGasLimits): -32602 names the fields. */
+export function refuseZeroGas(userOp: Parameters<typeof zeroGasLimits>[0]): void {
+  const zero = zeroGasLimits(userOp);
+  if (zero.length > 0) {
+    throw invalidParams(
+      `params[0].${zero.join(", ")} ${zero.length === 1 ? "is" : "are"} 0: an operation signed with no gas there ` +
+        "can never be mined; send the gas or have it estimated (calculateGasLimits: true)",
+    );
+  }
 }
 
 /**
@@ -30,13 +47,16 @@ export function asGiven(userOp: PartialUserOperation): SignableUserOperation {
 export async function withEstimatedGas(
   ctx: ActionContext,
   request: { userOp: PartialUserOperation; signature: Hex; expirySeconds: number },
-): Promise<{ userOp: SignableUserOperation; feesChosen: boolean }> {
+): Promise<{ userOp: SignableUserOperation; feesChosen: boolean; l1DataGas: bigint }> {
   const { userOp } = request;
-  const missing = [...GAS_LIMIT_FIELDS, ...FEE_FIELDS].filter((field) => userOp[field] === undefined);
+  const missing = [
+    ...GAS_LIMIT_FIELDS.filter((field) => !userOp[field]),
+    ...FEE_FIELDS.filter((field) => userOp[field] === undefined),
+  ];
   const { chain } = ctx;
   if (!canEstimateGas(chain)) {
     // Nothing to estimate for: sign over what was sent, as without calculateGasLimits.
-    if (missing.length === 0) return { userOp: userOp as SignableUserOperation, feesChosen: false };
+    if (missing.length === 0) return { userOp: userOp as SignableUserOperation, feesChosen: false, l1DataGas: 0n };
     const why = chain.verifyingPaymaster ? "it has no RPC or bundler configured" : "it has no verifying paymaster";
     throw invalidParams(
       `Chain ${chain.chainId} (${chain.name}) cannot estimate gas: ${why}; send the gas limits and fees ` +
@@ -55,9 +75,10 @@ export async function withEstimatedGas(
     { chainId: chain.chainId, source: estimate.source, ms: Math.round(performance.now() - started) },
     "gas estimated",
   );
-  const { source: _, ...values } = estimate;
+  const { source: _, l1DataGas, ...values } = estimate;
   return {
     userOp: { ...userOp, ...values },
     feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
+    l1DataGas,
   };
 }

@@ -85,7 +85,7 @@ async function maximumV07(
 ): Promise<bigint> {
   const complete = hasGasV07(request.userOp)
     ? request.userOp
-    : await estimatedV07(ctx, request, tokenStubFieldsV07(request.target, request.userOp, terms));
+    : (await estimatedV07(ctx, request, tokenStubFieldsV07(request.target, request.userOp, terms))).userOp;
   return maxTokenCost(
     ENTRY_POINT_VERSIONS[request.target.version],
     asGivenV07(complete, tokenPaymasterGasLimits),

@@ -47,7 +47,11 @@ export type SponsorAnswer = Omit<SignedAnswer, "paymaster" | "paymasterData"> & 
 export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaster" | "paymasterData">;
 
 /** What a signature's record carries besides the operation: the window asked for, and SPONSORED mode's extras. */
-type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData"> & { parallel?: boolean };
+type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData"> & {
+  parallel?: boolean;
+  /** The L1 data fee's part of preVerificationGas where the service estimated the gas. */
+  l1DataGas?: bigint;
+};
 
 /** Signs through the engine for the request's paymaster and chain; notes the refusing rule for the decision metrics. */
 async function signOperation<Op extends Signable, Terms extends SigningWindow>(
@@ -62,6 +66,9 @@ async function signOperation<Op extends Signable, Terms extends SigningWindow>(
   };
   const outcome = await sponsorOperation(ctx.deps, { ...request, setup: ctx.setup, chain: ctx.chain });
   if (outcome.sponsored) {
+    if (request.l1DataGas !== undefined && request.l1DataGas > 0n) {
+      ctx.metrics?.l1DataGas.observe({ chain_id: String(ctx.chain.chainId) }, Number(request.l1DataGas));
+    }
     return {
       paymaster: outcome.paymaster,
       paymasterData: outcome.paymasterData,
@@ -99,6 +106,7 @@ export async function signV06<Terms extends SigningWindow>(
     expirySeconds: options.expirySeconds,
     smartAccount: options.smartAccount,
     webhookData: options.webhookData,
+    ...(options.l1DataGas === undefined ? {} : { l1DataGas: options.l1DataGas }),
   });
   return { ...answer, paymasterAndData: signer ? paymasterAndDataV06({ paymaster: signer, paymasterData }) : "0x" };
 }
@@ -121,6 +129,7 @@ export async function signV07<Terms extends SigningWindow>(
     smartAccount: options.smartAccount,
     webhookData: options.webhookData,
     ...(options.parallel ? { parallel: true } : {}),
+    ...(options.l1DataGas === undefined ? {} : { l1DataGas: options.l1DataGas }),
   });
   return {
     ...answer,

@@ -12,7 +12,7 @@ import { type TokenBalanceCheck, tokenBalanceRule } from "../sponsorship/rules/t
 import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";
 import { asGiven, withEstimatedGas } from "./operationGas";
-import { asGivenV07, estimatedV07 } from "./operationGasV07";
+import { asGivenV07, estimatedV07, type WithGasV07 } from "./operationGasV07";
 import { type SponsorAnswer, type SponsorAnswerV07, signedOrThrow, signV06, signV07 } from "./signOperation";
 import type { StepRequest } from "./stepRequest";
 import { tokenStubFieldsV07, verifyingStubFieldsV07 } from "./stub";
@@ -65,7 +65,7 @@ async function sponsorV06(ctx: ActionContext, request: V06Request, estimate: boo
   const signature: Hex = request.signature ?? "0x";
   if (mode.mode === "ERC20") {
     const { chain, token, terms } = await tokenTermsOf(ctx, mode);
-    const { userOp, feesChosen } = await withTokenGas(
+    const { userOp, feesChosen, l1DataGas } = await withTokenGas(
       request.userOp,
       signature,
       calculateGasLimits,
@@ -75,13 +75,13 @@ async function sponsorV06(ctx: ActionContext, request: V06Request, estimate: boo
       "sign",
     );
     const kind = tokenKind({ chain, token, terms, log: ctx.log });
-    const answer = signedOrThrow(await signV06(ctx, kind, chain.tokenPaymaster, userOp, mode));
+    const answer = signedOrThrow(await signV06(ctx, kind, chain.tokenPaymaster, userOp, { ...mode, l1DataGas }));
     return { version: "0.6", answer, userOp, feesChosen };
   }
-  const { userOp, feesChosen } = calculateGasLimits
+  const { userOp, feesChosen, l1DataGas } = calculateGasLimits
     ? await withEstimatedGas(ctx, { ...mode, userOp: request.userOp, signature })
-    : { userOp: asGiven(request.userOp), feesChosen: false };
-  const answer = await signV06(ctx, verifyingPaymaster, ctx.chain.verifyingPaymaster, userOp, mode);
+    : { userOp: asGiven(request.userOp), feesChosen: false, l1DataGas: undefined };
+  const answer = await signV06(ctx, verifyingPaymaster, ctx.chain.verifyingPaymaster, userOp, { ...mode, l1DataGas });
   return { version: "0.6", answer, userOp, feesChosen };
 }
 
@@ -89,17 +89,25 @@ async function sponsorV07(ctx: ActionContext, request: V07Request, estimate: boo
   const { mode, target } = request;
   if (mode.mode === "ERC20") {
     const { chain, token, terms } = await tokenTermsOf(ctx, mode);
-    const withGas = estimate
-      ? await estimatedV07(ctx, request, tokenStubFieldsV07(target, request.userOp, terms))
-      : request.userOp;
+    const withGas: WithGasV07 = estimate
+      ? await estimatedV07(ctx, { ...request, ...mode }, tokenStubFieldsV07(target, request.userOp, terms))
+      : { userOp: request.userOp };
     const kind = tokenKind({ chain, token, terms, log: ctx.log });
-    const userOp = asGivenV07(withGas, tokenPaymasterGasLimits);
-    return { version: request.version, answer: signedOrThrow(await signV07(ctx, target, kind, userOp, mode)) };
+    const userOp = asGivenV07(withGas.userOp, tokenPaymasterGasLimits);
+    const signed = await signV07(ctx, target, kind, userOp, { ...mode, l1DataGas: withGas.l1DataGas });
+    return { version: request.version, answer: signedOrThrow(signed) };
   }
-  const withGas = estimate
-    ? await estimatedV07(ctx, request, verifyingStubFieldsV07(ctx, target, request.userOp, mode.expirySeconds))
-    : request.userOp;
-  const answer = await signV07(ctx, target, verifyingPaymaster, asGivenV07(withGas), mode);
+  const withGas: WithGasV07 = estimate
+    ? await estimatedV07(
+        ctx,
+        { ...request, ...mode },
+        verifyingStubFieldsV07(ctx, target, request.userOp, mode.expirySeconds),
+      )
+    : { userOp: request.userOp };
+  const answer = await signV07(ctx, target, verifyingPaymaster, asGivenV07(withGas.userOp), {
+    ...mode,
+    l1DataGas: withGas.l1DataGas,
+  });
   return { version: request.version, answer };
 }
 

@@ -8,6 +8,7 @@ import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../token
 import type { TokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
 import { observedGasEstimate } from "./observedGasEstimation";
+import { refuseZeroGas } from "./operationGas";
 
 /**
  * The least verificationGasLimit an ERC20-mode operation is signed with: EntryPoint v0.6 gives postOp that much gas,
@@ -31,11 +32,14 @@ export async function withTokenGas(
   chain: TokenChain,
   terms: TokenFeeTerms,
   purpose: "sign" | "quote",
-): Promise<{ userOp: SignableUserOperation; feesChosen: boolean }> {
+): Promise<{ userOp: SignableUserOperation; feesChosen: boolean; l1DataGas?: bigint }> {
   const missing = [...GAS_LIMIT_FIELDS, ...FEE_FIELDS].filter((field) => userOp[field] === undefined);
   const covers = purpose === "sign" ? "the signature covers" : "the quote prices";
   if (!calculateGasLimits || (!chain.rpcUrl && !chain.bundlerUrl)) {
-    if (missing.length === 0) return { userOp: userOp as SignableUserOperation, feesChosen: false };
+    if (missing.length === 0) {
+      if (purpose === "sign") refuseZeroGas(userOp);
+      return { userOp: userOp as SignableUserOperation, feesChosen: false };
+    }
     const remedy = calculateGasLimits
       ? `chain ${chain.chainId} (${chain.name}) cannot estimate gas: it has no RPC or bundler configured`
       : "set calculateGasLimits to true to have them estimated";
@@ -56,7 +60,7 @@ export async function withTokenGas(
       "fee token allowance slot not found: quote estimated on the real allowance",
     );
   }
-  const { source, ...estimate } = await observedGasEstimate(ctx, {
+  const { source, l1DataGas, ...estimate } = await observedGasEstimate(ctx, {
     chain,
     userOp: {
       ...userOp,
@@ -81,6 +85,7 @@ export async function withTokenGas(
       ...(allowance ? { callGasLimit: estimate.callGasLimit + QUOTED_APPROVE_GAS } : {}),
     },
     feesChosen: userOp.maxFeePerGas === undefined || userOp.maxPriorityFeePerGas === undefined,
+    l1DataGas,
   };
 }
 

@@ -1,5 +1,11 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
-import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion, type TokenConfig } from "../config";
+import {
+  type ChainConfig,
+  type L1DataFeeConfig,
+  LATER_ENTRY_POINT_VERSIONS,
+  type LaterEntryPointVersion,
+  type TokenConfig,
+} from "../config";
 import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { type AccountCodeSource, AccountCodes } from "./accountCode";
 import { type ChainHeadSource, ChainHeads } from "./chainHead";
@@ -41,6 +47,8 @@ export interface SponsoringChain {
   accountCode?: AccountCodeSource;
   /** The head block and the chain's pace, read through `rpcUrl` (set with it): where a window in blocks starts. */
   heads?: ChainHeadSource;
+  /** How the chain charges for L1 data, which preVerificationGas must repay the bundler; absent: no L1 fee. */
+  l1DataFee?: L1DataFeeConfig;
 }
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -76,6 +84,7 @@ export function sponsoringChains(chains: ReadonlyMap<number, ChainConfig>): Read
       ...(tokenPaymaster ? { tokenPaymaster, tokens } : {}),
       entryPoints: laterEntryPoints(chain, tokens.length > 0),
       ...(chain.nativeUsdPrice ? { nativeUsdPrice: nativeUsdPriceSource(chain.nativeUsdPrice, chain) } : {}),
+      ...(chain.l1DataFee ? { l1DataFee: chain.l1DataFee } : {}),
     });
   }
   return resolved;

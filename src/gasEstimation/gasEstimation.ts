@@ -14,6 +14,7 @@ import { EstimationUnavailableError } from "./gasEstimationErrors";
 import { type Fees, suggestFees } from "./gasEstimationFees";
 import { simulateOperationGas } from "./gasEstimationSimulation";
 import { stubAccountSignature, stubPaymasterAndData } from "./gasEstimationStub";
+import { l1DataGasOf, startL1FeeReading } from "./l1DataGas";
 import { preVerificationGasFor } from "./preVerificationGas";
 import type { StorageOverride } from "./storageOverride";
 
@@ -37,7 +38,7 @@ const MIN_VERIFICATION_GAS_LIMIT = 20_000n;
 const MARGIN_PERCENT = 10n;
 const MARGIN_GAS = 10_000n;
 
-function withMargin(gas: bigint): bigint {
+export function withMargin(gas: bigint): bigint {
   return gas + (gas * MARGIN_PERCENT + 99n) / 100n + MARGIN_GAS;
 }
 
@@ -78,6 +79,8 @@ export interface GasEstimate extends Fees {
   preVerificationGas: bigint;
   /** Which estimated the limits. */
   source: "bundler" | "node";
+  /** The L1 data fee's part of preVerificationGas as the service computed it (margin included); 0 where none. */
+  l1DataGas: bigint;
 }
 
 /** Whether the chain can estimate at all: it needs a bundler or a node, and our paymaster for the stub. */
@@ -131,6 +134,12 @@ async function estimate({
     signature: stubAccountSignature(signature),
   });
 
+  // The L1 fee's reading goes out now, beside the simulation or the bundler's estimate (l1DataGas.ts). Without a node
+  // the chain's bundler, whose estimate carries the fee, is the only one to ask.
+  const l1 =
+    chain.rpcUrl || !chain.bundlerUrl
+      ? startL1FeeReading(chain, chain.entryPoint, op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }))
+      : undefined;
   let stub: UserOperation;
   let limits: { callGasLimit: bigint; verificationGasLimit: bigint; preVerificationGas: bigint };
   if (chain.bundlerUrl) {
@@ -171,7 +180,10 @@ async function estimate({
   // Our rules over the final shape, whatever the bundler said: they cover our 276 (or 278) bytes as every bundler
   // prices them (preVerificationGas.ts).
   const formula = preVerificationGasFor({ ...stub, callGasLimit, verificationGasLimit });
-  const preVerificationGas = maxOf(maxOf(formula, limits.preVerificationGas), userOp.preVerificationGas);
+  const l1DataGas = l1
+    ? l1DataGasOf(l1.model, await l1.reading, stub, callGasLimit + verificationGasLimit + formula)
+    : 0n;
+  const preVerificationGas = maxOf(maxOf(formula + l1DataGas, limits.preVerificationGas), userOp.preVerificationGas);
   return {
     callGasLimit,
     verificationGasLimit,
@@ -179,6 +191,7 @@ async function estimate({
     maxFeePerGas: stub.maxFeePerGas,
     maxPriorityFeePerGas: stub.maxPriorityFeePerGas,
     source: chain.bundlerUrl ? "bundler" : "node",
+    l1DataGas,
   };
 }
 
@@ -193,7 +206,7 @@ function maxOf(a: bigint, b: bigint | undefined): bigint {
   return b !== undefined && b > a ? b : a;
 }
 
-function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+export function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(

@@ -56,7 +56,7 @@ const EXECUTE_USER_OP_SELECTOR = "0x8dd7712f";
 export const PRE_VERIFICATION_MARGIN_PERCENT = 10n;
 
 /** Stands for preVerificationGas inside the operation the reference rule prices: five non-zero bytes, above any value. */
-const PRE_VERIFICATION_GAS_PLACEHOLDER = 0xff_ffff_ffffn;
+export const PRE_VERIFICATION_GAS_PLACEHOLDER = 0xff_ffff_ffffn;
 
 const userOperationTuple = parseAbiParameters(
   "(address sender, uint256 nonce, bytes initCode, bytes callData, uint256 callGasLimit, uint256 verificationGasLimit, uint256 preVerificationGas, uint256 maxFeePerGas, uint256 maxPriorityFeePerGas, bytes paymasterAndData, bytes signature)",
@@ -73,7 +73,11 @@ function words(bytes: number): bigint {
 
 /** The reference bundler's rule over the operation exactly as given. */
 export function preVerificationGasFormula(op: UserOperation): bigint {
-  const bytes = packed(op);
+  return referenceRule(packed(op));
+}
+
+/** The reference rule over an operation's bytes as handleOps carries them (any EntryPoint version's encoding). */
+export function referenceRule(bytes: Uint8Array): bigint {
   let calldata = 0n;
   for (const byte of bytes) {
     calldata += byte === 0 ? PRE_VERIFICATION_OVERHEAD.zeroByte : PRE_VERIFICATION_OVERHEAD.nonZeroByte;
@@ -91,7 +95,7 @@ function larger(a: bigint, b: bigint): bigint {
 }
 
 /** `n` non-zero bytes. */
-function nonZero(n: number): Hex {
+export function nonZero(n: number): Hex {
   return `0x${"ff".repeat(n)}`;
 }
 
@@ -102,7 +106,6 @@ function nonZero(n: number): Hex {
  * `eip7623` also applies the floor Alto applies where it is told the chain prices calldata by EIP-7623.
  */
 export function pimlicoPreVerificationGas(op: UserOperation, eip7623 = true): bigint {
-  const o = PIMLICO_OVERHEAD;
   const bytes = packed({
     ...op,
     callGasLimit: maxUint128,
@@ -113,17 +116,45 @@ export function pimlicoPreVerificationGas(op: UserOperation, eip7623 = true): bi
     paymasterAndData: nonZero(2 + 2 * size(op.paymasterAndData)),
     signature: nonZero(2 + 2 * size(op.signature)),
   });
+  return pimlicoRule(bytes, {
+    callData: op.callData,
+    extraPerOperation: 0n,
+    creditedGas: op.callGasLimit + op.verificationGasLimit,
+    eip7623,
+  });
+}
+
+/** What Alto's rule needs besides the operation's filled bytes. */
+export interface PimlicoRuleInputs {
+  callData: Hex;
+  /** Added per operation: an EIP-7702 authorization's cost where the operation carries one. */
+  extraPerOperation: bigint;
+  /** The gas limits Alto counts as surely spent, a tenth of which the EIP-7623 floor credits. */
+  creditedGas: bigint;
+  eip7623: boolean;
+}
+
+/** Alto's rule over an operation's bytes filled as it fills them (every gas field at its largest, signatures 0xff). */
+export function pimlicoRule(bytes: Uint8Array, inputs: PimlicoRuleInputs): bigint {
+  const o = PIMLICO_OVERHEAD;
   let tokens = 0n;
   for (const byte of bytes) tokens += byte === 0 ? 1n : o.tokensPerNonZeroByte;
   const perOperation =
-    op.callData.slice(0, 10).toLowerCase() === EXECUTE_USER_OP_SELECTOR
+    inputs.extraPerOperation +
+    (inputs.callData.slice(0, 10).toLowerCase() === EXECUTE_USER_OP_SELECTOR
       ? o.perUserOp + o.executeUserOp + (o.executeUserOpPerWordMilli * words(bytes.length)) / 1000n
-      : o.perUserOp + (o.perCallDataWordMilli * words(size(op.callData))) / 1000n;
+      : o.perUserOp + (o.perCallDataWordMilli * words(size(inputs.callData))) / 1000n);
   const standard = o.transaction + o.gasPerToken * tokens + o.bundle + perOperation;
-  if (!eip7623) return standard;
+  if (!inputs.eip7623) return standard;
   // The floor replaces the standard price when higher; Alto credits the tenth of the limits it counts as surely spent.
-  const floor = o.transaction + o.floorGasPerToken * tokens - (op.callGasLimit + op.verificationGasLimit) / 10n;
+  const floor = o.transaction + o.floorGasPerToken * tokens - inputs.creditedGas / 10n;
   return larger(floor, standard);
+}
+
+/** The larger of the two rules plus PRE_VERIFICATION_MARGIN_PERCENT. */
+export function withPreVerificationMargin(reference: bigint, pimlico: bigint): bigint {
+  const required = larger(reference, pimlico);
+  return required + (required * PRE_VERIFICATION_MARGIN_PERCENT + 99n) / 100n;
 }
 
 /**
@@ -135,6 +166,5 @@ export function preVerificationGasFor(op: UserOperation): bigint {
   const reference = preVerificationGasFormula(
     withWorstCaseSignatures({ ...op, preVerificationGas: PRE_VERIFICATION_GAS_PLACEHOLDER }),
   );
-  const required = larger(reference, pimlicoPreVerificationGas(op));
-  return required + (required * PRE_VERIFICATION_MARGIN_PERCENT + 99n) / 100n;
+  return withPreVerificationMargin(reference, pimlicoPreVerificationGas(op));
 }

@@ -6,6 +6,7 @@ import { listChainsSchema } from "../schemas/management/chains";
 import { accountGuard } from "./auth";
 import { contractChecksView } from "./contractChecksView";
 import { success } from "./envelope";
+import { l1DataFeeView } from "./l1DataFeeView";
 import { type Management, typed } from "./management";
 
 /**
@@ -25,6 +26,7 @@ export function chainRoutes(
         chainId: chain.chainId,
         name: chain.name,
         entryPoints: servedEntryPoints(chain),
+        l1DataFee: l1DataFeeView(chain),
         checks: contractChecksView(contractWatch, chain.chainId),
       }))
       .sort((a, b) => a.chainId - b.chainId);

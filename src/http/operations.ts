@@ -7,6 +7,7 @@ import type { Metrics } from "../metrics/metrics";
 import { pendingMigrations } from "../storage/migrations";
 import { ledgerSize } from "../storage/sponsorshipLedger";
 import { contractChecksView } from "./contractChecksView";
+import { l1DataFeeView } from "./l1DataFeeView";
 
 /** A readiness probe must answer well within the orchestrator's own timeout, whatever the chains do. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -78,7 +79,7 @@ async function databaseState(ctx: AppContext): Promise<{ database: "ok" | "unrea
 
 async function probeChain(chain: SponsoringChain) {
   const [rpc, bundler] = await Promise.all([probe(chain.rpcUrl), probe(chain.bundlerUrl)]);
-  return { chainId: chain.chainId, name: chain.name, rpc, bundler };
+  return { chainId: chain.chainId, name: chain.name, rpc, bundler, l1DataFee: l1DataFeeView(chain).model };
 }
 
 /** One eth_chainId call: any JSON-RPC result within the timeout counts as reachable. */

@@ -23,6 +23,7 @@ export interface Metrics {
   readonly decisions: Counter<"chain_id" | "mode" | "outcome" | "reason">;
   readonly sponsorSeconds: Histogram<"chain_id" | "mode" | "outcome">;
   readonly gasEstimationSeconds: Histogram<"chain_id" | "outcome">;
+  readonly l1DataGas: Histogram<"chain_id">;
   readonly gasEstimationFailures: Counter<"chain_id" | "kind">;
   readonly webhookCalls: Counter<"outcome">;
   readonly webhookSeconds: Histogram<"outcome">;
@@ -65,6 +66,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: "Time of one gas estimation through the chain's bundler or node",
       labelNames: ["chain_id", "outcome"],
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    l1DataGas: new Histogram({
+      name: "paymaster_l1_data_gas",
+      help:
+        "The L1 data fee's part of each signed sponsorship's preVerificationGas, in gas, on chains whose fee the " +
+        "service computes (an L1 fee spike shows as a rise)",
+      labelNames: ["chain_id"],
+      buckets: [0, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000],
       registers,
     }),
     gasEstimationFailures: new Counter({

@@ -60,6 +60,8 @@ export interface SponsorshipRequest<Op extends Signable, Terms extends SigningWi
   expirySeconds: number;
   smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;
+  /** The L1 data fee's part of preVerificationGas where the service estimated the gas: the record keeps it. */
+  l1DataGas?: bigint;
   /**
    * Parallel signing (a version that `signsInParallel`, v0.9): the signature goes apart from paymasterData, over the
    * EntryPoint's user operation hash of the operation with a placeholder paymasterSignature, which the hash leaves out.
@@ -103,6 +105,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     ...(paymaster ? { paymasterAddress: paymaster } : {}),
     entryPoint: request.entryPoint,
     mode: kind.mode,
+    ...(request.l1DataGas === undefined ? {} : { l1DataGas: request.l1DataGas }),
   };
   const checked = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
   // A window in blocks where the paymaster asks for one (and the version and kind sign it); in seconds otherwise.

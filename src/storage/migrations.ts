@@ -707,6 +707,14 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         CHECK (validity_blocks IS NULL OR validity_blocks BETWEEN 1 AND 100000);
     `,
   },
+  {
+    id: 26,
+    sql: `
+      -- The L1 data fee's part of a sponsorship's preVerificationGas, in gas, where the service estimated the gas on a
+      -- rollup (0 on a chain without an L1 fee); null where the client's gas was signed as sent, and on older rows.
+      ALTER TABLE sponsorships ADD COLUMN l1_data_gas numeric(78, 0);
+    `,
+  },
 ];
 
 /**

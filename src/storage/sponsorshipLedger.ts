@@ -64,6 +64,8 @@ export interface LedgerRow {
   status: LedgerStatus;
   reason: string | null;
   worstCaseWei: string | null;
+  /** The L1 data fee's part of preVerificationGas (gas) where the service estimated it; null otherwise. */
+  l1DataGas: string | null;
   actualWei: string | null;
   transactionHash: string | null;
   createdAt: number;
@@ -87,6 +89,7 @@ interface StoredRow {
   status: LedgerStatus;
   reason: string | null;
   worst_case: string | null;
+  l1_data_gas: string | null;
   actual_cost: string | null;
   tx_hash: string | null;
   settled_micros: string | null;
@@ -141,7 +144,7 @@ export async function ledgerPage(
   const rows = await db.query<StoredRow>(
     `SELECT id, ${CREATED_MICROS}, user_op_hash, sender, nonce::text AS nonce, chain_id, entry_point,
        ${MODE} AS mode, ${statusOf(now)} AS status, reason, ${WORST_CASE}::text AS worst_case,
-       actual_cost::text AS actual_cost, tx_hash, native_usd_price::text AS native_usd_price,
+       l1_data_gas::text AS l1_data_gas, actual_cost::text AS actual_cost, tx_hash, native_usd_price::text AS native_usd_price,
        ceil(${WORST_CASE} * native_usd_price)::text AS worst_case_usd, ceil(actual_cost * native_usd_price)::text AS actual_usd,
        (extract(epoch FROM COALESCE(settled_at, released_at)) * 1000000)::bigint::text AS settled_micros
      FROM sponsorships WHERE ${where}
@@ -165,6 +168,7 @@ function rowOf(stored: StoredRow): LedgerRow {
     status: stored.status,
     reason: stored.reason,
     worstCaseWei: stored.worst_case,
+    l1DataGas: stored.l1_data_gas,
     actualWei: mined ? stored.actual_cost : null,
     transactionHash: mined ? stored.tx_hash : null,
     createdAt: millisOf(stored.created_micros),

@@ -45,6 +45,11 @@ export interface SponsorshipRecord {
   mode?: LedgerMode;
   /** For a sponsored operation: the most it can cost in wei (its prefund), on every chain. */
   worstCaseWei?: bigint;
+  /**
+   * The L1 data fee's part of preVerificationGas, in gas, where the service estimated the operation's gas on a chain
+   * with an L1 fee (0 on a chain without one); absent when the gas was signed as the client sent it.
+   */
+  l1DataGas?: bigint;
 }
 
 export type LedgerMode = "SPONSORED" | "ERC20";
@@ -58,17 +63,18 @@ const RECORDS = `
   WITH inserted AS (
     INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
       verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
-      rule_outcomes, funding_address, paymaster_address, max_charge, native_usd_price, entry_point, mode, worst_case_wei)
+      rule_outcomes, funding_address, paymaster_address, max_charge, native_usd_price, entry_point, mode, worst_case_wei,
+      l1_data_gas)
     SELECT id::uuid, paymaster_id::uuid, chain_id::bigint, sender, nonce::numeric, sponsored::boolean, reason,
       user_op_hash, cgl::numeric, vgl::numeric, pvg::numeric, mfpg::numeric, mpfpg::numeric, valid_until::bigint,
       valid_after::bigint, outcomes::jsonb, funding_address, paymaster_address, max_charge::numeric,
-      native_usd_price::numeric, entry_point, mode, worst_case::numeric
+      native_usd_price::numeric, entry_point, mode, worst_case::numeric, l1_data_gas::numeric
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
-      $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
+      $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[])
       AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
         valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge, native_usd_price,
-        entry_point, mode, worst_case)
+        entry_point, mode, worst_case, l1_data_gas)
     RETURNING chain_id, paymaster_address, funding_address, valid_until, max_charge, sponsored
   )
   INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
@@ -82,19 +88,19 @@ const RECORDS = `
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
 /**
- * The same, with the spending-limit reservations the batch made ($24 on: usage deltas, then reservations): computed
+ * The same, with the spending-limit reservations the batch made ($25 on: usage deltas, then reservations): computed
  * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
  * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
  */
 const RECORDS_AND_LIMITS = `
   WITH limit_usage_written AS (
     INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
-    SELECT * FROM unnest($24::uuid[], $25::bigint[], $26::text[], $27::numeric[])
+    SELECT * FROM unnest($25::uuid[], $26::bigint[], $27::text[], $28::numeric[])
     ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
   ), limit_reservations_written AS (
     INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-    SELECT * FROM unnest($28::uuid[], $29::bigint[], $30::text[], $31::numeric[], $32::text[], $33::numeric[],
-      $34::bigint[])
+    SELECT * FROM unnest($29::uuid[], $30::bigint[], $31::text[], $32::numeric[], $33::text[], $34::numeric[],
+      $35::bigint[])
     ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
     DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
   ), ${RECORDS.trim().slice("WITH ".length)}`;
@@ -126,6 +132,7 @@ function columns(rows: SponsorshipRecord[]): ArrayParameter[] {
     rows.map((r) => r.entryPoint?.toLowerCase() ?? null),
     rows.map((r) => r.mode ?? null),
     rows.map((r) => text(r.worstCaseWei)),
+    rows.map((r) => text(r.l1DataGas)),
   ];
 }
 
@@ -287,7 +294,7 @@ async function recordBatch(
  * (no hash, no validity, nothing held, no worst case), with the rules' outcomes and the limit's refusal after them.
  */
 function refusedAtRecord(record: SponsorshipRecord, rule: string, reason: string): SponsorshipRecord {
-  const { userOpHash, validUntil, validAfter, maxCharge, worstCaseWei, ...rest } = record;
+  const { userOpHash, validUntil, validAfter, maxCharge, worstCaseWei, l1DataGas, ...rest } = record;
   return {
     ...rest,
     sponsored: false,

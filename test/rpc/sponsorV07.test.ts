@@ -304,11 +304,30 @@ describe("pm_sponsorUserOperation [userOp, entryPoint, context] for v0.7, on a c
     assert.equal(size(answer.paymasterData as Hex), 256);
   });
 
-  test("without the gas: -32602 saying to send it or configure a bundler", async () => {
+  test("without the gas, or with zeros, on a chain with neither node nor bundler: -32602 naming the fields", async () => {
+    const refusal = (fields: string) =>
+      new RegExp(
+        `^params\\[0\\] is missing ${fields} \\(or sent it as 0\\): chain 31337 \\(local\\) has neither a node ` +
+          "\\(rpcUrl\\) nor a bundler \\(bundlerUrl\\) to estimate gas with, so send the gas limits",
+      );
     error(
       await rpc(t, dapp, "pm_sponsorUserOperation", [userOp({ callGasLimit: undefined }), ENTRY_POINT_V07_ADDRESS]),
       -32602,
-      /^params\[0\] is missing callGasLimit: chain 31337 \(local\) has no bundler configured \(bundlerUrl\)/,
+      refusal("callGasLimit"),
+    );
+    const zeros = userOp({ callGasLimit: "0x0", verificationGasLimit: "0x0", preVerificationGas: "0x0" });
+    error(
+      await rpc(t, dapp, "pm_sponsorUserOperation", [zeros, ENTRY_POINT_V07_ADDRESS]),
+      -32602,
+      refusal("callGasLimit, verificationGasLimit, preVerificationGas"),
+    );
+  });
+
+  test("ERC-7677's second step never signs a zero gas limit: -32602 naming it", async () => {
+    error(
+      await erc7677("pm_getPaymasterData", userOp({ verificationGasLimit: "0x0" }), ENTRY_POINT_V07_ADDRESS, {}),
+      -32602,
+      /^params\[0\]\.verificationGasLimit is 0: an operation signed with no gas there can never be mined/,
     );
   });
 

@@ -211,7 +211,7 @@ export interface paths {
                                     /** @description ok: every contract passed its checks; failing: one failed, and its sponsorships are refused; unknown: the chain's node has not answered yet; not checked: no rpcUrl or none of our contracts on the chain */
                                     status: "ok" | "failing" | "unknown" | "not checked";
                                 };
-                                /** @description The EntryPoint versions the chain serves ("0.6", "0.7", "0.8"): those with one of our paymasters */
+                                /** @description The EntryPoint versions the chain serves ("0.6", "0.7", "0.8", "0.9"): those with one of our paymasters */
                                 entryPoints: {
                                     [key: string]: {
                                         /** @example 0x0000000071727De22E5E9d8BAf0edAc6f37da032 */
@@ -221,6 +221,19 @@ export interface paths {
                                         /** @description SPONSORED mode's paymaster; absent: none */
                                         verifyingPaymaster?: string;
                                     };
+                                };
+                                /** @description The chain's L1 data fee model */
+                                l1DataFee: {
+                                    /** @description op-stack and arbitrum: the margin added over the fee read, in percent */
+                                    marginPercent?: number;
+                                    /** @description How the chain charges for L1 data, which preVerificationGas repays the bundler. none: no L1 fee; op-stack: the GasPriceOracle's getL1Fee (and operator fee); arbitrum: NodeInterface's gasEstimateL1Component; bundler: a model of the network's own that only the chain's bundler prices (the service estimates only through it) */
+                                    model: "none" | "op-stack" | "arbitrum" | "bundler";
+                                    /** @description bundler: the network whose model the bundler prices */
+                                    network?: string;
+                                    /** @description op-stack and arbitrum: the contract the fee is read from */
+                                    oracle?: string;
+                                    /** @description Where the model came from: the chains file's l1DataFee, or the chain id's known network */
+                                    source: "chains file" | "chain id";
                                 };
                                 /** @example local */
                                 name: string;
@@ -2893,6 +2906,8 @@ export interface paths {
                                 createdAt: number;
                                 /** @description The EntryPoint the operation was signed for; null on rows recorded before it was kept */
                                 entryPoint: string | null;
+                                /** @description The L1 data fee's part of preVerificationGas, in gas, where the service estimated the operation's gas (0 on a chain without an L1 fee); null where the gas was signed as the client sent it */
+                                l1DataGas: string | null;
                                 mode: "SPONSORED" | "ERC20";
                                 /** @description Only on an operation a USD rule priced when it was signed: the native token price it used (dollars per token) */
                                 nativeUsdPrice?: string;

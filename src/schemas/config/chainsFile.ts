@@ -1,5 +1,6 @@
 import Type, { type Static } from "typebox";
 import { Address } from "../primitives";
+import { L1DataFeeSchema } from "./l1DataFee";
 import { described } from "./problems";
 
 /**
@@ -123,6 +124,7 @@ const ChainEntrySchema = Type.Object(
     tokens: Type.Optional(Type.Array(TokenSchema, { description: "an array of fee tokens" })),
     entryPoints: Type.Optional(EntryPointsSchema),
     nativeUsdPrice: Type.Optional(NativeUsdPriceSchema),
+    l1DataFee: Type.Optional(L1DataFeeSchema),
   },
   { additionalProperties: false, description: "an object describing one chain" },
 );

@@ -49,12 +49,38 @@ const ContractChecks = Type.Object(
   { description: "The service's checks of its contracts on the chain, repeated every 30 s" },
 );
 
+const L1DataFee = Type.Object(
+  {
+    model: Type.Union(
+      [Type.Literal("none"), Type.Literal("op-stack"), Type.Literal("arbitrum"), Type.Literal("bundler")],
+      {
+        description:
+          "How the chain charges for L1 data, which preVerificationGas repays the bundler. none: no L1 fee; op-stack: " +
+          "the GasPriceOracle's getL1Fee (and operator fee); arbitrum: NodeInterface's gasEstimateL1Component; " +
+          "bundler: a model of the network's own that only the chain's bundler prices (the service estimates only " +
+          "through it)",
+      },
+    ),
+    source: Type.Union([Type.Literal("chains file"), Type.Literal("chain id")], {
+      description: "Where the model came from: the chains file's l1DataFee, or the chain id's known network",
+    }),
+    oracle: Type.Optional(Type.String({ description: "op-stack and arbitrum: the contract the fee is read from" })),
+    marginPercent: Type.Optional(
+      Type.Integer({ description: "op-stack and arbitrum: the margin added over the fee read, in percent" }),
+    ),
+    network: Type.Optional(Type.String({ description: "bundler: the network whose model the bundler prices" })),
+  },
+  { description: "The chain's L1 data fee model" },
+);
+
 const SupportedChain = Type.Object({
   chainId: Type.Integer({ examples: [31337] }),
   name: Type.String({ examples: ["local"] }),
   entryPoints: Type.Record(Type.String({ pattern: "^\\d+\\.\\d+$" }), ServedEntryPoint, {
-    description: 'The EntryPoint versions the chain serves ("0.6", "0.7", "0.8"): those with one of our paymasters',
+    description:
+      'The EntryPoint versions the chain serves ("0.6", "0.7", "0.8", "0.9"): those with one of our paymasters',
   }),
+  l1DataFee: L1DataFee,
   checks: ContractChecks,
 });
 

@@ -64,6 +64,11 @@ const LedgerRowView = Type.Object({
   worstCaseWei: Type.Union([Wei, Type.Null()], {
     description: "The most the operation can cost (its prefund); null for a refusal",
   }),
+  l1DataGas: Type.Union([Type.String({ pattern: "^\\d+$" }), Type.Null()], {
+    description:
+      "The L1 data fee's part of preVerificationGas, in gas, where the service estimated the operation's gas (0 on a " +
+      "chain without an L1 fee); null where the gas was signed as the client sent it",
+  }),
   actualWei: Type.Union([Wei, Type.Null()], { description: "What it cost, once mined; null otherwise" }),
   transactionHash: NullableText("The transaction that ran it, once mined; null otherwise"),
   createdAt: Type.Integer({ description: "When the service answered, ms since the epoch" }),
