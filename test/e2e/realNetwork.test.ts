@@ -245,8 +245,9 @@ test("the contracts command deploys, stakes, funds and checks our paymasters; a 
   measured(tc, `deposit (3 token paymasters): ${fund.ms.toFixed(0)} ms`, ...gasLines(fund).slice(0, 1));
   assert.equal(fund.stdout.match(/^sent: adding 2 to the EntryPoint deposit of token paymaster/gm)?.length, 3);
 
-  // The operator pastes the entry into the chains file with the node and the bundler.
-  writeChains({ ...entry, rpcUrl: chain.anvil.rpcUrl, bundlerUrl: alto.url, tokens: tokens() });
+  // The operator pastes the entry into the chains file with the node and the bundler. This anvil plays Base Sepolia
+  // without its L1 data fee (no GasPriceOracle): the chain id's model (op-stack) would read an oracle that is not there.
+  writeChains({ ...entry, rpcUrl: chain.anvil.rpcUrl, bundlerUrl: alto.url, tokens: tokens(), l1DataFee: "none" });
   const status = await contracts(["status", "--json"]);
   measured(tc, `status: ${status.ms.toFixed(0)} ms`);
   const report = JSON.parse(status.stdout) as { ok: boolean; checks: { ok: boolean; check: string }[] };
