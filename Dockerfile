@@ -4,7 +4,7 @@
 # container engine: pack, install with --omit=dev --omit=optional in an empty folder, `node dist/main.js`.
 
 # --- build: every dependency, then the pack ---------------------------------------------------------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund --no-save
@@ -16,7 +16,7 @@ RUN npm pack --pack-destination /tmp \
     && cp package-lock.json /app/
 
 # --- runtime: the pack and its production dependencies, as a user without privileges ----------------------------------
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

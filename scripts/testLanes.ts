@@ -36,6 +36,7 @@ export const UNIT = new Set([
   "test/chain/tokenPaymasterAndDataV07.test.ts",
   "test/chain/userOpHashV09.test.ts",
   "test/config.test.ts",
+  "test/runtimeSupport.test.ts",
   "test/knownNetworks.test.ts",
   "test/dashboard/helpers.test.ts",
   "test/docs.test.ts",

@@ -9,6 +9,7 @@ import { type Config, ConfigError, loadConfig } from "./config";
 import { wantsLocalChain } from "./devChain/localChainWanted";
 import { LogDestination } from "./logging/logDestination";
 import { createMetrics } from "./metrics/metrics";
+import { runtimeWarning } from "./runtimeSupport";
 import { startSettlement } from "./settlement/watcher";
 import { startShutdownWatchdog } from "./shutdownWatchdog";
 import { countAccounts, createAccount } from "./storage/accounts";
@@ -101,6 +102,8 @@ async function main(): Promise<void> {
     },
     `paymaster service listening on ${address}`,
   );
+  const outdated = runtimeWarning();
+  if (outdated) app.log.warn(outdated);
   if ("extractable" in signer && signer.extractable) {
     app.log.warn(
       `the signer key in the PKCS#11 token may be extracted (CKA_EXTRACTABLE): generate it in the token as non-extractable so that it can never leave it`,

@@ -197,7 +197,7 @@ const LAYERS: { name: string; members: string[] }[] = [
   },
   { name: "bindings", members: ["src/sponsorship/entryPoints/", "src/sponsorship/paymasters/", "src/abi/"] },
   { name: "storage", members: ["src/storage/"] },
-  { name: "configuration", members: ["src/config.ts", "src/keyFile.ts", "src/context.ts"] },
+  { name: "configuration", members: ["src/config.ts", "src/keyFile.ts", "src/context.ts", "src/runtimeSupport.ts"] },
   { name: "schemas", members: ["src/schemas/"] },
   { name: "errors", members: ["src/errors.ts"] },
 ];
