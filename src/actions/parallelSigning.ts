@@ -1,7 +1,7 @@
 // EntryPoint v0.9 parallel signing, the two steps of pm_getPaymasterData with `signingPhase` in its context.
 // "commit": the engine decides, reserves and signs the EntryPoint's user operation hash of the operation with our
-// paymaster fields and a placeholder paymasterSignature (which that hash leaves out), the signature is kept by sender
-// and nonce, and the answer is the paymaster fields plus the placeholder, so that the account signs a hash with the
+// paymaster fields and a placeholder paymasterSignature (which that hash leaves out), the signature is kept by sender,
+// nonce and paymaster, and the answer is the paymaster fields plus the placeholder, so that the account signs a hash with the
 // magic in it. "finalize": the same operation, now signed by the account, gets the kept signature, provided its hash
 // is the one committed; an operation changed in between is refused with the reason. A commitment is as long-lived as
 // its signature's validUntil (for a window in blocks, the time the ledger holds it): never finalized, it dies then, and

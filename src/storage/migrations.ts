@@ -715,6 +715,17 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       ALTER TABLE sponsorships ADD COLUMN l1_data_gas numeric(78, 0);
     `,
   },
+  {
+    id: 27,
+    sql: `
+      -- A parallel-signing commitment is its paymaster's. Keyed by the operation alone (migration 24), a commit by a
+      -- paymaster of another account for the same sender and nonce (both public) replaced the first paymaster's, whose
+      -- finalize then found nothing. With paymaster_id in the key each paymaster keeps its own. The rows already kept
+      -- are unique on the old key, hence on the wider one: they stay as they are.
+      ALTER TABLE signature_commitments DROP CONSTRAINT signature_commitments_pkey;
+      ALTER TABLE signature_commitments ADD PRIMARY KEY (chain_id, entry_point, sender, nonce, paymaster_id);
+    `,
+  },
 ];
 
 /**
@@ -726,7 +737,8 @@ export const CREDENTIALS_CHANNEL = "paymaster_credentials";
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */
 const MIGRATION_LOCK = 4337_0001;
 
-export async function migrate(db: Database): Promise<void> {
+/** `lastId`: stop after that migration (a test of what a later one does to existing rows); all of them by default. */
+export async function migrate(db: Database, lastId = Number.POSITIVE_INFINITY): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
     await tx.query(
@@ -736,7 +748,7 @@ export async function migrate(db: Database): Promise<void> {
       (await tx.query<{ id: number }>("SELECT id FROM schema_migrations")).map((row) => Number(row.id)),
     );
     for (const migration of MIGRATIONS) {
-      if (applied.has(migration.id)) continue;
+      if (applied.has(migration.id) || migration.id > lastId) continue;
       await tx.exec(migration.sql);
       await tx.query("INSERT INTO schema_migrations (id) VALUES ($1)", [migration.id]);
     }

@@ -1,6 +1,8 @@
 // EntryPoint v0.9 parallel signing: the paymaster signature the "commit" step made, kept by (chain, EntryPoint, sender,
-// nonce) until the "finalize" step hands it out for the same operation (migration 24). The signature is not a secret
-// (it is public once the operation is sent) but it is only given out against the operation it was made for.
+// nonce, paymaster) until the "finalize" step hands it out for the same operation (migrations 24 and 27). The paymaster
+// is part of the key because sender and nonce are public: another tenant committing the same operation must not touch
+// this paymaster's commitment. The signature is not a secret (it is public once the operation is sent) but it is only
+// given out against the operation it was made for.
 import type { Address, Hex } from "viem";
 import type { Queryable } from "./database";
 
@@ -18,7 +20,6 @@ export interface SignatureCommitment {
 }
 
 interface CommitmentRow {
-  paymaster_id: string;
   user_op_hash: string;
   paymaster_signature: string;
   valid_until: string | number;
@@ -27,13 +28,13 @@ interface CommitmentRow {
 export class SignatureCommitments {
   constructor(private readonly db: Queryable) {}
 
-  /** Keeps a commitment; one already kept for the same operation is replaced (the wallet committed again). */
+  /** Keeps a commitment; this paymaster's one for the same operation is replaced (the wallet committed again). */
   async save(commitment: SignatureCommitment): Promise<void> {
     await this.db.query(
       `INSERT INTO signature_commitments
          (chain_id, entry_point, sender, nonce, paymaster_id, user_op_hash, paymaster_signature, valid_until)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (chain_id, entry_point, sender, nonce) DO UPDATE SET paymaster_id = EXCLUDED.paymaster_id,
+       ON CONFLICT (chain_id, entry_point, sender, nonce, paymaster_id) DO UPDATE SET
          user_op_hash = EXCLUDED.user_op_hash, paymaster_signature = EXCLUDED.paymaster_signature,
          valid_until = EXCLUDED.valid_until`,
       [
@@ -55,7 +56,7 @@ export class SignatureCommitments {
     nowSeconds: number,
   ): Promise<Pick<SignatureCommitment, "userOpHash" | "paymasterSignature" | "validUntil"> | undefined> {
     const rows = await this.db.query<CommitmentRow>(
-      `SELECT paymaster_id, user_op_hash, paymaster_signature, valid_until FROM signature_commitments
+      `SELECT user_op_hash, paymaster_signature, valid_until FROM signature_commitments
        WHERE chain_id = $1 AND entry_point = $2 AND sender = $3 AND nonce = $4 AND paymaster_id = $5
          AND valid_until >= $6`,
       [

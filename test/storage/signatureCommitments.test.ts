@@ -1,11 +1,14 @@
 // EntryPoint v0.9 parallel signing's commitments (src/storage/signatureCommitments.ts) against the real database
-// (PGlite, or PostgreSQL with DATABASE_URL): kept by (chain, EntryPoint, sender, nonce), replaced by a new commit,
-// found only for the paymaster that made it and only until its validUntil, and dropped once expired.
+// (PGlite, or PostgreSQL with DATABASE_URL): kept by (chain, EntryPoint, sender, nonce, paymaster), replaced by the same
+// paymaster's new commit and left alone by another paymaster's, found only for the paymaster that made it and only
+// until its validUntil, and dropped once expired. Migration 27 widened the key and kept the rows already stored.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
-import type { Database } from "../../src/storage/database";
+import { type Database, openDatabase } from "../../src/storage/database";
+import { migrate } from "../../src/storage/migrations";
 import { type SignatureCommitment, SignatureCommitments } from "../../src/storage/signatureCommitments";
-import { openTestDatabase } from "../helpers/database";
+import { openTestDatabase, testDatabaseUrl } from "../helpers/database";
 import { storedPaymaster } from "../helpers/storedPaymaster";
 
 let db: Database;
@@ -76,4 +79,78 @@ test("a new commit of the same operation replaces the old one; expired ones are 
     rows.map((row) => row.sender),
     [first.sender.toLowerCase()],
   );
+});
+
+test("two paymasters' commitments for one operation live side by side; each replaces only its own", async () => {
+  const store = new SignatureCommitments(db);
+  const [mine, theirs] = [await paymasterId(), await paymasterId()];
+  const first = commitment(mine);
+  await store.save(first);
+  await store.save({ ...first, paymasterId: theirs, userOpHash: hash("c"), paymasterSignature: signature("3") });
+  assert.deepEqual(await store.find(first, 1_000), {
+    userOpHash: first.userOpHash,
+    paymasterSignature: first.paymasterSignature,
+    validUntil: 2_000,
+  });
+  await store.save({ ...first, paymasterId: theirs, userOpHash: hash("d"), paymasterSignature: signature("4") });
+  assert.equal((await store.find({ ...first, paymasterId: theirs }, 1_000))?.paymasterSignature, signature("4"));
+  assert.equal((await store.find(first, 1_000))?.paymasterSignature, signature("1"), "still the first paymaster's");
+});
+
+/** A database of its own, migrated up to `lastId` only: a new PGlite, or a new schema of DATABASE_URL's PostgreSQL. */
+async function databaseAt(lastId: number): Promise<Database> {
+  const url = testDatabaseUrl();
+  if (!url) {
+    const fresh = await openDatabase({});
+    await migrate(fresh, lastId);
+    return fresh;
+  }
+  const schema = `test_${randomBytes(6).toString("hex")}`;
+  const admin = await openDatabase({ url });
+  await admin.exec(`CREATE SCHEMA ${schema}`);
+  const fresh = await openDatabase({ url, schema });
+  await migrate(fresh, lastId);
+  return {
+    ...fresh,
+    async close() {
+      await fresh.close();
+      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}
+
+test("migration 27 keeps the commitments stored before it, found as before, and lets another paymaster's join", async () => {
+  const old = await databaseAt(26);
+  try {
+    const ids = [(await storedPaymaster(old, "before 27")).id, (await storedPaymaster(old, "after 27")).id];
+    const kept = commitment(ids[0] as string);
+    // As the build before migration 27 wrote it (its upsert named the old key, which this build's no longer matches).
+    await old.query(
+      `INSERT INTO signature_commitments
+         (chain_id, entry_point, sender, nonce, paymaster_id, user_op_hash, paymaster_signature, valid_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        31337,
+        ENTRY_POINT.toLowerCase(),
+        kept.sender,
+        "5",
+        kept.paymasterId,
+        kept.userOpHash,
+        kept.paymasterSignature,
+        2_000,
+      ],
+    );
+    await migrate(old);
+    const store = new SignatureCommitments(old);
+    assert.deepEqual(await store.find(kept, 1_000), {
+      userOpHash: kept.userOpHash,
+      paymasterSignature: kept.paymasterSignature,
+      validUntil: kept.validUntil,
+    });
+    await store.save({ ...kept, paymasterId: ids[1] as string, paymasterSignature: signature("5") });
+    assert.equal((await store.find(kept, 1_000))?.paymasterSignature, kept.paymasterSignature);
+  } finally {
+    await old.close();
+  }
 });
