@@ -1,6 +1,7 @@
 // The engine (src/sponsorship/engine.ts) as the steps call it: the request's paymaster and chain, the decision noted
 // for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
 import type { Address, Hex } from "viem";
+import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import { type ParallelSignature, type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
 import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
@@ -139,8 +140,12 @@ export async function signV07<Terms extends SigningWindow>(
   };
 }
 
-/** A signature that must be given (ERC20 mode has no refusal by rule): the answer, or an error if none was recorded. */
+/**
+ * ERC20 mode's answer, which has no `0x` form for a refusal: its rules throw their own errors, but a refusal before
+ * the rules (a failed check of the token paymaster on chain, a block window that cannot be read) is recorded with its
+ * reason and told to the client as -32003 with that reason, never as a failure of the service.
+ */
 export function signedOrThrow<Answer extends { reason?: string }>(answer: Answer): Answer {
-  if (answer.reason !== undefined) throw new Error(`ERC20 mode signature not recorded: ${answer.reason}`);
+  if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   return answer;
 }
