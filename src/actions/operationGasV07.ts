@@ -21,7 +21,7 @@ export interface WithGasV07 {
 }
 
 /** The gas limits missing from the operation: not sent, or sent as zero (an operation with no gas is never mined). */
-export function missingGasV07(userOp: PartialUserOperationV07): string[] {
+function missingGasV07(userOp: PartialUserOperationV07): string[] {
   return GAS_LIMIT_FIELDS.filter((field) => !userOp[field]);
 }
 

@@ -37,7 +37,7 @@ const GAS_PLACEHOLDER = 0xfedcba98n;
 const FEE_PLACEHOLDER = 0xfedcba9876543210n;
 
 /** The chain's model when the service computes it, else undefined (no L1 fee, or only the chain's bundler knows it). */
-export function computedL1Model(chain: SponsoringChain): ComputedL1Model | undefined {
+function computedL1Model(chain: SponsoringChain): ComputedL1Model | undefined {
   const model = chain.l1DataFee;
   return model?.model === "op-stack" || model?.model === "arbitrum" ? model : undefined;
 }

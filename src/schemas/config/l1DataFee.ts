@@ -66,7 +66,7 @@ export function impliedL1DataFeeModel(chainId: number): ImpliedModel {
   return { model: "none" };
 }
 
-export const L1_DATA_FEE_FORMS =
+const L1_DATA_FEE_FORMS =
   '"none", "op-stack", "arbitrum", or {"model": "op-stack" | "arbitrum" | "none", "oracle"?: "0x…", "marginPercent"?: n}';
 
 const ModelName = Type.Union(
