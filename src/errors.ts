@@ -68,6 +68,27 @@ export class ApiError extends PaymasterError {
 export const badRequest = (message: string) => new ApiError(400, message);
 
 /**
+ * A management request refused by its schema (src/http/management.ts): a 400 whose message names the field and the
+ * problem. Fastify writes `code` and `validationContext` onto the error a validator returns (`code` only where it finds
+ * none, with the status already there it writes the status back); an ApiError's code is read-only, so the write is
+ * taken and changes nothing rather than throwing inside Fastify's validation.
+ */
+export class RequestValidationError extends ApiError {
+  /** Which part of the request was refused ("body", "querystring", …), as Fastify names it. */
+  validationContext?: string;
+
+  constructor(message: string) {
+    super(400, message);
+  }
+  override get code(): number {
+    return this.statusCode;
+  }
+  override set code(_written: unknown) {
+    // The code is the status: nothing Fastify writes here replaces it.
+  }
+}
+
+/**
  * An ApiError whose status and message the interface fixes; each has its own class so that code names the case. The
  * three fixed validation texts (whitelistedMethods, active, webhookId) are carried by the request schemas instead
  * (src/schemas/management/), which answer them before any handler runs.

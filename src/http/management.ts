@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
 import type { ManagementContext, UrlCheck } from "../actions/managementContext";
 import { type AppContext, nowMs } from "../context";
+import { RequestValidationError } from "../errors";
 import { problemOf } from "../schemas/validate";
 import { AmbientTransactions } from "../storage/ambientTransaction";
 import type { Credentials } from "./credentialCache";
@@ -27,18 +28,9 @@ const PART_LABELS: Record<string, string> = {
 };
 
 /**
- * A request refused by its schema. Fastify sets `code` and `validationContext` on it, so it is a plain error rather
- * than an ApiError (whose code is read-only); the error handler sends its 4xx status and message as they are.
- */
-class RequestValidationError extends Error {
-  readonly statusCode = 400;
-  code = "FST_ERR_VALIDATION";
-}
-
-/**
- * Fastify validates every management request against the route's TypeBox schemas; a refused one is a 400 whose
- * message names the field and the problem. Answers are written as the handlers shape them: the response schemas
- * document them (GET /openapi.json) and are not used to filter them.
+ * Fastify validates every management request against the route's TypeBox schemas; a refused one is a 400 of the
+ * ApiError family (RequestValidationError) whose message names the field and the problem. Answers are written as the
+ * handlers shape them: the response schemas document them (GET /openapi.json) and are not used to filter them.
  */
 export function useManagementSchemas(api: FastifyInstance): FastifyInstance {
   api.setValidatorCompiler<TSchema>(({ schema, httpPart }) => {
