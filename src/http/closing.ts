@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RESOURCE_UNAVAILABLE, RpcError } from "../errors";
+import { closeConnectionsGently } from "./closingConnections";
 
 /** Seconds a client is told to wait: a retry opens a new connection, which a load balancer gives another instance. */
 const RETRY_AFTER_SECONDS = 1;
@@ -12,7 +13,8 @@ type RpcId = string | number | null;
  * answered at once with 503, `Connection: close` and `Retry-After`, in the envelope of their path: a JSON-RPC error
  * with the request's id under the RPC prefix, `{statusCode, message}` elsewhere. Fastify's own answer then
  * (`return503OnClosing`, which must be off for this to run) is a body of its own that no client of ours can read.
- * Requests already in flight when the close begins are answered as usual.
+ * Requests already in flight when the close begins are answered as usual, but with `Connection: close`, and idle
+ * connections get a moment to be used before they are closed (closingConnections.ts).
  */
 export function answerWhileClosing(
   app: FastifyInstance,
@@ -23,9 +25,11 @@ export function answerWhileClosing(
   },
 ): void {
   let closing = false;
+  const connections = closeConnectionsGently(app.server);
   // preClose runs as the close begins, before the server stops accepting connections.
   app.addHook("preClose", (done) => {
     closing = true;
+    connections.begin();
     done();
   });
   const leaving = (reply: FastifyReply) =>
