@@ -41,6 +41,7 @@ import { loadSponsorshipSetup } from "./sponsorship/loadSetup";
 import { sponsorshipRules } from "./sponsorship/ruleList";
 import { InFlightCharges } from "./sponsorship/rules/deposit";
 import { SetupCache } from "./sponsorship/setupCache";
+import { UnstorableText } from "./storage/database";
 import { LimitLedger } from "./storage/limitLedger";
 import { CREDENTIALS_CHANNEL } from "./storage/migrations";
 import { OutstandingCharges } from "./storage/outstandingCharges";
@@ -285,11 +286,9 @@ function clientErrorMessage(error: FastifyError, bodyLimitBytes: number): string
       return "Request body is not valid JSON";
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return "Content-Length does not match the request body";
-    // PostgreSQL text and jsonb cannot hold U+0000, so a string carrying it can never be stored.
-    case "22021":
-    case "22P05":
-      return "Text in the request body must not contain the NUL character (\\u0000)";
   }
+  // PostgreSQL text and jsonb cannot hold U+0000 (storage names the refusal), so such a string can never be stored.
+  if (error instanceof UnstorableText) return "Text in the request body must not contain the NUL character (\\u0000)";
   if (error instanceof SyntaxError) return "Request body is not valid JSON";
   if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
     return error.message;

@@ -185,8 +185,23 @@ export class UniqueViolation extends Error {
   }
 }
 
+/**
+ * A write refused because its text holds a character PostgreSQL cannot store: U+0000, in a text column or in JSON.
+ * Such a value could never be stored, so it is the request's fault; the caller says so in its own words.
+ */
+export class UnstorableText extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("text with the NUL character (U+0000) cannot be stored", options);
+    this.name = "UnstorableText";
+  }
+}
+
 /** PostgreSQL's SQLSTATE for unique_violation, the same on PGlite. */
 const UNIQUE_VIOLATION = "23505";
+/** character_not_in_repertoire: U+0000 in a text value. */
+const NUL_IN_TEXT = "22021";
+/** untranslatable_character: \u0000 in JSON bound for a jsonb column. */
+const NUL_IN_JSON = "22P05";
 
 /** Database errors the callers act on, by SQLSTATE code, become storage errors; anything else passes unchanged. */
 function storageError(error: unknown): unknown {
@@ -194,6 +209,7 @@ function storageError(error: unknown): unknown {
   if (e?.code === UNIQUE_VIOLATION) {
     return new UniqueViolation(typeof e.constraint === "string" ? e.constraint : undefined, { cause: error });
   }
+  if (e?.code === NUL_IN_TEXT || e?.code === NUL_IN_JSON) return new UnstorableText({ cause: error });
   return error;
 }
 
