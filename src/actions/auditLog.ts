@@ -1,5 +1,6 @@
 import { badRequest } from "../errors";
 import type { AuditLogQuery } from "../schemas/management/auditLog";
+import { isoTimeMs } from "../schemas/management/isoTime";
 import { DEFAULT_PAGE_SIZE } from "../schemas/management/paging";
 import { listAuditEntries } from "../storage/auditLog";
 import type { Queryable } from "../storage/database";
@@ -16,12 +17,8 @@ function decodeCursor(cursor: string): string {
   return id;
 }
 
-function millisOf(field: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw badRequest(`${field} must be a valid ISO 8601 time`);
-  return ms;
-}
+const millisOf = (field: string, value: string | undefined) =>
+  value === undefined ? undefined : isoTimeMs(field, value);
 
 /** One page of the account's audit log, newest first, and the cursor of the next page (null after the last). */
 export async function auditLogOf(db: Queryable, accountId: string, query: AuditLogQuery) {

@@ -1,4 +1,5 @@
 import { AccountNotFoundError, badRequest, TokenNameExistsError, TokenNotFoundError } from "../errors";
+import { isoTimeMs } from "../schemas/management/isoTime";
 import type { CreateTokenBody } from "../schemas/management/tokens";
 import { findAccount, type TokenScope } from "../storage/accounts";
 import {
@@ -36,8 +37,7 @@ export async function createToken(ctx: TokenContext, accountId: string, body: Cr
   const nowMs = ctx.now();
   let expiresMs: number | null = null;
   if (body.expiresAt !== undefined) {
-    expiresMs = Date.parse(body.expiresAt);
-    if (!Number.isFinite(expiresMs)) throw badRequest("expiresAt must be a valid ISO 8601 time");
+    expiresMs = isoTimeMs("expiresAt", body.expiresAt);
     if (expiresMs <= nowMs) throw badRequest("expiresAt must be in the future");
   }
   const token = await unlessTaken(

@@ -63,6 +63,7 @@ export const auditLogSchema = {
     }),
     400: BadRequest(
       "from must be an ISO 8601 time with its offset, like 2026-12-31T23:59:59Z",
+      "to must be a time that exists: 2030-02 has 28 days",
       "paymasterId must be a UUID",
     ),
     401: Unauthorized(messages.authTokenRequired),

@@ -58,7 +58,12 @@ export const createTokenSchema = {
   body: CreateTokenBody,
   response: {
     200: Success("Token created", CreatedToken),
-    400: BadRequest(messages.tokenNameExists, "scope must be one of admin, read", "expiresAt must be in the future"),
+    400: BadRequest(
+      messages.tokenNameExists,
+      "scope must be one of admin, read",
+      "expiresAt must be in the future",
+      "expiresAt must be a time that exists: 2030-02 has 28 days",
+    ),
     401: unauthorized,
     403: Forbidden,
     429: TooManyRequests,
