@@ -1,5 +1,6 @@
 // Compiles every contracts/*.sol, contracts/local/*.sol (what only the embedded local chain deploys: a test token,
-// a fixed-price oracle) and contracts/v07/*.sol (the paymasters for EntryPoint v0.7 and v0.8) with the npm solc
+// a fixed-price oracle), contracts/v07/*.sol (the paymasters for EntryPoint v0.7 and v0.8) and contracts/test/*.sol (what
+// only the tests put on a chain: stand-ins for an L2's node-answered contracts) with the npm solc
 // (pinned in package-lock), and writes one artifact per contract we own to contracts/artifacts/<Name>.json. The
 // artifacts are committed: the service and the tests never need a compiler, and the CREATE2 address of the paymaster
 // follows from the committed bytecode alone.
@@ -11,8 +12,11 @@ import solc from "solc";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const contractsDir = join(root, "contracts");
 const artifactsDir = join(contractsDir, "artifacts");
-/** Folders whose .sol files are compiled, relative to contracts/ (v07: the paymasters for EntryPoint v0.7 and v0.8; v09: for v0.9). */
-const sourceDirs = ["", "local", "v07", "v09"];
+/**
+ * Folders whose .sol files are compiled, relative to contracts/ (v07: the paymasters for EntryPoint v0.7 and v0.8; v09:
+ * for v0.9; test: the tests' stand-ins).
+ */
+const sourceDirs = ["", "local", "v07", "v09", "test"];
 
 // Every setting here changes the bytecode, hence the paymaster's deterministic address; change them deliberately.
 const settings = {

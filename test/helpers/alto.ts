@@ -39,6 +39,11 @@ export interface AltoOptions {
   startTimeoutMs?: number;
   /** The EntryPoints Alto bundles for (its `--entrypoints`). Default: v0.6 alone. */
   entryPoints?: readonly Address[];
+  /**
+   * Alto's `--chain-type`: "op-stack" and "arbitrum" add the chain's L1 data cost to the preVerificationGas it asks for
+   * (test/helpers/l2Chains.ts starts such chains). Default: Alto's own, "default", which adds none.
+   */
+  chainType?: "default" | "op-stack" | "arbitrum";
 }
 
 const STOP_GRACE_MS = 3_000;
@@ -101,6 +106,7 @@ export async function startAlto(options: AltoOptions): Promise<Alto> {
     versions.join(","),
     "--default-api-version",
     versions[0] as ApiVersion,
+    ...(options.chainType ? ["--chain-type", options.chainType] : []),
   ];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
