@@ -2,7 +2,7 @@
 // gas, for the version and paymaster kind asked. Our paymaster part of the final length, carrying the terms that will
 // be signed, with a signature that recovers to nobody, so the estimate pays for the same calldata. Before it, what
 // can be known now says whether the operation can be sponsored at all. Nothing is signed, recorded or reserved.
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { accountCodeOf } from "../chain/accountCode";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import {
@@ -13,6 +13,7 @@ import {
 } from "../gasEstimation/gasEstimationStub";
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { cheapestCompletion, checkEligibility } from "../sponsorship/eligibility";
+import { failedCheck } from "../sponsorship/engine";
 import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../sponsorship/partialUserOperationV07";
@@ -42,12 +43,18 @@ import { tokenTermsOf } from "./tokenTerms";
 export type StubAnswer = { stub: VersionedPaymasterPart } | { refused: string };
 
 /**
- * The stub for the request's version and kind. SPONSORED mode: the rules that spend nothing decide first
- * (stubRefusal). ERC20 mode: a sender that cannot pay even the operation at its cheapest (gas not estimated yet
- * counts as zero) is refused now, in the final request's words, rather than after the user signed.
+ * The stub for the request's version and kind. Either mode: our paymaster failing a check of the contract watch is
+ * refused first, naming the check. SPONSORED mode: the rules that spend nothing decide next (stubRefusal). ERC20
+ * mode: a sender that cannot pay even the operation at its cheapest (gas not estimated yet counts as zero) is refused
+ * now, in the final request's words, rather than after the user signed.
  */
 export async function paymasterStub(ctx: ActionContext, request: StepRequest): Promise<StubAnswer> {
   await admitRequest(ctx, request.userOp.sender);
+  // A paymaster that fails a check on chain (signer, stake, code…) makes the final request refuse before any rule;
+  // the stub refuses in the same words, before any price read or rule, rather than hand out what cannot be signed.
+  const paymaster = paymasterOf(ctx, request);
+  const failed = paymaster === undefined ? undefined : failedCheck(ctx.deps, ctx.chain, paymaster);
+  if (failed) return { refused: failed.reason };
   const { mode } = request;
   if (request.version === "0.6") {
     if (mode.mode === "ERC20") {
@@ -63,6 +70,15 @@ export async function paymasterStub(ctx: ActionContext, request: StepRequest): P
   const fields = verifyingStubFieldsV07(ctx, request.target, request.userOp, mode.expirySeconds);
   const refused = await stubRefusal(ctx, { ...request.userOp, ...paymasterLimits(fields) }, mode);
   return refused === undefined ? { stub: { version: request.version, fields } } : { refused };
+}
+
+/**
+ * Our paymaster the stub names: for v0.6 the chain's own of the kind asked, for later versions the one of the
+ * EntryPoint named. Undefined where the chain has none; each stub refuses that in its own words.
+ */
+function paymasterOf(ctx: ActionContext, request: StepRequest): Address | undefined {
+  if (request.version !== "0.6") return request.target.paymaster;
+  return request.mode.mode === "ERC20" ? ctx.chain.tokenPaymaster : ctx.chain.verifyingPaymaster;
 }
 
 /** v0.6, SPONSORED: our 276-byte paymasterAndData, once the rules that spend nothing find the operation sponsorable. */

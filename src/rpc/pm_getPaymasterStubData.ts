@@ -7,8 +7,9 @@ import { paymasterFieldsResult } from "./paymasterFieldsV07";
 
 /**
  * ERC-7677 `pm_getPaymasterStubData` (src/actions/stub.ts): stand-in paymaster fields for the bundler's estimate, of
- * the final length, once the rules that spend nothing find the operation sponsorable; an operation that can never be
- * is refused with -32003 and the rule's reason, as pm_getPaymasterData would refuse it. Nothing is signed, recorded or
+ * the final length, once our paymaster passes its contract checks and the rules that spend nothing find the operation
+ * sponsorable; an operation that cannot be is refused with -32003 and the reason, as pm_getPaymasterData would refuse
+ * it. Nothing is signed, recorded or
  * reserved. With a fee token in the context, the token paymaster's stub, carrying today's price.
  */
 export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {

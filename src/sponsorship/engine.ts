@@ -180,7 +180,16 @@ interface SignedPart {
   parallel?: ParallelSignature;
 }
 
-function failedCheck(deps: SponsorDeps, chain: SponsoringChain, paymaster: Address) {
+/**
+ * Why our paymaster at `paymaster` must not be used on the chain now, naming the check of the contract that failed;
+ * undefined when every check concerning it holds. The ERC-7677 stub (src/actions/stub.ts) asks it too, so that it
+ * refuses in the words the final request would.
+ */
+export function failedCheck(
+  deps: Pick<SponsorDeps, "contractRefusal">,
+  chain: Pick<SponsoringChain, "chainId">,
+  paymaster: Address,
+): { reason: string; refusedBy: string } | undefined {
   const reason = deps.contractRefusal?.(chain.chainId, paymaster);
   return reason ? { reason, refusedBy: "contractChecks" } : undefined;
 }
