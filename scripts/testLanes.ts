@@ -95,6 +95,7 @@ export const NOT_DATABASE: ReadonlyMap<string, string> = new Map([
   ["test/e2e/erc20.test.ts", ALTO],
   ["test/e2e/erc20V07.test.ts", ALTO],
   ["test/e2e/erc7677V07.test.ts", ALTO],
+  ["test/e2e/l1DataFeeArbitrum.test.ts", ALTO],
   ["test/e2e/permissionless.test.ts", ALTO],
   ["test/e2e/realNetwork.test.ts", ALTO],
   ["test/e2e/sponsoredMode.test.ts", ALTO],
