@@ -177,3 +177,14 @@ test("without the CREATE2 proxy, deploy says how to get one; without a deploymen
     await chain.testClient.setCode({ address: CREATE2_PROXY_ADDRESS, bytecode: proxy as Hex });
   }
 });
+
+test("status with no paymaster of ours for the chain in the chains file says there is nothing to check and exits 1", async () => {
+  // The chains file lists 84532 with its name only: no verifying or token paymaster, for any EntryPoint version.
+  const run = await sendsNothing(() => contracts("status"));
+  assert.equal(run.code, 1, run.out);
+  assert.match(
+    run.out,
+    /nothing to check on chain 84532: the chains file names no paymaster addresses for chain 84532/,
+  );
+  assert.doesNotMatch(run.out, /every check holds/);
+});

@@ -8,6 +8,7 @@ import {
   checkSite,
   type EntryPointSite,
   type NetworkCheck,
+  sitesOfChain,
 } from "../../chain/paymasterChecks";
 import { CommandError, entryPointVersions, kinds, optionalAddress, type RawOptions } from "./options";
 import type { Node, Reporter, ServiceSide } from "./session";
@@ -27,15 +28,18 @@ export async function status(
     const sites = ownerSites(owner, raw);
     checks = (await Promise.all(sites.map((site) => checkSite(node.publicClient, site, context)))).flat();
   } else if (configured !== undefined) {
+    // Only the chain id would be checked: "every check holds" would then say nothing about any contract.
+    if (sitesOfChain(configured).length === 0) {
+      throw new CommandError(
+        `nothing to check on chain ${node.chainId}: the chains file names no paymaster addresses for chain ` +
+          `${node.chainId} (no verifyingPaymaster or tokenPaymaster, for any EntryPoint version); add the entry ` +
+          "`deploy` printed to the chains file (CHAINS_FILE), or give --owner to check that owner's paymasters",
+      );
+    }
     checks = await checkChain(node.publicClient, configured, context);
   } else {
     throw new CommandError(
       `chain ${node.chainId} is not in the chains file: give --owner to check that owner's paymasters, or add the entry \`deploy\` printed to the chains file (CHAINS_FILE)`,
-    );
-  }
-  if (checks.length === 0) {
-    throw new CommandError(
-      `the chains file names no paymaster of ours for chain ${node.chainId}: add what \`deploy\` printed`,
     );
   }
   for (const check of checks) report.say(line(check));
