@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyHttpOptions } from "fastify";
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from "../config";
+import { lingerOnEarlyClose } from "./lingeringClose";
 
 /** How often Node looks for requests past their headers or request timeout (its default, 30 s, is far too slow). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
@@ -31,10 +32,12 @@ const HEADERS_TOO_LATE =
  * starts later and is checked loosely, so a client dripping a byte every few seconds was held for up to twice as long,
  * and one that sends nothing was held for ever. Once the headers are in, the deadline stops, so a slow answer
  * (webhooks, gas estimation) is never cut; later requests on a keep-alive connection have Node's timeouts. Connections
- * beyond the cap are closed as they arrive.
+ * beyond the cap are closed as they arrive. A connection closed after an answer that did not wait for the whole body
+ * reads the rest of it for a moment first, so that the client can read the answer (lingeringClose.ts).
  */
 export function limitConnections(server: Server, limits: HttpLimits = DEFAULT_HTTP_LIMITS): void {
   server.maxConnections = limits.maxConnections;
+  lingerOnEarlyClose(server);
   const deadlines = new WeakMap<Socket, NodeJS.Timeout>();
   server.on("connection", (socket: Socket) => {
     const deadline = setTimeout(() => {
