@@ -15,6 +15,7 @@ import { AccessLog } from "./http/accessLog";
 import { adminRoutes } from "./http/admin";
 import { auditWrites } from "./http/auditedWrites";
 import { auditLogRoutes } from "./http/auditLog";
+import { refuseReadScopeBeforeBody } from "./http/auth";
 import { chainRoutes } from "./http/chains";
 import { answerWhileClosing } from "./http/closing";
 import { limitConnections, timeoutOptions } from "./http/connectionLimits";
@@ -176,6 +177,7 @@ export async function buildApp(
   await app.register(
     async (api) => {
       useManagementSchemas(api);
+      refuseReadScopeBeforeBody(api, credentials);
       auditWrites(api, management.transactions, () => nowMs(ctx));
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
       chainRoutes(api, management, chains, contractWatch);
