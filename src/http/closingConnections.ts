@@ -7,7 +7,7 @@ import type { Socket } from "node:net";
  * of a reset. Short, because the stop waits for it; a client pausing longer than this between requests meets the race
  * every HTTP/1.1 server has with an idle connection it closes.
  */
-export const IDLE_GRACE_MS = 250;
+const IDLE_GRACE_MS = 250;
 /** How often idle connections are looked for once the grace is over. */
 const SWEEP_MS = 50;
 

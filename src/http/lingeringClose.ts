@@ -4,7 +4,7 @@ import type { Socket } from "node:net";
 /** How long a connection closed after an early answer goes on reading the body its client is still sending. */
 export const LINGER_MS = 2000;
 /** How much of that body it reads, at most, before closing anyway. */
-export const LINGER_BYTES = 16 * 1024 * 1024;
+const LINGER_BYTES = 16 * 1024 * 1024;
 
 /**
  * An answer given before the request's body is all in (a body over the limit, a 503 during a stop) closes the
