@@ -7,15 +7,18 @@
 //   arbitrum  NodeInterface's gasEstimateL1Component: the L1 "poster" cost already in L2 gas, charged inside the limit.
 //
 // The calls go out side by side, each bounded like every node call; any failure is an L1FeeUnreadableError, never a
-// zero: a signature priced without the fee loses the bundler money.
+// zero: a signature priced without the fee loses the bundler money. The operator fee's settings are kept a minute.
 import {
   type Address,
   BaseError,
-  ContractFunctionRevertedError,
-  ContractFunctionZeroDataError,
+  decodeFunctionResult,
+  encodeFunctionData,
   type Hex,
+  hexToBigInt,
   type PublicClient,
   parseAbi,
+  RpcRequestError,
+  size,
 } from "viem";
 import type { L1DataFeeConfig } from "../config";
 import { CHAIN_RPC_TIMEOUT_MS } from "./chainClient";
@@ -65,62 +68,114 @@ export interface L1FeeQuestion {
   to: Address;
 }
 
+/**
+ * How long a reading of an OP-stack chain's operator fee is kept. Its scalar and constant are the chain operator's
+ * settings, changed by a system transaction now and then, never per block; reading them once a minute instead of with
+ * every estimate saves two calls (and on chains without the fee, two reverted calls) per sponsorship.
+ */
+const OPERATOR_FEE_TTL_MS = 60_000;
+
+const operatorFees = new Map<string, { at: number; fee: Promise<OperatorFee> }>();
+
 export async function readL1Fee(
   client: PublicClient,
   model: ComputedL1Model,
   question: L1FeeQuestion,
+  nowMs: number = Date.now(),
 ): Promise<L1FeeReading> {
   const oracle = model.oracle as Address;
   const place = model.model === "op-stack" ? `GasPriceOracle ${oracle}` : `NodeInterface ${oracle}`;
   try {
     if (model.model === "arbitrum") {
-      const { result } = await client.simulateContract({
-        address: oracle,
+      const data = encodeFunctionData({
         abi: nodeInterfaceAbi,
         functionName: "gasEstimateL1Component",
         args: [question.to, false, question.transaction],
       });
-      return { model: "arbitrum", gasForL1: result[0] };
+      const [gasForL1] = decodeFunctionResult({
+        abi: nodeInterfaceAbi,
+        functionName: "gasEstimateL1Component",
+        data: await call(client, oracle, data),
+      });
+      return { model: "arbitrum", gasForL1 };
     }
-    const [l1FeeWei, operatorFee, block] = await Promise.all([
-      client.readContract({
-        address: oracle,
-        abi: opStackOracleAbi,
-        functionName: "getL1Fee",
-        args: [question.transaction],
-      }),
-      readOperatorFee(client, oracle),
-      client.getBlock({ blockTag: "latest" }),
+    const getL1Fee = encodeFunctionData({
+      abi: opStackOracleAbi,
+      functionName: "getL1Fee",
+      args: [question.transaction],
+    });
+    const [l1Fee, operatorFee, baseFeePerGas] = await Promise.all([
+      call(client, oracle, getL1Fee),
+      cachedOperatorFee(client, oracle, nowMs),
+      latestBaseFee(client),
     ]);
-    const baseFeePerGas = block.baseFeePerGas;
-    if (baseFeePerGas === null || baseFeePerGas === undefined) {
-      throw new L1FeeUnreadableError(`the latest block has no base fee, which an OP-stack chain always has`);
-    }
-    return { model: "op-stack", l1FeeWei, operatorFee, baseFeePerGas };
+    return { model: "op-stack", l1FeeWei: hexToBigInt(l1Fee), operatorFee, baseFeePerGas };
   } catch (error) {
-    if (error instanceof L1FeeUnreadableError) throw new L1FeeUnreadableError(`${place}: ${error.message}`);
-    throw new L1FeeUnreadableError(`${place} could not be read: ${whatFailed(error)}`);
+    if (error instanceof L1FeeUnreadableError) throw new L1FeeUnreadableError(`${place} ${error.message}`);
+    throw new L1FeeUnreadableError(
+      `${place} could not be read: ${describeTransportError(error, CHAIN_RPC_TIMEOUT_MS)}`,
+    );
   }
 }
 
-/** getOperatorFee where the oracle has it (Isthmus on); an oracle that reverts on it predates the fee: none is charged. */
+/**
+ * One eth_call through the client's transport, without viem's contract layer: its error objects cost milliseconds of
+ * CPU to build on every revert, and this runs with every estimate. An empty answer means no code at the address.
+ */
+async function call(client: PublicClient, to: Address, data: Hex): Promise<Hex> {
+  const result = await client.request({ method: "eth_call", params: [{ to, data }, "latest"] });
+  if (result === "0x" || size(result) === 0) {
+    throw new L1FeeUnreadableError("could not be read: no contract answers there (the call returned no data)");
+  }
+  return result;
+}
+
+async function latestBaseFee(client: PublicClient): Promise<bigint> {
+  const block = await client.request({ method: "eth_getBlockByNumber", params: ["latest", false] });
+  if (!block?.baseFeePerGas) {
+    throw new L1FeeUnreadableError("cannot be used: the latest block has no base fee, which an OP-stack chain always has");
+  }
+  return hexToBigInt(block.baseFeePerGas);
+}
+
+/** The oracle's operator fee, kept OPERATOR_FEE_TTL_MS; concurrent estimates share one reading. */
+function cachedOperatorFee(client: PublicClient, oracle: Address, nowMs: number): Promise<OperatorFee> {
+  const key = `${client.transport.url ?? client.uid}|${oracle.toLowerCase()}`;
+  const kept = operatorFees.get(key);
+  if (kept && nowMs - kept.at < OPERATOR_FEE_TTL_MS) return kept.fee;
+  const fee = readOperatorFee(client, oracle);
+  operatorFees.set(key, { at: nowMs, fee });
+  // A failed reading is not kept: the next estimate asks again.
+  fee.catch(() => operatorFees.delete(key));
+  return fee;
+}
+
+/**
+ * getOperatorFee at no gas and at a million gas where the oracle has it (Isthmus on); an oracle that reverts on it
+ * predates the fee, and none is charged.
+ */
 async function readOperatorFee(client: PublicClient, oracle: Address): Promise<OperatorFee> {
-  const at = (gas: bigint) =>
-    client.readContract({ address: oracle, abi: opStackOracleAbi, functionName: "getOperatorFee", args: [gas] });
+  const at = async (gas: bigint) =>
+    hexToBigInt(
+      await call(
+        client,
+        oracle,
+        encodeFunctionData({ abi: opStackOracleAbi, functionName: "getOperatorFee", args: [gas] }),
+      ),
+    );
   try {
     const [constantWei, atMillion] = await Promise.all([at(0n), at(MILLION)]);
     return { constantWei, perMillionGasWei: atMillion - constantWei };
   } catch (error) {
-    if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) {
-      return { constantWei: 0n, perMillionGasWei: 0n };
-    }
+    if (isRevert(error)) return { constantWei: 0n, perMillionGasWei: 0n };
     throw error;
   }
 }
 
-function whatFailed(error: unknown): string {
-  if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionZeroDataError)) {
-    return "no contract answers there (the call returned no data)";
-  }
-  return describeTransportError(error, CHAIN_RPC_TIMEOUT_MS);
+/** A node's answer that the call reverted (JSON-RPC error 3, or -32000 with "execution reverted"). */
+function isRevert(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
+  if (!(rpc instanceof RpcRequestError)) return false;
+  return rpc.code === 3 || /revert/i.test(rpc.details);
 }

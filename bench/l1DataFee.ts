@@ -1,0 +1,139 @@
+// Benchmark: what pricing the L1 data fee adds to a sponsorship the service estimates, A/B in one run on one chain:
+// anvil in OP mode with Base's chain id and Fjord's GasPriceOracle (test/helpers/l2Chains.ts), two services in this
+// process, one reading the L1 fee (the chain id's op-stack model) and one told the chain has none. Each sponsorship
+// is a fresh account's first v0.6 operation in Biconomy's form with calculateGasLimits (the simulation, the fees and,
+// for A, the L1 reading, all through the node), through Fastify's inject into the real RPC route. Scenarios run in
+// interleaved blocks. Then the L1 part the service signs for typical operations at the chain's fees.
+//   npx tsx bench/l1DataFee.ts [--requests N] [--rounds N]
+// Figures: wall time per sponsorship (one at a time: its latency), CPU of this process per sponsorship (the service
+// and the harness; anvil is a process of its own).
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { type Hex, parseAbi, parseEther } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createSigner } from "../src/chain/signer";
+import { readChains } from "../src/config";
+import { anvilKeys, newAccountOperation } from "../test/contracts/fixtures";
+import { type Dapp, startTestApp, type TestApp } from "../test/helpers/app";
+import { INFINITISM, TARGET } from "../test/helpers/chainApp";
+import { fundedDapp } from "../test/helpers/dappSetup";
+import { DEFAULT_OP_STACK_FEES, deployPaymasterStacks, startOpStackChain } from "../test/helpers/l2Chains";
+import { sentFieldsV06 } from "../test/helpers/userOps";
+
+const { values } = parseArgs({
+  options: { requests: { type: "string", default: "40" }, rounds: { type: "string", default: "5" } },
+});
+const REQUESTS = Number(values.requests);
+const ROUNDS = Number(values.rounds);
+const CHAIN_ID = 8453;
+
+const serviceKey = generatePrivateKey();
+const chain = await startOpStackChain({ chainId: CHAIN_ID });
+const apps: TestApp[] = [];
+try {
+  const stacks = await deployPaymasterStacks(chain, privateKeyToAccount(serviceKey).address);
+  const hash = await chain.wallet(anvilKeys.fundingWallet).writeContract({
+    address: stacks.v06.verifyingPaymaster,
+    abi: parseAbi(["function depositFor(address paymasterId) payable"]),
+    functionName: "depositFor",
+    args: [privateKeyToAccount(anvilKeys.fundingWallet).address],
+    value: parseEther("10"),
+  });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+  const folder = mkdtempSync(path.join(tmpdir(), "bench-l1-"));
+  const service = async (extra: Record<string, unknown>) => {
+    const file = path.join(folder, `chains-${apps.length}.json`);
+    const entry = { chainId: CHAIN_ID, name: "Base (anvil)", rpcUrl: chain.anvil.rpcUrl };
+    writeFileSync(file, JSON.stringify([{ ...entry, verifyingPaymaster: stacks.v06.verifyingPaymaster, ...extra }]));
+    const t = await startTestApp({ signer: createSigner(serviceKey), chains: readChains(file) });
+    apps.push(t);
+    const dapp = await fundedDapp(t, {
+      dapp: { chainId: CHAIN_ID },
+      fundingKey: anvilKeys.fundingWallet,
+      walletDeployment: true,
+      contract: { address: TARGET },
+    });
+    return { t, dapp };
+  };
+  const scenarios: Record<string, { t: TestApp; dapp: Dapp }> = {
+    "with the L1 fee (op-stack)": await service({}),
+    "without (l1DataFee none)": await service({ l1DataFee: "none" }),
+  };
+  // Fresh accounts' first operations, made before the clock runs (each reads its address from the factory).
+  const operations = async (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async () =>
+        sentFieldsV06((await newAccountOperation(chain, { to: TARGET, value: 0n })).op, [
+          "sender",
+          "nonce",
+          "initCode",
+          "callData",
+        ]),
+      ),
+    );
+  const sponsor = async (app: { t: TestApp; dapp: Dapp }, op: Record<string, unknown>) => {
+    const reply = await app.t.app.inject({
+      method: "POST",
+      url: `/api/v1/${CHAIN_ID}/${app.dapp.apiKey}`,
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "pm_sponsorUserOperation",
+        params: [
+          op,
+          { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: INFINITISM } },
+        ],
+      }),
+    });
+    const body = reply.json() as { result?: { paymasterAndData: Hex; preVerificationGas: string } };
+    if (!body.result || body.result.paymasterAndData === "0x") throw new Error(reply.body);
+    return body.result;
+  };
+  const block = async (name: string, count: number) => {
+    const app = scenarios[name] as { t: TestApp; dapp: Dapp };
+    const ops = await operations(count);
+    const started = process.cpuUsage();
+    const wall = performance.now();
+    for (const op of ops) await sponsor(app, op);
+    const cpu = process.cpuUsage(started);
+    return { cpuMicros: cpu.user + cpu.system, wallMs: performance.now() - wall };
+  };
+  const names = Object.keys(scenarios);
+  for (const name of names) await block(name, 10); // warm-up: JIT, caches, connections
+  const totals = new Map(names.map((name) => [name, { cpuMicros: 0, wallMs: 0, count: 0 }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+      const { cpuMicros, wallMs } = await block(name, REQUESTS);
+      const total = totals.get(name) as { cpuMicros: number; wallMs: number; count: number };
+      total.cpuMicros += cpuMicros;
+      total.wallMs += wallMs;
+      total.count += REQUESTS;
+    }
+  }
+  console.log(`${ROUNDS} rounds × ${REQUESTS} sponsorships per scenario, one at a time, PGlite, anvil in OP mode`);
+  for (const [name, total] of totals) {
+    console.log(
+      `${name.padEnd(30)} ${((total.wallMs * 1000) / total.count).toFixed(0).padStart(7)} µs wall/sponsorship, ` +
+        `${(total.cpuMicros / total.count).toFixed(0).padStart(6)} µs CPU/sponsorship`,
+    );
+  }
+
+  // The L1 part signed for a typical first operation, at the chain's fees, as the ledger recorded it.
+  const priced = scenarios["with the L1 fee (op-stack)"] as { t: TestApp; dapp: Dapp };
+  const reply = await priced.t.call("GET", "sponsorships", { token: priced.dapp.token, apiKey: priced.dapp.apiKey });
+  const rows = reply.body.data as { l1DataGas: string | null }[];
+  const parts = rows.map((row) => Number(row.l1DataGas)).sort((a, b) => a - b);
+  const block0 = await chain.publicClient.getBlock();
+  const fees = DEFAULT_OP_STACK_FEES;
+  console.log(
+    `L1 part of a v0.6 first operation at L1 base fee ${fees.l1BaseFee} wei, blob base fee ${fees.blobBaseFee} wei, ` +
+      `scalars ${fees.baseFeeScalar}/${fees.blobBaseFeeScalar}, L2 base fee ${block0.baseFeePerGas} wei: ` +
+      `median ${parts[Math.floor(parts.length / 2)]} gas (${parts[0]} to ${parts[parts.length - 1]})`,
+  );
+} finally {
+  for (const t of apps) await t.close();
+  await chain.anvil.stop();
+}
