@@ -30,11 +30,12 @@ export interface PendingL1Fee {
 }
 
 /**
- * Gas values of the operation priced before they are known: four bytes each, above any real limit's size, so the
- * transaction priced is never smaller than the one sent (fees: eight bytes, above any real fee in wei's size).
+ * Gas values of the operation priced before they are known: four bytes each, at least any real limit's size, so the
+ * transaction priced is never smaller than the one sent (fees: eight bytes, above any real fee in wei's size). Each is
+ * different and looks random, as real values do: equal ones would compress, and price the transaction low.
  */
-const GAS_PLACEHOLDER = 0xfedcba98n;
-const FEE_PLACEHOLDER = 0xfedcba9876543210n;
+const GAS_PLACEHOLDERS = [0xc3a5e817n, 0x9b2f6d41n, 0xe47c1a93n, 0xa8d3f25bn, 0xd16b9e3fn] as const;
+const FEE_PLACEHOLDERS = [0xf3b81c2e9a47d65bn, 0xc95e2a7d13f8b46en] as const;
 
 /** The chain's model when the service computes it, else undefined (no L1 fee, or only the chain's bundler knows it). */
 function computedL1Model(chain: SponsoringChain): ComputedL1Model | undefined {
@@ -73,17 +74,18 @@ export function startL1FeeReading(
 }
 
 function priced<Op extends UserOperation | UserOperationV07>(op: Op): Op {
+  const [callGas, verificationGas, preVerificationGas, paymasterVerificationGas, postOpGas] = GAS_PLACEHOLDERS;
   const placeholders = {
-    callGasLimit: GAS_PLACEHOLDER,
-    verificationGasLimit: GAS_PLACEHOLDER,
-    preVerificationGas: GAS_PLACEHOLDER,
-    maxFeePerGas: FEE_PLACEHOLDER,
-    maxPriorityFeePerGas: FEE_PLACEHOLDER,
+    callGasLimit: callGas,
+    verificationGasLimit: verificationGas,
+    preVerificationGas,
+    maxFeePerGas: FEE_PLACEHOLDERS[0],
+    maxPriorityFeePerGas: FEE_PLACEHOLDERS[1],
   };
   const later =
     "paymasterAndData" in op
       ? {}
-      : { paymasterVerificationGasLimit: GAS_PLACEHOLDER, paymasterPostOpGasLimit: GAS_PLACEHOLDER };
+      : { paymasterVerificationGasLimit: paymasterVerificationGas, paymasterPostOpGasLimit: postOpGas };
   return withRealisticSignatures({ ...op, ...placeholders, ...later }, DUMMY_SIGNATURE);
 }
 
