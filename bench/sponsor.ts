@@ -10,11 +10,12 @@
 //            --instances 2 (PostgreSQL only: a second service on the same database; each set-up is then measured on one
 //            instance and on both, the connections split between them, in the same rounds),
 //            --entry-point 0.6|0.7|0.8 (the operations' EntryPoint version, default 0.6),
+//            --node PATH (A/B of the runtime: this checkout also run by another Node executable, in the same rounds),
 //            --pkcs11 (A/B of the signer: this checkout with its key file and with its key in a SoftHSM2 token made for
 //            the run, in the same rounds; needs softhsm2 and opensc)
 // Each figure is given over the rounds, beside the CPU time per answer of the service (and of PostgreSQL's backends),
 // read from /proc: on a shared machine, requests/s varies by half between runs, CPU per request far less.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -54,6 +55,8 @@ const { values } = parseArgs({
     "entry-point": { type: "string", default: "0.6" },
     /** The signer in a PKCS#11 token (SoftHSM2) beside the key file, measured in the same rounds. */
     pkcs11: { type: "boolean", default: false },
+    /** Another Node executable (say Node 26 from .ci/node.sh): this checkout run by it too, in the same rounds. */
+    node: { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -368,6 +371,8 @@ interface Build {
   cwd: string;
   /** Settings added to the service's environment (the PKCS#11 signer's). */
   env?: Record<string, string>;
+  /** The Node executable that runs the service; this process's own by default. */
+  node?: string;
 }
 
 interface Started {
@@ -398,6 +403,7 @@ async function startBuild(build: Build): Promise<Started> {
     startService({ ...storage.env, LOG_LEVEL: storage.env.DATABASE_URL ? "info" : "warn" }, undefined, {
       args: profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, ...args] : args,
       cwd: build.cwd,
+      ...(build.node ? { node: build.node } : {}),
     });
   const running = await start();
   // The first start prints the development account's token after it listens: wait for that line, not whatever came.
@@ -521,7 +527,11 @@ const range = (values: number[], digits = 0) => {
   return min === max ? f(min) : `${f(median)} (${f(min)}–${f(max)})`;
 };
 
-const builds: Build[] = [{ label: values.pkcs11 ? "key file" : "this build", cwd: ROOT }];
+const nodeVersion = (node: string) => execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
+const builds: Build[] = [
+  { label: values.pkcs11 ? "key file" : values.node ? `Node ${process.version}` : "this build", cwd: ROOT },
+];
+if (values.node) builds.push({ label: `Node ${nodeVersion(values.node)}`, cwd: ROOT, node: path.resolve(values.node) });
 if (values.against)
   builds.push({ label: path.basename(path.resolve(values.against)), cwd: path.resolve(values.against) });
 const hsm = values.pkcs11 ? createSoftHsm() : undefined;

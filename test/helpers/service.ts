@@ -39,6 +39,8 @@ export function embeddedEnv(dataDir: string, extra: Record<string, string> = {})
 export interface ServiceCommand {
   args: string[];
   cwd: string;
+  /** The Node executable; this process's own by default (a benchmark may compare Node lines). */
+  node?: string;
 }
 
 const FROM_SOURCE: ServiceCommand = { args: ["--import", "tsx", "src/main.ts"], cwd: ROOT };
@@ -54,7 +56,7 @@ export interface SpawnedService {
 
 /** Starts `src/main.ts` (or `command`) as a real process, without waiting for anything. */
 export function spawnService(env: NodeJS.ProcessEnv, command: ServiceCommand = FROM_SOURCE): SpawnedService {
-  const child = spawn(process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
+  const child = spawn(command.node ?? process.execPath, command.args, { cwd: command.cwd, env, stdio: "pipe" });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
