@@ -21,6 +21,7 @@ import { INFINITISM, TARGET } from "../test/helpers/chainApp";
 import { fundedDapp } from "../test/helpers/dappSetup";
 import { DEFAULT_OP_STACK_FEES, deployPaymasterStacks, startOpStackChain } from "../test/helpers/l2Chains";
 import { sentFieldsV06 } from "../test/helpers/userOps";
+import { interleaved, printTotals } from "./interleaved";
 
 const { values } = parseArgs({
   options: { requests: { type: "string", default: "40" }, rounds: { type: "string", default: "5" } },
@@ -92,34 +93,19 @@ try {
     if (!body.result || body.result.paymasterAndData === "0x") throw new Error(reply.body);
     return body.result;
   };
-  const block = async (name: string, count: number) => {
-    const app = scenarios[name] as { t: TestApp; dapp: Dapp };
-    const ops = await operations(count);
-    const started = process.cpuUsage();
-    const wall = performance.now();
-    for (const op of ops) await sponsor(app, op);
-    const cpu = process.cpuUsage(started);
-    return { cpuMicros: cpu.user + cpu.system, wallMs: performance.now() - wall };
-  };
-  const names = Object.keys(scenarios);
-  for (const name of names) await block(name, 10); // warm-up: JIT, caches, connections
-  const totals = new Map(names.map((name) => [name, { cpuMicros: 0, wallMs: 0, count: 0 }]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const { cpuMicros, wallMs } = await block(name, REQUESTS);
-      const total = totals.get(name) as { cpuMicros: number; wallMs: number; count: number };
-      total.cpuMicros += cpuMicros;
-      total.wallMs += wallMs;
-      total.count += REQUESTS;
-    }
-  }
+  const totals = await interleaved(
+    Object.keys(scenarios),
+    async (name, count) => {
+      const app = scenarios[name] as { t: TestApp; dapp: Dapp };
+      const ops = await operations(count);
+      return async () => {
+        for (const op of ops) await sponsor(app, op);
+      };
+    },
+    { rounds: ROUNDS, count: REQUESTS, warmUp: 10 },
+  );
   console.log(`${ROUNDS} rounds × ${REQUESTS} sponsorships per scenario, one at a time, PGlite, anvil in OP mode`);
-  for (const [name, total] of totals) {
-    console.log(
-      `${name.padEnd(30)} ${((total.wallMs * 1000) / total.count).toFixed(0).padStart(7)} µs wall/sponsorship, ` +
-        `${(total.cpuMicros / total.count).toFixed(0).padStart(6)} µs CPU/sponsorship`,
-    );
-  }
+  printTotals(totals, "sponsorship");
 
   // The L1 part signed for a typical first operation, at the chain's fees, as the ledger recorded it.
   const priced = scenarios["with the L1 fee (op-stack)"] as { t: TestApp; dapp: Dapp };

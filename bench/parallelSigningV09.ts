@@ -10,6 +10,7 @@ import { encodeFunctionData, parseAbi } from "viem";
 import { ENTRY_POINT_V09_ADDRESS } from "../src/sponsorship/entryPoints/entryPointV09";
 import { startTestApp } from "../test/helpers/app";
 import { linkFundingWallet, whitelist } from "../test/helpers/dappSetup";
+import { interleaved, printTotals } from "./interleaved";
 
 const { values } = parseArgs({
   options: {
@@ -78,37 +79,22 @@ try {
       if (final.paymasterSignature === fields.paymasterSignature) throw new Error("finalize gave the placeholder");
     },
   };
-  const block = async (name: string, count: number) => {
-    const run = scenarios[name] as () => Promise<void>;
-    const started = process.cpuUsage();
-    const wall = performance.now();
-    await Promise.all(
-      Array.from({ length: LANES }, async (_, lane) => {
-        for (let i = lane; i < count; i += LANES) await run();
-      }),
-    );
-    const cpu = process.cpuUsage(started);
-    return { cpuMicros: cpu.user + cpu.system, wallMs: performance.now() - wall };
-  };
-  const names = Object.keys(scenarios);
-  for (const name of names) await block(name, 100); // warm-up: JIT, caches
-  const totals = new Map(names.map((name) => [name, { cpuMicros: 0, wallMs: 0, count: 0 }]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const { cpuMicros, wallMs } = await block(name, REQUESTS);
-      const total = totals.get(name) as { cpuMicros: number; wallMs: number; count: number };
-      total.cpuMicros += cpuMicros;
-      total.wallMs += wallMs;
-      total.count += REQUESTS;
-    }
-  }
+  const totals = await interleaved(
+    Object.keys(scenarios),
+    async (name, count) => {
+      const run = scenarios[name] as () => Promise<void>;
+      return async () => {
+        await Promise.all(
+          Array.from({ length: LANES }, async (_, lane) => {
+            for (let i = lane; i < count; i += LANES) await run();
+          }),
+        );
+      };
+    },
+    { rounds: ROUNDS, count: REQUESTS, warmUp: 100 },
+  );
   console.log(`${ROUNDS} rounds × ${REQUESTS} sponsorships per scenario, ${LANES} in flight, PGlite`);
-  for (const [name, total] of totals) {
-    console.log(
-      `${name.padEnd(36)} ${(total.cpuMicros / total.count).toFixed(0).padStart(6)} µs CPU/sponsorship, ` +
-        `${((total.wallMs * 1000) / total.count).toFixed(0).padStart(6)} µs wall/sponsorship`,
-    );
-  }
+  printTotals(totals, "sponsorship");
 } finally {
   await t.close();
 }
