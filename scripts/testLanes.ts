@@ -42,6 +42,7 @@ export const UNIT = new Set([
   "test/knownNetworks.test.ts",
   "test/dashboard/helpers.test.ts",
   "test/docs.test.ts",
+  "test/docsVersions.test.ts",
   "test/rpc/mode.test.ts",
   "test/settlement/operationLogs.test.ts",
   "test/rpc/params.test.ts",

@@ -79,9 +79,10 @@ export function openRpcDocument(origin: string): Record<string, unknown> {
       version: "1.0.0",
       description:
         "ERC-4337 paymaster for EntryPoint v0.6: SPONSORED mode (the dApp pays, under its rules), ERC20 mode (the " +
-        "user pays in a token) and ERC-7677; for EntryPoint v0.7 and v0.8, SPONSORED mode through ERC-7677 and " +
-        "pm_sponsorUserOperation [userOp, entryPoint, context], the EntryPoint picking the version. The path is the " +
-        "only authentication. See docs/sponsorship-rpc.md.",
+        "user pays in a token) and ERC-7677; for EntryPoint v0.7, v0.8 and v0.9, both modes through ERC-7677 and " +
+        "pm_sponsorUserOperation [userOp, entryPoint, context] (a `token` in the context selects ERC20 mode) and " +
+        "quotes through pm_getFeeQuoteOrData, the EntryPoint picking the version. The path is the only " +
+        "authentication. See docs/sponsorship-rpc.md.",
     },
     servers: [
       {

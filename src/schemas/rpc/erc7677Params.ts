@@ -17,13 +17,14 @@ export const ChainId = withMessages(RpcUint, {
 export const erc7677Params: ParamDescriptor[] = [
   {
     name: "userOperation",
-    description: "the user operation, in the shape of the EntryPoint's version (v0.6, or v0.7 for v0.7 and v0.8)",
+    description:
+      "the user operation, in the shape of the EntryPoint's version (v0.6's, or v0.7's for v0.7, v0.8 and v0.9)",
     required: true,
     schema: Type.Union([PartialUserOperationV06, PartialUserOperationV07]),
   },
   {
     name: "entryPoint",
-    description: "an EntryPoint the chain serves (v0.6, v0.7 or v0.8): it picks the version",
+    description: "an EntryPoint the chain serves (v0.6, v0.7, v0.8 or v0.9): it picks the version",
     required: true,
     schema: withOptions(Address, { title: "EntryPoint" }),
   },

@@ -154,14 +154,14 @@ export const PaymasterContext = withMessages(
       preferredToken: Type.Optional(
         withMessages(
           Type.Union([...TokenAddress.anyOf], {
-            description: "v0.7/v0.8, pm_getFeeQuoteOrData: quote this token only",
+            description: "v0.7, v0.8 and v0.9, pm_getFeeQuoteOrData: quote this token only",
           }),
           { problem: TOKEN_ADDRESS, showsValue: true },
         ),
       ),
       tokenList: nullable(
         Type.Array(withMessages(Address, { problem: TOKEN_ADDRESS, showsValue: true }), {
-          description: `v0.7/v0.8, pm_getFeeQuoteOrData: quote these tokens (at most ${MAX_TOKEN_LIST})`,
+          description: `v0.7, v0.8 and v0.9, pm_getFeeQuoteOrData: quote these tokens (at most ${MAX_TOKEN_LIST})`,
         }),
         "must be an array of token addresses",
       ),

@@ -46,9 +46,9 @@ export const pm_getFeeQuoteOrData: MethodDescriptor = {
   summary: "Quote the fee in tokens (ERC20), or sponsor (SPONSORED)",
   description:
     "ERC20 mode: the fee quotes of the requested tokens (preferredToken, else tokenList, else every token of the " +
-    "chain), nothing signed. SPONSORED mode: exactly the answer of pm_sponsorUserOperation. For EntryPoint v0.7/v0.8 " +
-    "operations, [userOp, entryPoint, context] with token or preferredToken, tokenList or mode ERC20 in the context " +
-    "asks for quotes, maxGasFee from the version's prefund; any other context is a sponsorship.",
+    "chain), nothing signed. SPONSORED mode: exactly the answer of pm_sponsorUserOperation. For EntryPoint v0.7, " +
+    "v0.8 and v0.9 operations, [userOp, entryPoint, context] with token or preferredToken, tokenList or mode ERC20 in " +
+    "the context asks for quotes, maxGasFee from the version's prefund; any other context is a sponsorship.",
   params: sponsorParams,
   result: {
     name: "quoteOrSponsorship",

@@ -6,14 +6,18 @@ import type { MethodDescriptor } from "./method";
 import { paymasterFieldsV07 } from "./paymasterFieldsV07";
 
 export const PaymasterDataResult = Type.Object(
-  { paymasterAndData: withOptions(HexBytes, { description: "the signed 276-byte paymasterAndData" }) },
+  {
+    paymasterAndData: withOptions(HexBytes, {
+      description: "the signed paymasterAndData: 276 bytes, 278 for the token paymaster in ERC20 mode",
+    }),
+  },
   { title: "PaymasterDataResult" },
 );
 export type PaymasterDataResult = Static<typeof PaymasterDataResult>;
 
 export const PaymasterDataResultV07 = Type.Object(paymasterFieldsV07, {
   title: "PaymasterDataResultV07",
-  description: "EntryPoint v0.7/v0.8: the signed paymaster fields",
+  description: "EntryPoint v0.7, v0.8 and v0.9: the signed paymaster fields",
 });
 export type PaymasterDataResultV07 = Static<typeof PaymasterDataResultV07>;
 

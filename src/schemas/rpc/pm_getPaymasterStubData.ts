@@ -33,7 +33,9 @@ export const PaymasterStubDataResult = Type.Object(
   {
     sponsor: Sponsor,
     paymasterAndData: withOptions(HexBytes, {
-      description: "276 bytes like the final one, with a signature that recovers to nobody",
+      description:
+        "the final length (276 bytes; 278 for the token paymaster in ERC20 mode), with a signature that recovers " +
+        "to nobody",
     }),
     isFinal: IsFinal,
   },
@@ -45,7 +47,8 @@ export const PaymasterStubDataResultV07 = Type.Object(
   { sponsor: Sponsor, ...paymasterFieldsV07, isFinal: IsFinal },
   {
     title: "PaymasterStubDataResultV07",
-    description: "EntryPoint v0.7/v0.8: paymasterData of the final length with a signature that recovers to nobody",
+    description:
+      "EntryPoint v0.7, v0.8 and v0.9: paymasterData of the final length with a signature that recovers to nobody",
   },
 );
 export type PaymasterStubDataResultV07 = Static<typeof PaymasterStubDataResultV07>;
@@ -54,14 +57,17 @@ export const pm_getPaymasterStubData: MethodDescriptor = {
   name: "pm_getPaymasterStubData",
   summary: "ERC-7677: a stand-in paymasterAndData for gas estimation",
   description:
-    "Runs the rules that spend nothing (pause, funding and rules, wallet deployment, whitelist, cost cap, time window, " +
-    "the deposit read without a hold) over the operation at its cheapest (gas not sent yet counts as zero), and refuses " +
-    "with -32003 and the rule's reason an operation that can never be sponsored. Nothing is signed, recorded or " +
-    "reserved and no webhook is called: pm_getPaymasterData decides over the final gas and signs.",
+    "Refuses an operation that can never be sponsored, in the words pm_getPaymasterData would use: with -32003 a " +
+    "paused paymaster, our paymaster failing a check of its contract on chain (signer, stake, code, EntryPoint, " +
+    "chain id) in either mode, and in SPONSORED mode the rules that spend nothing (funding and rules, wallet " +
+    "deployment, whitelist, gas-price and cost caps, time windows, sender lists, the deposit read without a hold); " +
+    "in ERC20 mode, with -32602, a sender holding less than the charge. The operation is judged at its cheapest (gas " +
+    "not sent yet counts as zero). Nothing is signed, recorded or reserved and no webhook is called: " +
+    "pm_getPaymasterData decides over the final gas and signs.",
   params: erc7677Params,
   result: {
     name: "stub",
-    description: "v0.6: the stub paymasterAndData; v0.7/v0.8: the stub paymaster fields",
+    description: "v0.6: the stub paymasterAndData; v0.7, v0.8 and v0.9: the stub paymaster fields",
     schema: Type.Union([PaymasterStubDataResult, PaymasterStubDataResultV07]),
   },
   errors: [-32003],

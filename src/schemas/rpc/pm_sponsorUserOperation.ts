@@ -15,8 +15,8 @@ export const sponsorParams: ParamDescriptor[] = [
   {
     name: "userOperation",
     description:
-      "the user operation to pay for: v0.6's shape, or after a v0.7/v0.8 EntryPoint address the v0.7 shape (factory, " +
-      "the paymaster's fields unpacked)",
+      "the user operation to pay for: v0.6's shape, or after a v0.7, v0.8 or v0.9 EntryPoint address the v0.7 shape " +
+      "(factory, the paymaster's fields unpacked)",
     required: true,
     schema: Type.Union([PartialUserOperationV06, PartialUserOperationV07]),
   },
@@ -31,8 +31,9 @@ export const sponsorParams: ParamDescriptor[] = [
   {
     name: "context",
     description:
-      "after an EntryPoint address only: the mode object's fields, SPONSORED mode; for v0.7/v0.8 operations `token` " +
-      "selects ERC20 mode, and pm_getFeeQuoteOrData quotes `token`/`preferredToken`, `tokenList` or (mode ERC20) all",
+      "after an EntryPoint address only: the mode object's fields, SPONSORED mode; for v0.7, v0.8 and v0.9 " +
+      "operations `token` selects ERC20 mode, and pm_getFeeQuoteOrData quotes `token`/`preferredToken`, `tokenList` " +
+      "or (mode ERC20) all",
     required: false,
     schema: PaymasterContext,
   },
@@ -77,7 +78,8 @@ export const SponsoredResultV07 = Type.Object(
   {
     title: "SponsoredResultV07",
     description:
-      "EntryPoint v0.7/v0.8 (Pimlico's shape): our signed paymaster fields and the account's gas values they cover",
+      "EntryPoint v0.7, v0.8 and v0.9 (Pimlico's shape): our signed paymaster fields and the account's gas values " +
+      "they cover",
   },
 );
 export type SponsoredResultV07 = Static<typeof SponsoredResultV07>;

@@ -54,7 +54,7 @@ export const PartialUserOperationV07 = withMessages(
     },
     {
       title: "PartialUserOperationV07",
-      description: "EntryPoint v0.7/v0.8 user operation; gas limits and fees may be left out for an estimate",
+      description: "EntryPoint v0.7, v0.8 or v0.9 user operation; gas limits and fees may be left out for an estimate",
     },
   ),
   { problem: "must be an object" },
@@ -80,6 +80,6 @@ export const UserOperationV07 = Type.Object(
     signature: RpcBytes,
     eip7702Auth: Type.Optional(Eip7702Authorization),
   },
-  { title: "UserOperationV07", description: "EntryPoint v0.7/v0.8 user operation, complete" },
+  { title: "UserOperationV07", description: "EntryPoint v0.7, v0.8 or v0.9 user operation, complete" },
 );
 export type UserOperationV07 = Static<typeof UserOperationV07>;
