@@ -160,13 +160,15 @@ const PLACES: readonly Place[] = [
       captured(section("docs/configuration.md", "## Chains file"), /^(\| `entryPoints` \|.*)$/m, "the entryPoints row"),
   },
   {
-    where: "docs/configuration.md, 'Later EntryPoint versions', the paragraph naming the keys of `entryPoints`",
+    where:
+      "docs/configuration.md, 'Later EntryPoint versions', the keys of `entryPoints` ('keyed by EntryPoint version, …')",
     versions: LATER,
     spelling: "quoted",
+    // Only the list itself: the same paragraph names "1.0" as a key that stops the start.
     text: () =>
-      paragraph(
+      captured(
         section("docs/configuration.md", "## Later EntryPoint versions"),
-        "keyed by EntryPoint version",
+        /keyed by EntryPoint version, ([^]*?), each with/,
         "docs/configuration.md, 'Later EntryPoint versions'",
       ),
   },
