@@ -169,7 +169,20 @@ test("/healthz answers without checking anything; /readyz reports the database, 
     signer,
     chains: new Map([
       [31337, { chainId: 31337, name: "local", rpcUrl: up, bundlerUrl: "http://127.0.0.1:9/rpc" }],
-      [80002, { chainId: 80002, name: "Polygon Amoy" }],
+      [
+        80002,
+        {
+          chainId: 80002,
+          name: "Polygon Amoy",
+          // Any chain may say how it charges for L1 data; /readyz names the model.
+          l1DataFee: {
+            model: "op-stack",
+            oracle: "0x420000000000000000000000000000000000000f",
+            marginPercent: 25,
+            source: "chains file",
+          },
+        },
+      ],
     ]),
   });
   try {
@@ -188,6 +201,7 @@ test("/healthz answers without checking anything; /readyz reports the database, 
           name: "local",
           rpc: "reachable",
           bundler: "unreachable",
+          l1DataFee: "none",
           contracts: { status: "not checked", failed: [] },
         },
         {
@@ -195,6 +209,7 @@ test("/healthz answers without checking anything; /readyz reports the database, 
           name: "Polygon Amoy",
           rpc: "not configured",
           bundler: "not configured",
+          l1DataFee: "op-stack",
           contracts: { status: "not checked", failed: [] },
         },
       ],

@@ -153,6 +153,11 @@ describe("v0.6, Biconomy's form with calculateGasLimits, no bundler", () => {
         `handleOps used ${receipt.gasUsed} gas at ${receipt.effectiveGasPrice} wei; the submitter gained ${gained} wei`,
     );
     assert.ok(gained >= 0n, `the submitter lost ${-gained} wei`);
+    // The metric graphs the L1 part of each signed sponsorship, per chain.
+    const metrics = (await priced.t.app.inject({ method: "GET", url: "/metrics" })).body;
+    const count = /^paymaster_l1_data_gas_count\{chain_id="8453"\} (\d+)$/m.exec(metrics)?.[1];
+    const sum = /^paymaster_l1_data_gas_sum\{chain_id="8453"\} (\d+)$/m.exec(metrics)?.[1];
+    assert.ok(Number(count) >= 1 && Number(sum) >= Number(l1DataGas), `count ${count}, sum ${sum}`);
   });
 
   test("without the L1 part (the chains file says none), the submitter loses about the L1 fee", async (t) => {
