@@ -111,6 +111,8 @@ describe("GET /sponsorships", () => {
         status: "mined",
         reason: null,
         worstCaseWei: worstCase,
+        // Signed with the gas as sent: no L1 part was estimated.
+        l1DataGas: null,
         actualWei: "123456789",
         transactionHash: `0x${"ab".repeat(32)}`,
         createdAt: "number",
