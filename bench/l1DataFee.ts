@@ -14,7 +14,11 @@ import { parseArgs } from "node:util";
 import { type Hex, parseAbi, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createSigner } from "../src/chain/signer";
+import { sponsoringChains } from "../src/chain/sponsoringChains";
 import { readChains } from "../src/config";
+import { DUMMY_SIGNATURE, stubPaymasterAndData } from "../src/gasEstimation/gasEstimationStub";
+import { l1DataGasOf, startL1FeeReading } from "../src/gasEstimation/l1DataGas";
+import { encodeVerifyingPaymasterDataV07 } from "../src/sponsorship/paymasters/paymasterAndDataV07";
 import { anvilKeys, newAccountOperation } from "../test/contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../test/helpers/app";
 import { INFINITISM, TARGET } from "../test/helpers/chainApp";
@@ -119,6 +123,57 @@ try {
       `scalars ${fees.baseFeeScalar}/${fees.blobBaseFeeScalar}, L2 base fee ${block0.baseFeePerGas} wei: ` +
       `median ${parts[Math.floor(parts.length / 2)]} gas (${parts[0]} to ${parts[parts.length - 1]})`,
   );
+
+  // The L1 part of first and later operations of both shapes, read as the service reads it, at two tips.
+  const [sponsoring] = sponsoringChains(readChains(path.join(folder, "chains-0.json"))).values();
+  if (!sponsoring) throw new Error("no chain");
+  const { op: first } = await newAccountOperation(chain, { to: TARGET, value: 0n });
+  const window = { paymasterId: privateKeyToAccount(anvilKeys.fundingWallet).address, validUntil: 2e9, validAfter: 0 };
+  const v06First = {
+    ...first,
+    paymasterAndData: stubPaymasterAndData({ paymaster: stacks.v06.verifyingPaymaster, ...window }),
+    signature: DUMMY_SIGNATURE,
+  };
+  const v07First = {
+    sender: first.sender,
+    nonce: 0n,
+    factory: stacks.later["0.7"].simpleAccountFactory,
+    factoryData: `0x${first.initCode.slice(42)}` as Hex,
+    callData: first.callData,
+    callGasLimit: 0n,
+    verificationGasLimit: 0n,
+    preVerificationGas: 0n,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
+    paymaster: stacks.later["0.7"].verifyingPaymaster,
+    paymasterVerificationGasLimit: 36_000n,
+    paymasterPostOpGasLimit: 6_000n,
+    paymasterData: encodeVerifyingPaymasterDataV07({ ...window, signature: DUMMY_SIGNATURE }),
+    signature: DUMMY_SIGNATURE,
+  };
+  const { factory: _, factoryData: __, ...v07Later } = v07First;
+  const shapes = {
+    "v0.6 first": [v06First, stacks.v06.entryPoint],
+    "v0.6 later": [{ ...v06First, nonce: 1n, initCode: "0x" as Hex }, stacks.v06.entryPoint],
+    "v0.7 first": [v07First, stacks.later["0.7"].entryPoint],
+    "v0.7 later": [{ ...v07Later, nonce: 1n }, stacks.later["0.7"].entryPoint],
+  } as const;
+  const baseFee = (await chain.publicClient.getBlock()).baseFeePerGas ?? 0n;
+  for (const tip of [1_000_000_000n, 1_000_000n]) {
+    const line: string[] = [];
+    for (const [name, [op, entryPoint]] of Object.entries(shapes)) {
+      const pending = startL1FeeReading(sponsoring, entryPoint, op);
+      if (!pending) throw new Error("the chain's model reads no L1 fee");
+      const gas = l1DataGasOf(
+        pending.model,
+        await pending.reading,
+        { maxFeePerGas: 2n * baseFee + tip, maxPriorityFeePerGas: tip },
+        0n,
+      );
+      line.push(`${name} ${gas}`);
+    }
+    console.log(`L1 part in gas at a tip of ${tip} wei over the base fee ${baseFee}: ${line.join(", ")}`);
+  }
 } finally {
   for (const t of apps) await t.close();
   await chain.anvil.stop();
