@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { type ChannelHandlers, type ChannelListener, listenOnPostgres } from "./pgListener";
+import { type ChannelHandlers, type ChannelListener, listenOnPostgres, NotificationBarriers } from "./pgListener";
 import { createPgliteCluster } from "./pgliteCluster";
 
 /** What a repository needs: parameterised SQL in the PostgreSQL dialect, the same on PGlite and PostgreSQL. */
@@ -78,11 +78,24 @@ export function pgliteDatabase(db: PGlite): Database {
     async listen(channel, handlers) {
       // One process owns the data: the listener cannot lose its connection, so it is up from the start to the end.
       const own = ownSchemaOnly(PGLITE_SCHEMA, handlers);
-      const unlisten = await db.listen(channel, (payload) => own.notify(payload));
+      const barriers = new NotificationBarriers();
+      const unlisten = await db.listen(channel, (payload) => {
+        if (!barriers.took(payload)) own.notify(payload);
+      });
+      let closed = false;
       handlers.up();
       return {
         backendPid: undefined,
-        close: () => (db.closed ? Promise.resolve() : unlisten()),
+        // Delivered before the NOTIFY returns, as every notification here: the same round trip as on PostgreSQL.
+        barrier: () =>
+          closed || db.closed
+            ? Promise.reject(new Error("the listener is closed"))
+            : barriers.pass((payload) => db.query(`NOTIFY ${channel}, '${payload}'`)),
+        close: async () => {
+          closed = true;
+          barriers.failAll("the listener closed before its barrier came back");
+          if (!db.closed) await unlisten();
+        },
       };
     },
     close: () => db.close(),

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 
 /** What a listener on a channel tells its owner. */
@@ -13,6 +14,13 @@ export interface ChannelHandlers {
 export interface ChannelListener {
   /** PostgreSQL's process id of the listening connection while it is up (pg_stat_activity.pid), for operators. */
   readonly backendPid: number | undefined;
+  /**
+   * Sends a notification of its own on the channel and resolves once this listener has received it. Notifications
+   * reach a listener in the order their transactions committed, so by then every notification committed before the
+   * call has been handed to `notify` (tests wait for this instead of for time). Rejects if the listener is not up, or
+   * goes down before its notification comes back. The barrier's payload never reaches `notify`, here or elsewhere.
+   */
+  barrier(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -22,6 +30,44 @@ export interface PgListenerOptions {
   maxRetryMs?: number;
   /** How often the connection is checked with a query (ms): a silently dead connection is found within this. */
   heartbeatMs?: number;
+}
+
+/** Starts every barrier's payload: no colon, so no "schema:" prefix of a change's payload can match it. */
+const BARRIER_PREFIX = "listener barrier ";
+
+/** The barriers of one listener awaiting their own notification, by payload. */
+export class NotificationBarriers {
+  readonly #waiting = new Map<string, { arrived: () => void; lost: (error: Error) => void }>();
+
+  /** Sends a payload of its own with `send` and resolves once `took` has been given it. */
+  pass(send: (payload: string) => Promise<unknown>): Promise<void> {
+    const payload = `${BARRIER_PREFIX}${randomUUID()}`;
+    const arrived = new Promise<void>((resolve, reject) => {
+      this.#waiting.set(payload, { arrived: resolve, lost: reject });
+    });
+    send(payload).catch((error: unknown) => this.#fail(payload, error));
+    return arrived;
+  }
+
+  /** Whether `payload` is a barrier (this listener's or another's), which is then not for `notify`. */
+  took(payload: string): boolean {
+    if (!payload.startsWith(BARRIER_PREFIX)) return false;
+    const waiting = this.#waiting.get(payload);
+    this.#waiting.delete(payload);
+    waiting?.arrived();
+    return true;
+  }
+
+  /** The listener went down or closed: the barriers still waiting will never be answered. */
+  failAll(reason: string): void {
+    for (const payload of [...this.#waiting.keys()]) this.#fail(payload, new Error(reason));
+  }
+
+  #fail(payload: string, error: unknown): void {
+    const waiting = this.#waiting.get(payload);
+    this.#waiting.delete(payload);
+    waiting?.lost(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 /**
@@ -44,12 +90,14 @@ export async function listenOnPostgres(
   let nextRetryMs = retryMs;
   let retry: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  const barriers = new NotificationBarriers();
 
   const lost = (lostClient: pg.Client) => {
     if (client !== lostClient) return;
     client = undefined;
     backendPid = undefined;
     clearInterval(heartbeat);
+    barriers.failAll("the listener lost its connection before its barrier came back");
     handlers.down();
     lostClient.end().catch(() => {});
     if (closed) return;
@@ -70,7 +118,7 @@ export async function listenOnPostgres(
     candidate.on("error", () => lost(candidate));
     candidate.on("end", () => lost(candidate));
     candidate.on("notification", (message) => {
-      if (message.channel === channel) handlers.notify(message.payload ?? "");
+      if (message.channel === channel && !barriers.took(message.payload ?? "")) handlers.notify(message.payload ?? "");
     });
     try {
       await candidate.connect();
@@ -94,8 +142,16 @@ export async function listenOnPostgres(
     get backendPid() {
       return backendPid;
     },
+    barrier() {
+      const current = client;
+      // Up once LISTEN succeeded on this connection (its pid is read after).
+      if (!current || backendPid === undefined) return Promise.reject(new Error("the listener is not up"));
+      // On the listening connection itself: a session hears its own notifications, in commit order with the others'.
+      return barriers.pass((payload) => current.query(`NOTIFY ${channel}, '${payload}'`));
+    },
     async close() {
       closed = true;
+      barriers.failAll("the listener closed before its barrier came back");
       clearTimeout(retry);
       clearInterval(heartbeat);
       const current = client;

@@ -6,6 +6,7 @@ import { type ChainConfig, Secret } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
+import type { ChannelListener } from "../../src/storage/pgListener";
 import { openTestDatabase } from "./database";
 import { testLookup } from "./dns";
 
@@ -39,6 +40,13 @@ export interface TestApp {
   account(name?: string): Promise<{ id: string; token: string }>;
   /** A new account with one paymaster: its token, apiKey and paymasterId. */
   dapp(options?: { name?: string; chainId?: number; token?: string }): Promise<Dapp>;
+  /**
+   * Resolves once every notification committed before the call has reached the listeners of the apps on this
+   * database, and been acted on (a barrier on each: `ChannelListener.barrier`). On PostgreSQL a change is heard a
+   * moment after its commit: a test that must know an app has heard of the changes so far, or would have heard of
+   * one, waits for this rather than for time.
+   */
+  notificationsHeard(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,9 +65,8 @@ export async function startTestApp(
 ): Promise<TestApp> {
   // A database given in `overrides` is the caller's to close (tests that run two apps on one database).
   const ownsDatabase = overrides.db === undefined;
-  const db = overrides.db ?? (await openTestDatabase());
+  const { db, listeners } = recordingListeners(overrides.db ?? (await openTestDatabase()));
   const ctx: AppContext = {
-    db,
     chains: TEST_CHAINS,
     bodyLimitBytes: 64 * 1024,
     signer: createSigner(generatePrivateKey()),
@@ -68,6 +75,7 @@ export async function startTestApp(
     // Tests send many wrong credentials from one address on purpose; test/http/failureThrottle.test.ts turns it on.
     failureThrottle: { maxFailures: 0, windowMs: 60_000 },
     ...overrides,
+    db,
   };
   const app = await buildApp(ctx, logger);
   let counter = 0;
@@ -118,9 +126,42 @@ export async function startTestApp(
     call,
     account,
     dapp,
+    async notificationsHeard() {
+      await Promise.all([...listeners].map((listener) => listener.barrier()));
+    },
     async close() {
       await app.close();
       if (ownsDatabase) await db.close();
     },
   };
+}
+
+/** Per database, the one object its apps get (`t.db`), which records the listeners they open. */
+const recorded = new WeakMap<Database, { db: Database; listeners: Set<ChannelListener> }>();
+
+function recordingListeners(db: Database): { db: Database; listeners: Set<ChannelListener> } {
+  const known = recorded.get(db);
+  if (known) return known;
+  const listeners = new Set<ChannelListener>();
+  const recording: Database = {
+    ...db,
+    async listen(channel, handlers) {
+      const listener = await db.listen(channel, handlers);
+      listeners.add(listener);
+      return {
+        get backendPid() {
+          return listener.backendPid;
+        },
+        barrier: () => listener.barrier(),
+        async close() {
+          listeners.delete(listener);
+          await listener.close();
+        },
+      };
+    },
+  };
+  const entry = { db: recording, listeners };
+  recorded.set(db, entry);
+  recorded.set(recording, entry);
+  return entry;
 }

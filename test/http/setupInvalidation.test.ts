@@ -38,6 +38,9 @@ async function dappWithOneRule() {
 test("refused writes keep the cache; a write to one paymaster drops its entry only", async () => {
   const a = await dappWithOneRule();
   const b = await dappWithOneRule();
+  // Linking a funding wallet notifies a change of the account's credentials, which drops the account's cached setups
+  // when it is heard: on PostgreSQL a moment after the commit. Heard now, before the setups this test keeps are cached.
+  await t.notificationsHeard();
   assert.equal(await sponsored(a.dapp), true, "A is sponsored (its setup is now cached)");
   assert.equal(await sponsored(b.dapp), true, "B is sponsored (its setup is now cached)");
 
