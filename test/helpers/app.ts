@@ -7,7 +7,7 @@ import type { AppContext } from "../../src/context";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
 import type { ChannelListener } from "../../src/storage/pgListener";
-import { openTestDatabase } from "./database";
+import { openTestDatabase, openTwoInstanceDatabases } from "./database";
 import { testLookup } from "./dns";
 
 export const TEST_CHAINS: ReadonlyMap<number, ChainConfig> = new Map([
@@ -132,6 +132,40 @@ export async function startTestApp(
     async close() {
       await app.close();
       if (ownsDatabase) await db.close();
+    },
+  };
+}
+
+export interface TwoInstances {
+  a: TestApp;
+  b: TestApp;
+  /** A's and B's databases: one PGlite for both, or two connection pools on one PostgreSQL schema. */
+  first: Database;
+  second: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Two instances of the service on one database, as two processes share one (openTwoInstanceDatabases), each started
+ * with `overrides`, or with what it returns for the instance's database.
+ */
+export async function startTwoInstances(
+  overrides: Partial<AppContext> | ((db: Database, instance: "a" | "b") => Partial<AppContext>) = {},
+): Promise<TwoInstances> {
+  const { first, second, close } = await openTwoInstanceDatabases();
+  const start = (db: Database, instance: "a" | "b") =>
+    startTestApp({ ...(typeof overrides === "function" ? overrides(db, instance) : overrides), db });
+  const a = await start(first, "a");
+  const b = await start(second, "b");
+  return {
+    a,
+    b,
+    first,
+    second,
+    async close() {
+      await a.close();
+      await b.close();
+      await close();
     },
   };
 }

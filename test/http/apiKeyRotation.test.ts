@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import type { Database } from "../../src/storage/database";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTwoInstanceDatabases } from "../helpers/database";
+import { type Dapp, startTwoInstances, type TestApp, type TwoInstances } from "../helpers/app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * apiKey rotation: the new key answers at once; the replaced one keeps working on the management API and the RPC URL
@@ -12,23 +11,16 @@ import { openTwoInstanceDatabases } from "../helpers/database";
 let clock = Date.parse("2026-06-01T00:00:00Z");
 const now = () => clock;
 
-let first: Database;
-let second: Database;
-let closeDatabases: () => Promise<void>;
+let instances: TwoInstances | undefined;
 let a: TestApp;
 let b: TestApp;
 
 before(async () => {
-  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
   // A setup cache TTL far beyond the test: what the second instance refuses, it refuses because it was told.
-  a = await startTestApp({ db: first, now, setupCacheTtlMs: 600_000 });
-  b = await startTestApp({ db: second, now, setupCacheTtlMs: 600_000 });
+  instances = await startTwoInstances({ now, setupCacheTtlMs: 600_000 });
+  ({ a, b } = instances);
 });
-after(async () => {
-  await a.close();
-  await b.close();
-  await closeDatabases();
-});
+after(() => instances?.close());
 
 const management = (t: TestApp, dapp: Dapp, apiKey: string) =>
   t.call("GET", "smart-contract", { token: dapp.token, apiKey });
@@ -52,14 +44,6 @@ const rotate = (t: TestApp, dapp: Dapp, apiKey: string, graceSeconds: unknown) =
     body: { paymasterId: dapp.paymasterId, type: "rotateApiKey", graceSeconds },
   });
 
-async function eventually(check: () => Promise<boolean>, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(what);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 test("with a grace period the old key works until it ends, on the management API and the RPC URL", async () => {
   const dapp = await a.dapp();
   // Both instances know the old key before the rotation (their caches hold it).
@@ -74,7 +58,11 @@ test("with a grace period the old key works until it ends, on the management API
   assert.equal(data.paymasterId, dapp.paymasterId);
   assert.equal(data.previousApiKeyValidUntil, new Date(clock + 3600_000).toISOString());
   for (const t of [a, b]) {
-    await eventually(async () => (await management(t, dapp, data.apiKey)).status === 200, "the new key works");
+    await eventually(
+      "the new key works",
+      async () => (await management(t, dapp, data.apiKey)).status,
+      (status) => status === 200,
+    );
     assert.notEqual(await rpc(t, data.apiKey), 401);
     assert.equal((await management(t, dapp, dapp.apiKey)).status, 200, "the old key still works in its grace");
     assert.notEqual(await rpc(t, dapp.apiKey), 401);
@@ -111,8 +99,16 @@ test("a grace of 0 replaces the key at once, on this instance and on the other",
   assert.equal(await rpc(a, dapp.apiKey), 401);
   // The other instance hears of it from the database (at once on PGlite, after the commit's notification on
   // PostgreSQL), not from its setup cache's TTL, which outlasts the test.
-  await eventually(async () => (await management(b, dapp, dapp.apiKey)).status === 401, "B refuses the old key");
-  await eventually(async () => (await rpc(b, dapp.apiKey)) === 401, "B's RPC URL refuses the old key");
+  await eventually(
+    "B refuses the old key",
+    async () => (await management(b, dapp, dapp.apiKey)).status,
+    (status) => status === 401,
+  );
+  await eventually(
+    "B's RPC URL refuses the old key",
+    () => rpc(b, dapp.apiKey),
+    (status) => status === 401,
+  );
   assert.equal((await management(b, dapp, data.apiKey)).status, 200);
 });
 

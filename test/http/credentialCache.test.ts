@@ -5,8 +5,9 @@ import { ADMIN_SECRET_HEADER } from "../../src/http/admin";
 import { CredentialCache } from "../../src/http/credentialCache";
 import { type Database, openDatabase, type Queryable } from "../../src/storage/database";
 import { CREDENTIALS_CHANNEL, migrate } from "../../src/storage/migrations";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTwoInstanceDatabases, testDatabaseUrl } from "../helpers/database";
+import { type Dapp, startTwoInstances, type TestApp, type TwoInstances } from "../helpers/app";
+import { testDatabaseUrl } from "../helpers/database";
+import { eventually } from "../helpers/eventually";
 
 /**
  * The management API's credential cache: a known token and apiKey are checked without a query, and every change of a
@@ -18,8 +19,7 @@ const url = testDatabaseUrl();
 
 /** Two instances' databases: one PGlite shared in this process, or two connection pools on one PostgreSQL schema. */
 let first: Database;
-let second: Database;
-let closeDatabases: () => Promise<void>;
+let instances: TwoInstances | undefined;
 /** The SQL each instance's cache ran, in order. */
 const lookups: [string[], string[]] = [[], []];
 const caches: CredentialCache[] = [];
@@ -59,17 +59,18 @@ const counted = (db: Queryable, texts: string[]): Queryable => ({
 });
 
 before(async () => {
-  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
-  caches.push(new GatedCredentialCache(counted(first, lookups[0])), new CredentialCache(counted(second, lookups[1])));
-  a = await startTestApp({ db: first, adminSecret: SECRET, credentials: caches[0] });
-  b = await startTestApp({ db: second, adminSecret: SECRET, credentials: caches[1] });
+  instances = await startTwoInstances((db, instance) => {
+    const cache =
+      instance === "a"
+        ? new GatedCredentialCache(counted(db, lookups[0]))
+        : new CredentialCache(counted(db, lookups[1]));
+    caches.push(cache);
+    return { adminSecret: SECRET, credentials: cache };
+  });
+  ({ a, b, first } = instances);
 });
 
-after(async () => {
-  await a?.close();
-  await b?.close();
-  await closeDatabases?.();
-});
+after(() => instances?.close());
 
 /** How many statements each instance's cache runs during `work`. */
 async function queriesDuring(work: () => Promise<void>): Promise<[number, number]> {
@@ -94,15 +95,12 @@ function tokenRoute(t: TestApp, method: "POST" | "DELETE", accountId: string) {
  * Asks until the answer has the status: the other instance hears of a change on PostgreSQL a moment after the commit
  * (the notification's trip), on PGlite before the write returns. Bounded: a change never heard fails the test.
  */
-async function eventually(ask: () => Promise<{ status: number }>, status: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const reply = await ask();
-    if (reply.status === status) return;
-    if (Date.now() > deadline) assert.fail(`still ${reply.status}, not ${status}, 5 s after the change`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const answers = (what: string, ask: () => Promise<{ status: number }>, status: number) =>
+  eventually(
+    what,
+    async () => (await ask()).status,
+    (answered) => answered === status,
+  );
 
 /** A dApp known to both instances' caches. */
 async function knownDapp(): Promise<Dapp> {
@@ -167,7 +165,7 @@ test("a rotated token is refused at once on this instance and as soon as the oth
   assert.notEqual(body.data.authToken, dapp.token);
 
   assert.equal((await listContracts(a, dapp)).status, 401, "this instance refuses the old token at once");
-  await eventually(() => listContracts(b, dapp), 401);
+  await answers("B refuses the old token", () => listContracts(b, dapp), 401);
   for (const t of [a, b]) {
     assert.equal((await listContracts(t, { token: body.data.authToken, apiKey: dapp.apiKey })).status, 200);
   }
@@ -182,8 +180,8 @@ test("a revoked token is refused everywhere until a rotation gives the account a
   );
   assert.equal((await listContracts(b, dapp)).status, 401, "this instance refuses it at once");
   assert.equal((await listDapps(b, dapp.token)).status, 401);
-  await eventually(() => listContracts(a, dapp), 401);
-  await eventually(() => listDapps(a, dapp.token), 401);
+  await answers("A refuses the revoked token", () => listContracts(a, dapp), 401);
+  await answers("A refuses the revoked token's listing", () => listDapps(a, dapp.token), 401);
 
   const rotated = await tokenRoute(b, "POST", dapp.accountId);
   const token = (rotated.json() as { data: { authToken: string } }).data.authToken;
@@ -212,9 +210,9 @@ test("changes straight in the database, by no instance, are heard by both", asyn
   const other = await knownDapp();
   // An operator's SQL: a deleted paymaster and a revoked token. Neither instance runs these writes.
   await first.query("DELETE FROM paymasters WHERE id = $1", [dapp.paymasterId]);
-  for (const t of [a, b]) await eventually(() => listContracts(t, dapp), 401);
+  for (const t of [a, b]) await answers("the deleted paymaster refused", () => listContracts(t, dapp), 401);
   await first.query("DELETE FROM account_tokens WHERE account_id = $1", [other.accountId]);
-  for (const t of [a, b]) await eventually(() => listDapps(t, other.token), 401);
+  for (const t of [a, b]) await answers("the revoked token refused", () => listDapps(t, other.token), 401);
 });
 
 test("a contract written through the other instance does not empty the cache (only credential columns notify)", async () => {
@@ -225,8 +223,9 @@ test("a contract written through the other instance does not empty the cache (on
     body: { name: "c", address: "0x000000000000000000000000000000000000dEaD", abi: "[]" },
   });
   assert.equal(write.status, 200, JSON.stringify(write.body));
-  // Give a notification, had there been one, time to arrive; then instance A must still answer from memory.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // Every notification committed so far has reached instance A (a barrier of its listener's own): had the write
+  // notified, A would have forgotten the account by now. It must still answer from memory.
+  await a.notificationsHeard();
   const counts = await queriesDuring(async () => {
     assert.equal((await listContracts(a, dapp)).status, 200);
   });
@@ -250,7 +249,7 @@ test("changes in another schema of the same database are not heard (notification
     // Then a change of our own, sent after it on the same channel: once both instances have heard it, they have
     // heard (and ignored) the neighbour's too.
     await first.query("DELETE FROM account_tokens WHERE account_id = $1", [witness.accountId]);
-    for (const t of [a, b]) await eventually(() => listDapps(t, witness.token), 401);
+    for (const t of [a, b]) await answers("the witness heard", () => listDapps(t, witness.token), 401);
     const counts = await queriesDuring(async () => {
       for (const t of [a, b]) assert.equal((await listContracts(t, dapp)).status, 200);
     });
@@ -271,11 +270,12 @@ test("losing the listener empties the cache and stops it keeping anything until 
   assert.ok(pid, "the listener's backend is known");
   reconnectGate.held = true;
   await first.query("SELECT pg_terminate_backend($1)", [pid]);
-  const deadline = Date.now() + 5000;
-  while (cache.listening) {
-    if (Date.now() > deadline) assert.fail("the lost listener was not noticed");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await eventually(
+    "the lost listener noticed",
+    () => cache.listening,
+    (listening) => !listening,
+    { everyMs: 5 },
+  );
   // While it is down, a revocation's notification is lost for this instance: it must read the database.
   await first.query("DELETE FROM account_tokens WHERE account_id = $1", [dapp.accountId]);
   const down = await queriesDuring(async () => {
@@ -292,10 +292,7 @@ test("losing the listener empties the cache and stops it keeping anything until 
 
   reconnectGate.held = false;
   reconnectGate.pendingUp?.();
-  while (!cache.listening) {
-    if (Date.now() > deadline + 5000) assert.fail("the listener did not come back");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await eventually("the listener back", () => cache.listening, undefined, { everyMs: 5 });
   assert.notEqual(cache.listenerPid, pid, "a new connection listens");
   const back = await queriesDuring(async () => {
     for (let i = 0; i < 3; i++) assert.equal((await listContracts(a, { token, apiKey: dapp.apiKey })).status, 200);

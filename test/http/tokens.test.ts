@@ -4,8 +4,8 @@ import { after, before, test } from "node:test";
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { hashToken } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
-import { openTwoInstanceDatabases } from "../helpers/database";
+import { type Dapp, startTwoInstances, type TestApp, type TwoInstances } from "../helpers/app";
+import { eventually } from "../helpers/eventually";
 
 /**
  * Tokens with scopes: an account creates named admin or read tokens (the secret shown once, stored hashed), lists them
@@ -15,22 +15,16 @@ import { openTwoInstanceDatabases } from "../helpers/database";
 let clock = Date.parse("2026-06-01T00:00:00Z");
 const now = () => clock;
 
-let first: Database;
-let second: Database;
-let closeDatabases: () => Promise<void>;
+let instances: TwoInstances | undefined;
 let a: TestApp;
 let b: TestApp;
+let first: Database;
 
 before(async () => {
-  ({ first, second, close: closeDatabases } = await openTwoInstanceDatabases());
-  a = await startTestApp({ db: first, now });
-  b = await startTestApp({ db: second, now });
+  instances = await startTwoInstances({ now });
+  ({ a, b, first } = instances);
 });
-after(async () => {
-  await a.close();
-  await b.close();
-  await closeDatabases();
-});
+after(() => instances?.close());
 
 interface Created {
   tokenId: string;
@@ -48,14 +42,6 @@ async function createToken(t: TestApp, token: string, body: Record<string, unkno
 }
 
 const listDapps = (t: TestApp, token: string) => t.call("GET", "paymasterParameters", { token });
-
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(what);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 test("a token is shown once, listed without its secret, and stored only as its hash", async () => {
   const dapp = await a.dapp();
@@ -143,7 +129,11 @@ test("a revoked token is refused at once on this instance and on the other", asy
   const revoked = await a.call("DELETE", `tokens/${created.tokenId}`, { token: dapp.token });
   assert.deepEqual([revoked.status, revoked.body.data], [200, { tokenId: created.tokenId }]);
   assert.equal((await listDapps(a, created.authToken)).status, 401, "this instance refuses it before it answered");
-  await eventually(async () => (await listDapps(b, created.authToken)).status === 401, "the other instance refuses it");
+  await eventually(
+    "the other instance refuses it",
+    async () => (await listDapps(b, created.authToken)).status,
+    (status) => status === 401,
+  );
   assert.equal((await listDapps(b, dapp.token)).status, 200, "the account's other tokens still work");
   const again = await a.call("DELETE", `tokens/${created.tokenId}`, { token: dapp.token });
   assert.deepEqual([again.status, again.body.message], [404, "Token not found"]);
