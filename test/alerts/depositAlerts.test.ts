@@ -3,7 +3,6 @@
 // the periodic check), and sponsorships bring it below again (a second alert). A real HTTP receiver counts them.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { parseGwei } from "viem";
 import { readWatchedDeposits } from "../../src/alerts/depositWatch";
 import { depositKey } from "../../src/chain/paymasterDeposit";
@@ -12,7 +11,6 @@ import { POST_OP_OVERHEAD_GAS } from "../../src/sponsorship/entryPoints/prefund"
 import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { type DepositReading, InFlightCharges } from "../../src/sponsorship/rules/deposit";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
-import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import { anvilKeys, reservedFor } from "../contracts/fixtures";
 import { startTestApp } from "../helpers/app";
 import {
@@ -24,8 +22,9 @@ import {
   startChainApp,
 } from "../helpers/chainApp";
 import { fundedDapp } from "../helpers/dappSetup";
+import { eventually } from "../helpers/eventually";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
-import { eventually, outboxOf, setAlerts, webhookSecretOf } from "./helpers";
+import { outboxOf, setAlerts, signedWith, webhookSecretOf } from "./helpers";
 
 let app: ChainApp;
 let receiver: WebhookServer;
@@ -56,6 +55,30 @@ const belowNow = async (paymasterId: string) =>
     ])
   )[0]?.below;
 
+/**
+ * Resolves once one whole periodic check (every 100 ms here) has run after the call: it has read the deposit as it is
+ * now and handed the reading over. A check ends by deleting the delivered alerts older than a week, so a delivered
+ * marker row made a week old is gone once a check has ended after it was written; two markers one after the other,
+ * since the first may be deleted by a check that had begun before the call.
+ */
+async function wholePeriodicCheck(paymasterId: string): Promise<void> {
+  for (const marker of ["first", "second"]) {
+    const [row] = await app.t.db.query<{ id: string }>(
+      `INSERT INTO alert_outbox (paymaster_id, event, url, body, created_ms, next_attempt_ms, state)
+       VALUES ($1, 'marker', '', '', 0, 0, 'sent') RETURNING id::text AS id`,
+      [paymasterId],
+    );
+    await eventually(
+      `the ${marker} marker deleted by a periodic check`,
+      async () => (await app.t.db.query("SELECT id FROM alert_outbox WHERE id = $1", [row?.id])).length,
+      (left) => left === 0,
+    );
+  }
+}
+
+/** The events queued for the paymaster, oldest first. */
+const queuedEvents = async (paymasterId: string) => (await outboxOf(app.t, paymasterId)).map((row) => row.event);
+
 test("one deposit.low per crossing below the threshold, again only after the deposit has risen above it", async () => {
   const dapp = await chainDapp(app.t, anvilKeys.fundingWallet);
   const wallet = (
@@ -70,28 +93,25 @@ test("one deposit.low per crossing below the threshold, again only after the dep
   await setAlerts(app.t, dapp, receiver.url("/alerts"), threshold.toString());
   await eventually(
     "the periodic check's first reading (above)",
-    async () => (await belowNow(dapp.paymasterId)) === false,
+    () => belowNow(dapp.paymasterId),
+    (below) => below === false,
   );
 
   // 3 → 2 operations available: above. 2 → 1: below, the alert. 1 → 0: still below, no alert.
   assert.equal((await requestSponsorship(app.t, dapp, ops[0] as UserOperation)).reason, undefined);
   assert.equal((await requestSponsorship(app.t, dapp, ops[1] as UserOperation)).reason, undefined);
-  await eventually("the first alert", () => receiver.callsTo("/alerts").length >= 1);
+  await eventually(
+    "the first alert",
+    () => receiver.callsTo("/alerts").length,
+    (calls) => calls >= 1,
+  );
   assert.equal((await requestSponsorship(app.t, dapp, ops[2] as UserOperation)).reason, undefined);
-  // Sponsorships and periodic checks (every 100 ms) keep finding it below: no second alert.
-  await sleep(600);
-  assert.equal(receiver.callsTo("/alerts").length, 1);
+  // Sponsorships and periodic checks keep finding it below: no second alert (counted once the top-up below is seen).
+  await wholePeriodicCheck(dapp.paymasterId);
 
   const [first] = receiver.callsTo("/alerts");
   assert.ok(first);
-  assert.ok(
-    verifyWebhookSignature(
-      secret,
-      first.headers["x-paymaster-signature"] as string,
-      first.headers["x-paymaster-timestamp"] as string,
-      first.body,
-    ),
-  );
+  assert.ok(signedWith(secret, first));
   const alert = JSON.parse(first.body);
   assert.deepEqual(
     { ...alert, at: typeof alert.at },
@@ -112,16 +132,41 @@ test("one deposit.low per crossing below the threshold, again only after the dep
 
   // A top-up: the periodic check sees it above again (re-armed), no alert for rising.
   await deposit(app, 3n * needed, anvilKeys.fundingWallet);
-  await eventually("re-armed by the periodic check", async () => (await belowNow(dapp.paymasterId)) === false);
+  await eventually(
+    "re-armed by the periodic check",
+    () => belowNow(dapp.paymasterId),
+    (below) => below === false,
+  );
+  // The readings of a deposit are noted one at a time in the order they were taken (an older one arriving later is
+  // dropped): every reading below, the third sponsorship's and the periodic check's, was noted before the one that
+  // re-armed. None queued a second alert.
+  assert.deepEqual(await queuedEvents(dapp.paymasterId), ["deposit.low"]);
+  assert.equal(receiver.callsTo("/alerts").length, 1);
   // Past the deposit rule's 2 s balance cache, so the sponsorships see the top-up too.
   app.advance(2_500);
-  assert.equal(receiver.callsTo("/alerts").length, 1);
 
   // 6 - 3 = 3 available → 2 → 1: below again, the second alert.
   assert.equal((await requestSponsorship(app.t, dapp, ops[3] as UserOperation)).reason, undefined);
   assert.equal((await requestSponsorship(app.t, dapp, ops[4] as UserOperation)).reason, undefined);
-  await eventually("the second alert", () => receiver.callsTo("/alerts").length >= 2);
-  await sleep(600);
+  await eventually(
+    "the second alert",
+    () => receiver.callsTo("/alerts").length,
+    (calls) => calls >= 2,
+  );
+  // Below again for a whole periodic check, then a top-up, re-armed: every reading below was noted before that one.
+  await wholePeriodicCheck(dapp.paymasterId);
+  await deposit(app, 3n * needed, anvilKeys.fundingWallet);
+  await eventually(
+    "re-armed again",
+    () => belowNow(dapp.paymasterId),
+    (below) => below === false,
+  );
+  assert.deepEqual(await queuedEvents(dapp.paymasterId), ["deposit.low", "deposit.low"], "no third alert");
+  await eventually(
+    "both alerts marked sent",
+    async () => (await outboxOf(app.t, dapp.paymasterId)).map((row) => row.state),
+    (states) => states.every((state) => state === "sent"),
+  );
   const calls = receiver.callsTo("/alerts");
   assert.equal(calls.length, 2);
   const second = JSON.parse(calls[1]?.body ?? "{}");
@@ -129,19 +174,13 @@ test("one deposit.low per crossing below the threshold, again only after the dep
     [second.depositWei, second.outstandingWei, second.availableWei],
     [(6n * needed).toString(), (5n * needed).toString(), needed.toString()],
   );
-  assert.deepEqual(
-    (await outboxOf(app.t, dapp.paymasterId)).map((row) => [row.event, row.state]),
-    [
-      ["deposit.low", "sent"],
-      ["deposit.low", "sent"],
-    ],
-  );
 });
 
 test("without the periodic check, the sponsorships' own readings alert; a refusal for want of deposit sends no second one", async () => {
   // A second service on the same chain with no background timers: only the readings taken by the deposit check of
   // each sponsorship can cross the threshold, and the alert is sent at once (no poll).
   const t = await startTestApp({ signer: app.env.serviceSigner, chains: app.t.ctx.chains, now: app.t.ctx.now });
+  let closed = false;
   try {
     const dapp = await chainDapp(t, anvilKeys.otherFundingWallet);
     const ops = await Promise.all(Array.from({ length: 3 }, () => operation()));
@@ -155,22 +194,29 @@ test("without the periodic check, the sponsorships' own readings alert; a refusa
 
     // 2 → 1 operation available: at the threshold, not below. 1 → 0: below, the alert.
     assert.equal((await requestSponsorship(t, dapp, ops[0] as UserOperation)).reason, undefined);
-    await sleep(300);
-    assert.equal(receiver.callsTo("/own-readings").length, 0);
     assert.equal((await requestSponsorship(t, dapp, ops[1] as UserOperation)).reason, undefined);
-    await eventually("the alert", () => receiver.callsTo("/own-readings").length >= 1);
+    await eventually(
+      "the alert",
+      () => receiver.callsTo("/own-readings").length,
+      (calls) => calls >= 1,
+    );
     // Refused for want of deposit: a reading below again, no second alert.
     assert.match((await requestSponsorship(t, dapp, ops[2] as UserOperation)).reason ?? "", /^Deposit too small/);
-    await sleep(300);
+    // Closing the service waits for the readings handed to its alerts to be noted and for the delivery pass they
+    // started: whatever the three readings were going to send has been sent.
+    closed = true;
+    await t.close();
     const calls = receiver.callsTo("/own-readings");
     assert.equal(calls.length, 1);
+    // The second sponsorship's figures, the first below: the readings of a deposit are noted in the order they were
+    // taken, so an alert from the first sponsorship's (at the threshold, not below) would have been this one.
     const alert = JSON.parse(calls[0]?.body ?? "{}");
     assert.deepEqual(
       [alert.depositWei, alert.outstandingWei, alert.availableWei, alert.thresholdWei],
       [(2n * needed).toString(), (2n * needed).toString(), "0", needed.toString()],
     );
   } finally {
-    await t.close();
+    if (!closed) await t.close();
   }
 });
 

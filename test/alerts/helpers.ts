@@ -1,15 +1,7 @@
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
+import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import type { Dapp, TestApp } from "../helpers/app";
-
-/** Waits until `check` holds, polling; fails with `what` after `ms` (a bound on a wait, not a speed target). */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) assert.fail(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
+import type { ReceivedCall } from "../helpers/webhookServer";
 
 /** Sets the dApp's alert url and threshold through the management API. */
 export async function setAlerts(t: TestApp, dapp: Dapp, url: string, thresholdWei = "0"): Promise<void> {
@@ -29,7 +21,16 @@ export async function webhookSecretOf(t: TestApp, dapp: Dapp): Promise<string> {
 
 /** The outbox rows of a paymaster, oldest first. */
 export const outboxOf = (t: TestApp, paymasterId: string) =>
-  t.db.query<{ event: string; state: string; attempts: number; last_error: string | null }>(
-    "SELECT event, state, attempts, last_error FROM alert_outbox WHERE paymaster_id = $1 ORDER BY id",
+  t.db.query<{ event: string; state: string; attempts: number; last_error: string | null; created_ms: string }>(
+    "SELECT event, state, attempts, last_error, created_ms::text AS created_ms FROM alert_outbox WHERE paymaster_id = $1 ORDER BY id",
     [paymasterId],
+  );
+
+/** Whether an alert the receiver got is signed with `secret` (the account's webhook secret), as the webhooks are. */
+export const signedWith = (secret: string, call: ReceivedCall) =>
+  verifyWebhookSignature(
+    secret,
+    call.headers["x-paymaster-signature"] as string,
+    call.headers["x-paymaster-timestamp"] as string,
+    call.body,
   );

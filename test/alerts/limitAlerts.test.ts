@@ -4,20 +4,18 @@
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
 import { after, before, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { generatePrivateKey } from "viem/accounts";
 import { ALERT_RETRY_WINDOW_MS } from "../../src/alerts/delivery";
-import { buildApp } from "../../src/app";
 import { Secret } from "../../src/config";
 import { createMetrics } from "../../src/metrics/metrics";
-import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 import { testLookup } from "../helpers/dns";
+import { eventually } from "../helpers/eventually";
 import { captureLog } from "../helpers/logCapture";
 import { userOpV06 } from "../helpers/userOps";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
-import { eventually, outboxOf, setAlerts, webhookSecretOf } from "./helpers";
+import { outboxOf, setAlerts, signedWith, webhookSecretOf } from "./helpers";
 
 let clockOffsetMs = 0;
 const now = () => Date.now() + clockOffsetMs;
@@ -64,134 +62,170 @@ const sponsor = async (dapp: Dapp, via: TestApp = t) => {
 };
 
 /** A dApp whose COUNT limit allows `threshold` operations an hour, its alerts going to `path` of the receiver. */
-async function limitedDapp(path: string | null, threshold = 1) {
-  const dapp = await t.dapp();
-  await linkFundingWallet(t, dapp);
-  await addPolicy(t, dapp, "WALLET_DEPLOYMENT", {});
+async function limitedDapp(path: string | null, threshold = 1, via: TestApp = t) {
+  const dapp = await via.dapp();
+  await linkFundingWallet(via, dapp);
+  await addPolicy(via, dapp, "WALLET_DEPLOYMENT", {});
   const policyId = await addPolicy(
-    t,
+    via,
     dapp,
     "PAYMASTER_SA_LIMIT",
     { type: "PAYMASTER", cycleDuration: { value: 1, unit: "hour" }, threshold, thresholdType: "COUNT" },
     "hourly cap",
   );
-  if (path !== null) await setAlerts(t, dapp, receiver.url(path));
+  if (path !== null) await setAlerts(via, dapp, receiver.url(path));
   return { dapp, policyId };
+}
+
+/**
+ * Runs `work` on `count` services of their own on the test's database (each with its own memory of the alerts it
+ * queued), for a test that counts what did not come. `settled` closes them, which waits for the refusals they handed
+ * to their alerts to be decided and for the delivery passes those started: whatever they were going to queue or send
+ * has been by then. They are closed at the end in any case; `t` stays up for the other tests.
+ */
+async function onOwnInstances(
+  count: number,
+  work: (instances: TestApp[], settled: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const instances: TestApp[] = [];
+  let closing: Promise<void> | undefined;
+  const settled = () => {
+    closing ??= Promise.all(instances.map((instance) => instance.close())).then(() => {});
+    return closing;
+  };
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startTestApp({ ...t.ctx, db: t.db }));
+    await work(instances, settled);
+  } finally {
+    await settled();
+  }
 }
 
 const count = async (event: string, outcome: string) =>
   (await metrics.alerts.get()).values.find((v) => v.labels.event === event && v.labels.outcome === outcome)?.value ?? 0;
 
-test("concurrent refusals in one cycle: exactly one limit.reached, signed; the next cycle's first refusal: another", async () => {
-  const { dapp, policyId } = await limitedDapp("/ok");
-  const secret = await webhookSecretOf(t, dapp);
-  assert.notEqual((await sponsor(dapp)).paymasterAndData, "0x");
-  const refused = await Promise.all(Array.from({ length: 8 }, () => sponsor(dapp)));
-  for (const answer of refused) assert.match(answer.reason ?? "", /^Spending limit "hourly cap" .* reached/);
+test("concurrent refusals in one cycle: exactly one limit.reached, signed; the next cycle's first refusal: another", () =>
+  onOwnInstances(1, async ([own], settled) => {
+    assert.ok(own);
+    const { dapp, policyId } = await limitedDapp("/ok");
+    const secret = await webhookSecretOf(t, dapp);
+    assert.notEqual((await sponsor(dapp, own)).paymasterAndData, "0x");
+    const refused = await Promise.all(Array.from({ length: 8 }, () => sponsor(dapp, own)));
+    for (const answer of refused) assert.match(answer.reason ?? "", /^Spending limit "hourly cap" .* reached/);
 
-  await eventually("the first alert", () => receiver.callsTo("/ok").length >= 1);
-  // More refusals in the same cycle, and time for any duplicate to arrive: none does.
-  await Promise.all(Array.from({ length: 3 }, () => sponsor(dapp)));
-  await sleep(500);
-  const [first, ...others] = receiver.callsTo("/ok");
-  assert.equal(others.length, 0, "one alert for the cycle");
-  assert.ok(first);
-  assert.equal(first.method, "POST");
-  assert.equal(first.headers["content-type"], "application/json");
-  assert.ok(
-    verifyWebhookSignature(
-      secret,
-      first.headers["x-paymaster-signature"] as string,
-      first.headers["x-paymaster-timestamp"] as string,
-      first.body,
-    ),
-    "signed with the account's webhook secret",
-  );
-  const alert = JSON.parse(first.body);
-  const cycleStart = alert.cycleStart;
-  assert.deepEqual(
-    { ...alert, at: typeof alert.at, cycleStart: typeof cycleStart },
-    {
-      event: "limit.reached",
-      paymasterId: dapp.paymasterId,
-      chainId: 31337,
-      policyId,
-      policyName: "hourly cap",
-      cycleStart: "string",
-      reason: refused[0]?.reason,
-      at: "string",
-    },
-  );
-  assert.ok(Date.parse(alert.at) >= Date.parse(cycleStart));
+    await eventually(
+      "the first alert",
+      () => receiver.callsTo("/ok").length,
+      (calls) => calls >= 1,
+    );
+    // More refusals in the same cycle: none alerts again (counted once the service has settled, below).
+    await Promise.all(Array.from({ length: 3 }, () => sponsor(dapp, own)));
+    const [first] = receiver.callsTo("/ok");
+    assert.ok(first);
+    assert.equal(first.method, "POST");
+    assert.equal(first.headers["content-type"], "application/json");
+    assert.ok(signedWith(secret, first), "signed with the account's webhook secret");
+    const alert = JSON.parse(first.body);
+    const cycleStart = alert.cycleStart;
+    assert.deepEqual(
+      { ...alert, at: typeof alert.at, cycleStart: typeof cycleStart },
+      {
+        event: "limit.reached",
+        paymasterId: dapp.paymasterId,
+        chainId: 31337,
+        policyId,
+        policyName: "hourly cap",
+        cycleStart: "string",
+        reason: refused[0]?.reason,
+        at: "string",
+      },
+    );
+    assert.ok(Date.parse(alert.at) >= Date.parse(cycleStart));
 
-  // The next cycle: room again, then a refusal, then one more alert.
-  clockOffsetMs += 60 * 60 * 1000;
-  assert.notEqual((await sponsor(dapp)).paymasterAndData, "0x");
-  await Promise.all(Array.from({ length: 4 }, () => sponsor(dapp)));
-  await eventually("the next cycle's alert", () => receiver.callsTo("/ok").length >= 2);
-  await sleep(300);
-  const calls = receiver.callsTo("/ok");
-  assert.equal(calls.length, 2);
-  const second = JSON.parse(calls[1]?.body ?? "{}");
-  assert.equal(second.policyId, policyId);
-  assert.equal(Date.parse(second.cycleStart) - Date.parse(cycleStart), 60 * 60 * 1000);
-  assert.deepEqual(
-    (await outboxOf(t, dapp.paymasterId)).map((row) => [row.event, row.state, row.attempts]),
-    [
-      ["limit.reached", "sent", 1],
-      ["limit.reached", "sent", 1],
-    ],
-  );
-  assert.ok((await count("limit.reached", "sent")) >= 2);
-});
+    // The next cycle: room again, then a refusal, then one more alert.
+    clockOffsetMs += 60 * 60 * 1000;
+    assert.notEqual((await sponsor(dapp, own)).paymasterAndData, "0x");
+    await Promise.all(Array.from({ length: 4 }, () => sponsor(dapp, own)));
+    await eventually(
+      "the next cycle's alert",
+      () => receiver.callsTo("/ok").length,
+      (calls) => calls >= 2,
+    );
+    await settled();
+    // Either service's delivery poll may be the one marking the second alert sent.
+    const rows = await eventually(
+      "both alerts marked sent",
+      () => outboxOf(t, dapp.paymasterId),
+      (queued) => queued.every((row) => row.state === "sent"),
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.event, row.state, row.attempts]),
+      [
+        ["limit.reached", "sent", 1],
+        ["limit.reached", "sent", 1],
+      ],
+      "one alert per cycle",
+    );
+    const calls = receiver.callsTo("/ok");
+    assert.equal(calls.length, 2);
+    const second = JSON.parse(calls[1]?.body ?? "{}");
+    assert.equal(second.policyId, policyId);
+    assert.equal(Date.parse(second.cycleStart) - Date.parse(cycleStart), 60 * 60 * 1000);
+    assert.ok((await count("limit.reached", "sent")) >= 2);
+  }));
 
-test("alerts set in the middle of a cycle apply to its next refusal at once; turned off, none", async () => {
-  receiver.on("/later", (_request, response) => {
-    response.writeHead(200);
-    response.end();
-  });
-  const { dapp } = await limitedDapp(null);
-  await sponsor(dapp);
-  assert.ok((await sponsor(dapp)).reason, "refused while no alerts are set");
-  await setAlerts(t, dapp, receiver.url("/later"));
-  assert.ok((await sponsor(dapp)).reason);
-  await eventually("the alert", () => receiver.callsTo("/later").length >= 1);
+test("alerts set in the middle of a cycle apply to its next refusal at once; turned off, none", () =>
+  onOwnInstances(1, async ([own], settled) => {
+    assert.ok(own);
+    receiver.on("/later", (_request, response) => {
+      response.writeHead(200);
+      response.end();
+    });
+    const { dapp } = await limitedDapp(null, 1, own);
+    await sponsor(dapp, own);
+    assert.ok((await sponsor(dapp, own)).reason, "refused while no alerts are set");
+    await setAlerts(own, dapp, receiver.url("/later"));
+    assert.ok((await sponsor(dapp, own)).reason);
+    await eventually(
+      "the alert",
+      () => receiver.callsTo("/later").length,
+      (calls) => calls >= 1,
+    );
 
-  const off = await t.call("PATCH", "paymasterParameters", {
-    token: dapp.token,
-    apiKey: dapp.apiKey,
-    body: { paymasterId: dapp.paymasterId, type: "depositAlert", thresholdWei: "0", url: null },
-  });
-  assert.equal(off.status, 200);
-  clockOffsetMs += 60 * 60 * 1000;
-  await sponsor(dapp);
-  assert.ok((await sponsor(dapp)).reason, "the next cycle's refusal");
-  await sleep(500);
-  assert.equal(receiver.callsTo("/later").length, 1);
-  assert.equal((await outboxOf(t, dapp.paymasterId)).length, 1);
-});
+    const off = await own.call("PATCH", "paymasterParameters", {
+      token: dapp.token,
+      apiKey: dapp.apiKey,
+      body: { paymasterId: dapp.paymasterId, type: "depositAlert", thresholdWei: "0", url: null },
+    });
+    assert.equal(off.status, 200);
+    clockOffsetMs += 60 * 60 * 1000;
+    await sponsor(dapp, own);
+    assert.ok((await sponsor(dapp, own)).reason, "the next cycle's refusal");
+    await settled();
+    assert.equal(receiver.callsTo("/later").length, 1);
+    assert.equal((await outboxOf(t, dapp.paymasterId)).length, 1);
+  }));
 
-test("two instances on one database refusing at once: still one limit.reached", async () => {
-  // A second app on the same database, with its own process state (its own memory of the alerts it queued).
-  const second = await buildApp({ ...t.ctx, metrics: createMetrics() });
-  try {
+test("two instances on one database refusing at once: still one limit.reached", () =>
+  onOwnInstances(2, async ([one, two], settled) => {
+    assert.ok(one && two);
     const { dapp } = await limitedDapp("/two-instances");
     receiver.on("/two-instances", (_request, response) => {
       response.writeHead(200);
       response.end();
     });
-    const via = { ...t, app: second };
-    assert.notEqual((await sponsor(dapp)).paymasterAndData, "0x");
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => sponsor(dapp, i % 2 ? via : t)));
+    assert.notEqual((await sponsor(dapp, one)).paymasterAndData, "0x");
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => sponsor(dapp, i % 2 ? two : one)));
     assert.ok(answers.every((answer) => answer.reason !== undefined));
-    await eventually("the alert", () => receiver.callsTo("/two-instances").length >= 1);
-    await sleep(500);
-    assert.equal(receiver.callsTo("/two-instances").length, 1);
+    await eventually(
+      "the alert",
+      () => receiver.callsTo("/two-instances").length,
+      (calls) => calls >= 1,
+    );
+    await settled();
     assert.equal((await outboxOf(t, dapp.paymasterId)).length, 1);
-  } finally {
-    await second.close();
-  }
-});
+    assert.equal(receiver.callsTo("/two-instances").length, 1);
+  }));
 
 test("a receiver that answers 500 first gets the same alert again, and the alert is then sent", async () => {
   let answered = 0;
@@ -204,8 +238,16 @@ test("a receiver that answers 500 first gets the same alert again, and the alert
   await sponsor(dapp);
   assert.ok((await sponsor(dapp)).reason);
   // The first retry waits 1 s.
-  await eventually("the retry", () => receiver.callsTo("/flaky").length >= 2);
-  await eventually("the alert marked sent", async () => (await outboxOf(t, dapp.paymasterId))[0]?.state === "sent");
+  await eventually(
+    "the retry",
+    () => receiver.callsTo("/flaky").length,
+    (calls) => calls >= 2,
+  );
+  await eventually(
+    "the alert marked sent",
+    async () => (await outboxOf(t, dapp.paymasterId))[0]?.state,
+    (state) => state === "sent",
+  );
   const [first, second, ...more] = receiver.callsTo("/flaky");
   assert.equal(more.length, 0);
   assert.equal(second?.body, first?.body, "the same alert");
@@ -220,13 +262,25 @@ test("a receiver that keeps failing: tried with backoff, given up after an hour,
   const { dapp } = await limitedDapp("/status-500?token=sekrit");
   await sponsor(dapp);
   assert.ok((await sponsor(dapp)).reason);
-  await eventually("the first attempt", () => receiver.callsTo("/status-500").length >= 1);
-  await eventually("the retry scheduled", async () => (await outboxOf(t, dapp.paymasterId))[0]?.last_error !== null);
+  await eventually(
+    "the first attempt",
+    () => receiver.callsTo("/status-500").length,
+    (calls) => calls >= 1,
+  );
+  await eventually(
+    "the retry scheduled",
+    async () => (await outboxOf(t, dapp.paymasterId))[0]?.last_error,
+    (error) => typeof error === "string",
+  );
   assert.equal((await outboxOf(t, dapp.paymasterId))[0]?.state, "pending");
   const failedBefore = await count("limit.reached", "failed");
   // Past the hour: the next attempt is the last.
   clockOffsetMs += ALERT_RETRY_WINDOW_MS;
-  await eventually("given up", async () => (await outboxOf(t, dapp.paymasterId))[0]?.state === "failed");
+  await eventually(
+    "given up",
+    async () => (await outboxOf(t, dapp.paymasterId))[0]?.state,
+    (state) => state === "failed",
+  );
   const [row] = await outboxOf(t, dapp.paymasterId);
   assert.equal(row?.last_error, "status 500");
   assert.ok((row?.attempts ?? 0) >= 2);
@@ -243,7 +297,11 @@ test("a receiver that never answers holds its call while sponsorships go on bein
   await sponsor(dapp);
   await sponsor(dapp);
   assert.ok((await sponsor(dapp)).reason);
-  await eventually("the alert call", () => receiver.callsTo("/slow").length === 1);
+  await eventually(
+    "the alert call",
+    () => receiver.callsTo("/slow").length,
+    (calls) => calls === 1,
+  );
   // The call is open (the receiver never answers, the timeout is 30 s): sponsorships of this and another dApp are
   // answered meanwhile, refused or signed.
   const other = await t.dapp();

@@ -5,7 +5,6 @@
 // stub's reading of the deposit raises no deposit alert; the final request's does.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Address, type Hex, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ChainConfig } from "../../src/config";
@@ -19,11 +18,12 @@ import {
 } from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { weiToEther } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { eventually, outboxOf, setAlerts } from "../alerts/helpers";
+import { outboxOf, setAlerts } from "../alerts/helpers";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
+import { eventually } from "../helpers/eventually";
 
 let env: LocalStacks | undefined;
 let t: TestApp | undefined;
@@ -145,13 +145,22 @@ for (const version of ["0.6", "0.7"] as const) {
 
       const atStub = await refused(dapp, "pm_getPaymasterStubData", version, operation(version, false));
       assert.equal(atStub, tooSmall(wallet, 0n, 0n, CHEAPEST[version]));
-      await sleep(300);
-      assert.deepEqual(await outboxOf(t, dapp.paymasterId), [], "the stub told the deposit alert nothing");
+      // The final request a second later on the service's clock. The readings of a deposit are noted one after the
+      // other in the order they were taken, so once the final request's alert is queued, a reading of the stub's
+      // would have been noted before it, and queued the alert (the deposit is below the threshold for both).
+      offsetMs += 1_000;
+      const finalFromMs = Date.now() + offsetMs;
       const atFinal = await refused(dapp, "pm_getPaymasterData", version, operation(version, true));
       assert.equal(atFinal, tooSmall(wallet, 0n, 0n, NEEDED[version]));
-      await eventually(
+      const queued = await eventually(
         "the final request's reading alerts",
-        async () => (await outboxOf(t, dapp.paymasterId)).length > 0,
+        () => outboxOf(t, dapp.paymasterId),
+        (rows) => rows.length > 0,
+      );
+      assert.deepEqual(
+        queued.map((row) => [row.event, Number(row.created_ms) >= finalFromMs]),
+        [["deposit.low", true]],
+        "one alert, queued by the final request's reading: the stub told the deposit alert nothing",
       );
     });
 
