@@ -26,6 +26,8 @@ import {
   startChainApp,
 } from "../helpers/chainApp";
 import { addPolicy } from "../helpers/dappSetup";
+import { eventually } from "../helpers/eventually";
+import { startWebhookServer } from "../helpers/webhookServer";
 
 let app: ChainApp;
 let dapp: Dapp;
@@ -305,8 +307,10 @@ describe("settlement without a usable RPC", () => {
   });
 
   test("the polling loop logs a failing RPC without its URL, once", async () => {
+    // An RPC that answers every request with 500, and counts them: a pass fails at its first request (the head).
+    const node = await startWebhookServer();
     const t = await startTestApp({
-      chains: new Map([[31337, { chainId: 31337, name: "local", rpcUrl: "http://127.0.0.1:1/secret-key" }]]),
+      chains: new Map([[31337, { chainId: 31337, name: "local", rpcUrl: node.url("/status-500?key=secret-key") }]]),
     });
     try {
       const warnings: string[] = [];
@@ -314,13 +318,19 @@ describe("settlement without a usable RPC", () => {
         intervalMs: 10,
         log: { info: () => {}, warn: (m) => warnings.push(m) },
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A pass starts once the one before has failed and been logged (or not): at the fifth request, four have.
+      await eventually(
+        "five passes",
+        () => node.callsTo("/status-500").length,
+        (passes) => passes >= 5,
+      );
       await watcher.stop();
       assert.equal(warnings.length, 1, warnings.join("\n"));
       assert.match(warnings[0] as string, /^settlement on chain 31337 failed: /);
       assert.doesNotMatch(warnings[0] as string, /secret-key/);
     } finally {
       await t.close();
+      await node.close();
     }
   });
 });
