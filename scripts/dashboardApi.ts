@@ -31,6 +31,7 @@ async function openApiDocument(): Promise<OpenAPI3> {
       chains: new Map([[31337, { chainId: 31337, name: "local" }]]),
       bodyLimitBytes: 64 * 1024,
       signer: createSigner(generatePrivateKey()),
+      now: () => Date.now(),
     });
     const reply = await app.inject({ method: "GET", url: "/openapi.json" });
     await app.close();

@@ -17,8 +17,12 @@ export interface AppContext {
   failureThrottle?: FailureThrottleConfig;
   /** Fastify's trustProxy, for the client address behind a reverse proxy; absent: the socket's peer. */
   trustProxy?: TrustProxy;
-  /** The clock of sponsorship decisions (validity windows, limit cycles); tests move it. */
-  now?: () => number;
+  /**
+   * The service's clock (ms): sponsorship decisions (validity windows, limit cycles, quotas), credentials' expiry, the
+   * caches' ages, the alerts, the throttle. Set once where the context is made (the wall clock in src/main.ts); tests
+   * set and move it.
+   */
+  now: () => number;
   /**
    * How long a paymaster's sponsorship setup is kept in memory (ms); absent: 1 s. Writes through this instance drop
    * the paymaster's entry at once; the time bounds how late another instance's writes are seen.
@@ -49,9 +53,4 @@ export interface AppContext {
   contractChecks?: { intervalMs?: number; exclude?: readonly number[] };
   /** The built web dashboard served at /dashboard/; absent: no dashboard (DASHBOARD=off, and tests by default). */
   dashboardFolder?: string;
-}
-
-/** The time (ms) by the context's clock: the injected one, or the wall clock. */
-export function nowMs(ctx: Pick<AppContext, "now">): number {
-  return (ctx.now ?? Date.now)();
 }

@@ -62,11 +62,14 @@ async function main(): Promise<void> {
     localChain && localChainModule ? localChainModule.withLocalChain(config.chains, localChain) : config.chains;
 
   const metrics = createMetrics({ processMetrics: true });
+  // The service's one clock: every part of it reads the time from the context (tests set their own).
+  const now = () => Date.now();
   const app = await buildApp(
     {
       db,
       signer,
       chains,
+      now,
       bodyLimitBytes: config.bodyLimitBytes,
       http: config.http,
       failureThrottle: config.failureThrottle,
@@ -90,7 +93,7 @@ async function main(): Promise<void> {
     await loggerOptions(config, logs),
   );
   const address = await app.listen({ port: config.port, host: config.host });
-  const settlement = startSettlement({ db, chains }, { log: app.log, metrics });
+  const settlement = startSettlement({ db, chains, now }, { log: app.log, metrics });
   const port = app.server.address();
   storage.folder?.update({ host: config.host, port: typeof port === "object" && port ? port.port : config.port });
   app.log.info(

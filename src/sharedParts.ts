@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { Alerts } from "./alerts/alerts";
 import { ContractWatch } from "./chain/contractWatch";
 import { type SponsoringChain, sponsoringChains } from "./chain/sponsoringChains";
-import { type AppContext, nowMs } from "./context";
+import type { AppContext } from "./context";
 import { CredentialCache } from "./http/credentialCache";
 import { TokenUse } from "./http/tokenUse";
 import { createMetrics, type Metrics } from "./metrics/metrics";
@@ -77,7 +77,7 @@ function startAlerts(
     inFlight,
     settings: alertWebhooks,
     guard: guardOf(alertWebhooks, () => app.addresses()),
-    now: ctx.now ?? Date.now,
+    now: ctx.now,
     log: app.log,
     metrics,
   });
@@ -93,7 +93,7 @@ function startAlerts(
  */
 async function followCredentials(app: FastifyInstance, ctx: AppContext, setups: SetupCache): Promise<CredentialCache> {
   const credentials =
-    ctx.credentials ?? new CredentialCache(ctx.db, undefined, ctx.now, new TokenUse(ctx.db, () => nowMs(ctx)));
+    ctx.credentials ?? new CredentialCache(ctx.db, ctx.now, undefined, new TokenUse(ctx.db, () => ctx.now()));
   // An apiKey rotated by any instance is dropped from the sponsorship setups too, not only after their TTL.
   credentials.onAccountChanged((accountId) => setups.forgetAccount(accountId));
   await credentials.follow(ctx.db, CREDENTIALS_CHANNEL);

@@ -6,7 +6,7 @@ import type { ActionContext } from "./context";
 
 /** Counts the request against the paymaster's quotas; over one, throws the 429 that names it. */
 export async function admitRequest(ctx: ActionContext, sender: string): Promise<void> {
-  const nowMs = (ctx.deps.now ?? Date.now)();
+  const nowMs = ctx.deps.now();
   const refusal = await overQuota(ctx.setup, { ...ctx.client, sender }, nowMs, ctx.quotas);
   if (!refusal) return;
   ctx.decision.mode ??= "unknown";

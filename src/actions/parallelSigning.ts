@@ -48,7 +48,7 @@ export async function commitSignature(ctx: ActionContext, request: ParallelReque
   const answer = await signV07(ctx, request.target, verifyingPaymaster, userOp, { ...request.mode, parallel: true });
   if (answer.reason !== undefined || !answer.parallel) return answer;
   const commitments = requireCommitments(ctx);
-  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
+  const nowSeconds = Math.floor(ctx.deps.now() / 1000);
   await commitments.save({
     chainId: ctx.chain.chainId,
     entryPoint: request.target.entryPoint,
@@ -89,7 +89,7 @@ export async function finalizeSignature(
     target.entryPoint,
     ctx.chain.chainId,
   );
-  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
+  const nowSeconds = Math.floor(ctx.deps.now() / 1000);
   const committed = await requireCommitments(ctx).find(
     {
       chainId: ctx.chain.chainId,

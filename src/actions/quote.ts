@@ -42,7 +42,7 @@ export async function quote(ctx: ActionContext, request: QuoteRequest): Promise<
   await admitRequest(ctx, request.userOp.sender);
   const chain = tokenChain(ctx.chain);
   const { tokens, unsupported } = requestedTokens(request.selection, chain);
-  const nowMs = (ctx.deps.now ?? Date.now)();
+  const nowMs = ctx.deps.now();
   const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
     const terms = await termsNow(chain, token, nowMs, request.expirySeconds);
     const { maxTokenCost: _, ...quoted } =

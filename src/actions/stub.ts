@@ -171,13 +171,13 @@ async function stubRefusal(
   userOp: SponsoredUserOperation,
   request: { expirySeconds: number; smartAccount?: SmartAccountInfo },
 ): Promise<string | undefined> {
-  const nowMs = (ctx.deps.now ?? Date.now)();
+  const nowMs = ctx.deps.now();
   const eligibility = await checkEligibility(
     {
       setup: ctx.setup,
       userOp: cheapestCompletion(userOp),
       smartAccount: request.smartAccount,
-      senderDeployment: new SenderDeployment(userOp, accountCodeOf(ctx.chain)),
+      senderDeployment: new SenderDeployment(userOp, accountCodeOf(ctx.chain), nowMs),
       nowMs,
       validUntil: Math.floor(nowMs / 1000) + request.expirySeconds,
     },
@@ -191,7 +191,7 @@ async function stubRefusal(
  * or nearly, and the deposit it will name, so that the stub has the final bytes.
  */
 export function stubTerms(ctx: ActionContext, expirySeconds: number) {
-  const nowSeconds = Math.floor((ctx.deps.now ?? Date.now)() / 1000);
+  const nowSeconds = Math.floor(ctx.deps.now() / 1000);
   return {
     paymasterId: ctx.setup.fundingAddress ?? PLACEHOLDER_PAYMASTER_ID,
     validUntil: nowSeconds + expirySeconds,

@@ -20,6 +20,6 @@ export async function tokenTermsOf(
 ): Promise<TokenTerms> {
   const chain = tokenChain(ctx.chain);
   const token = feeToken(mode.feeToken, chain, mode.feeTokenLabel);
-  const terms = await termsNow(chain, token, (ctx.deps.now ?? Date.now)(), mode.expirySeconds);
+  const terms = await termsNow(chain, token, ctx.deps.now(), mode.expirySeconds);
   return { chain, token, terms };
 }

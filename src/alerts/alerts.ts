@@ -199,9 +199,9 @@ export class Alerts {
    */
   async #hasAlerts(paymasterId: string): Promise<boolean> {
     const known = this.#alertsOn.get(paymasterId);
-    if (known && known.untilMs > Date.now()) return known.on;
+    if (known && known.untilMs > this.#deps.now()) return known.on;
     const on = (await findAlertSettings(this.#deps.db, paymasterId)) !== null;
-    this.#alertsOn.set(paymasterId, { on, untilMs: Date.now() + SETTINGS_TTL_MS });
+    this.#alertsOn.set(paymasterId, { on, untilMs: this.#deps.now() + SETTINGS_TTL_MS });
     return on;
   }
 

@@ -12,7 +12,8 @@ export type CodeReading = { ok: true; code: Hex } | { ok: false; error: string }
 
 /** Where a chain's account code comes from; one per chain and app, so its cache never outlives the chain it read. */
 export interface AccountCodeSource {
-  read(address: Address): Promise<CodeReading>;
+  /** The code at `address`; `nowMs`, the service's clock, tells whether code kept earlier is still fresh. */
+  read(address: Address, nowMs: number): Promise<CodeReading>;
 }
 
 /** The code an EIP-7702 delegated account shows: 0xef0100 followed by the delegate's address. */
@@ -25,7 +26,6 @@ const CONTRACT_CODE_TTL_MS = 10 * 60_000;
 const MAX_KEPT = 10_000;
 
 export interface AccountCodesOptions {
-  now?: () => number;
   /** Reads the code; by default eth_getCode at the latest block through the chain's RPC. */
   getCode?: (address: Address) => Promise<Hex | undefined>;
 }
@@ -39,17 +39,14 @@ export interface AccountCodesOptions {
 export class AccountCodes implements AccountCodeSource {
   readonly #kept = new Map<string, { at: number; reading: Promise<CodeReading> }>();
   readonly #pending = new Map<string, Promise<CodeReading>>();
-  readonly #now: () => number;
   readonly #getCode: (address: Address) => Promise<Hex | undefined>;
 
   constructor(chain: Pick<SponsoringChain, "rpcUrl">, options: AccountCodesOptions = {}) {
-    this.#now = options.now ?? Date.now;
     this.#getCode = options.getCode ?? ((address) => getCodeThroughRpc(chain, address));
   }
 
-  read(address: Address): Promise<CodeReading> {
+  read(address: Address, now: number): Promise<CodeReading> {
     const key = address.toLowerCase();
-    const now = this.#now();
     const kept = this.#kept.get(key);
     if (kept && now - kept.at < CONTRACT_CODE_TTL_MS) return kept.reading;
     const pending = this.#pending.get(key);
@@ -63,7 +60,7 @@ export class AccountCodes implements AccountCodeSource {
       this.#pending.delete(key);
       if (!result.ok || result.code === "0x" || isDelegation(result.code)) return;
       if (this.#kept.size >= MAX_KEPT) this.#kept.clear();
-      this.#kept.set(key, { at: this.#now(), reading });
+      this.#kept.set(key, { at: now, reading });
     });
     return reading;
   }

@@ -11,7 +11,8 @@ export type HeadReading = { ok: true; number: bigint; secondsPerBlock: number } 
 
 /** Where a chain's head comes from; one per chain and app. */
 export interface ChainHeadSource {
-  read(): Promise<HeadReading>;
+  /** The head now; `nowMs`, the service's clock, tells whether the pace measured last is still fresh. */
+  read(nowMs: number): Promise<HeadReading>;
 }
 
 /** A block's number and timestamp (unix seconds), as the node gives them. */
@@ -24,40 +25,36 @@ const PACE_SPAN = 1_000n;
 const PACE_TTL_MS = 10 * 60_000;
 
 export interface ChainHeadsOptions {
-  now?: () => number;
   /** Reads a block: the latest one without a number. By default eth_getBlockByNumber through the chain's RPC. */
   getBlock?: (number?: bigint) => Promise<BlockStamp>;
 }
 
 export class ChainHeads implements ChainHeadSource {
-  readonly #now: () => number;
   readonly #getBlock: (number?: bigint) => Promise<BlockStamp>;
   #pending: Promise<HeadReading> | undefined;
   #pace: { at: number; secondsPerBlock: number } | undefined;
 
   constructor(chain: Pick<SponsoringChain, "rpcUrl">, options: ChainHeadsOptions = {}) {
-    this.#now = options.now ?? Date.now;
     this.#getBlock = options.getBlock ?? ((number) => blockThroughRpc(chain, number));
   }
 
-  read(): Promise<HeadReading> {
-    this.#pending ??= this.#read().finally(() => {
+  read(nowMs: number): Promise<HeadReading> {
+    this.#pending ??= this.#read(nowMs).finally(() => {
       this.#pending = undefined;
     });
     return this.#pending;
   }
 
-  async #read(): Promise<HeadReading> {
+  async #read(nowMs: number): Promise<HeadReading> {
     try {
       const head = await this.#getBlock();
-      return { ok: true, number: head.number, secondsPerBlock: await this.#secondsPerBlock(head) };
+      return { ok: true, number: head.number, secondsPerBlock: await this.#secondsPerBlock(head, nowMs) };
     } catch (error) {
       return { ok: false, error: describeTransportError(error, CHAIN_RPC_TIMEOUT_MS) };
     }
   }
 
-  async #secondsPerBlock(head: BlockStamp): Promise<number> {
-    const now = this.#now();
+  async #secondsPerBlock(head: BlockStamp, now: number): Promise<number> {
     if (this.#pace && now - this.#pace.at < PACE_TTL_MS) return this.#pace.secondsPerBlock;
     const span = head.number < PACE_SPAN ? head.number : PACE_SPAN;
     const earlier = span === 0n ? head : await this.#getBlock(head.number - span);

@@ -37,7 +37,8 @@ export interface ContractWatchOptions {
   intervalMs?: number;
   /** Chains not to check: the development chain the service deploys itself. */
   exclude?: readonly number[];
-  now?: () => number;
+  /** The service's clock (ms): when each verdict was reached. */
+  now: () => number;
   /** The node of a chain; by default the shared client of its rpcUrl. */
   client?: (chain: SponsoringChain) => PublicClient | undefined;
 }
@@ -137,7 +138,7 @@ export class ContractWatch {
       this.#verdicts.set(chain.chainId, {
         chainId: chain.chainId,
         status: lines.every((line) => line.ok) ? "ok" : "failing",
-        checkedAt: (this.#options.now ?? Date.now)(),
+        checkedAt: this.#options.now(),
         lines,
       });
     } catch (error) {

@@ -18,7 +18,8 @@ export type BalanceRead = { ok: true; balance: bigint } | { ok: false; error: st
 export interface DepositBalancesOptions {
   /** How long a balance read (or a failed read) is reused. */
   ttlMs?: number;
-  now?: () => number;
+  /** The service's clock (ms), which ages the reads kept. */
+  now: () => number;
   /** Reads one balance; by default `getBalance(wallet)` of the chain's verifying paymaster through its RPC. */
   read?: (chain: SponsoringChain, wallet: Address) => Promise<bigint>;
 }
@@ -42,9 +43,9 @@ export class DepositBalances {
   readonly #now: () => number;
   readonly #read: (chain: SponsoringChain, wallet: Address) => Promise<bigint>;
 
-  constructor(options: DepositBalancesOptions = {}) {
+  constructor(options: DepositBalancesOptions) {
     this.#ttlMs = options.ttlMs ?? DEPOSIT_BALANCE_TTL_MS;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now;
     this.#read = options.read ?? readBalance;
   }
 

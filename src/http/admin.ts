@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { revokeAccountToken, rotateAccountToken } from "../actions/accountTokens";
 import { createToken, requireAccountById, revokeAccountTokenById, tokensOf } from "../actions/tokens";
-import { type AppContext, nowMs } from "../context";
+import type { AppContext } from "../context";
 import { ApiError } from "../errors";
 import {
   accountTokenSchema,
@@ -66,7 +66,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: 
       },
     );
     // The account's named tokens: the same use cases as the management API's tokens routes.
-    const tokens = { db: ctx.db, now: () => nowMs(ctx) };
+    const tokens = { db: ctx.db, now: () => ctx.now() };
     typed(scope).post(
       "/internal/accounts/:id/tokens",
       { schema: createAccountTokenSchema, preValidation },

@@ -41,8 +41,9 @@ export class CredentialCache implements Credentials {
 
   constructor(
     private readonly db: Queryable,
+    /** The service's clock (ms): tokens and apiKeys past their expiry or grace are refused by it. */
+    private readonly now: () => number,
     private readonly maxEntries = MAX_ENTRIES,
-    private readonly now: () => number = Date.now,
     /** Notes that a token was used (the token list's "last used"); absent: not noted. */
     private readonly tokenUse?: TokenUse,
   ) {}

@@ -68,11 +68,12 @@ export function throttleFailures(
     isCredentialed: (request: FastifyRequest) => boolean;
     isRpc: (request: FastifyRequest) => boolean;
     sendRpc: (reply: FastifyReply, error: RpcError) => FastifyReply;
-    now?: () => number;
+    /** The service's clock (ms): when a window of failures ends. */
+    now: () => number;
   },
 ): void {
   const throttle = new FailureThrottle(options.config);
-  const now = options.now ?? Date.now;
+  const { now } = options;
   app.addHook("onRequest", async (request, reply) => {
     if (!options.isCredentialed(request)) return;
     const seconds = throttle.retryAfterSeconds(request.ip, now());

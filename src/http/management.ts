@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
 import type { ManagementContext, UrlCheck } from "../actions/managementContext";
-import { type AppContext, nowMs } from "../context";
+import type { AppContext } from "../context";
 import { RequestValidationError } from "../errors";
 import { problemOf } from "../schemas/validate";
 import { AmbientTransactions } from "../storage/ambientTransaction";
@@ -94,7 +94,7 @@ export function managementOf(
       db: transactions.database,
       background: ctx.db,
       chains: ctx.chains,
-      now: () => nowMs(ctx),
+      now: () => ctx.now(),
       setupChanged,
       alertsChanged,
     },

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { type AppContext, nowMs } from "../context";
+import type { AppContext } from "../context";
 import type { SharedParts } from "../sharedParts";
 import { auditWrites } from "./auditedWrites";
 import { auditLogRoutes } from "./auditLog";
@@ -45,7 +45,7 @@ export async function registerManagement(
     async (api) => {
       useManagementSchemas(api);
       refuseReadScopeBeforeBody(api, credentials);
-      auditWrites(api, management.transactions, () => nowMs(ctx));
+      auditWrites(api, management.transactions, () => ctx.now());
       for (const path of PAYMASTER_PATHS) paymasterRoutes(api, management, path);
       chainRoutes(api, management, chains, contractWatch);
       fundingRoutes(api, management, PAYMASTER_PATHS);

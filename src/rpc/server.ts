@@ -107,7 +107,7 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
   // the browser never sends the request; an unknown apiKey is left to the request itself to refuse.
   app.options<{ Params: { chainId: string; apiKey: string } }>(RPC_PATH, async (request, reply) => {
     const { apiKey } = request.params;
-    const setup = apiKey.length <= 128 ? await deps.setups.get(apiKey) : undefined;
+    const setup = apiKey.length <= 128 ? await deps.setups.get(apiKey, deps.sponsor.now()) : undefined;
     try {
       if (setup) judgeOrigin(request, setup);
     } catch (error) {
@@ -223,8 +223,8 @@ async function resolvePath(deps: RpcDeps, path: { chainId: string; apiKey: strin
   if (!chain) {
     throw new RpcError(UNKNOWN_PAYMASTER, `Chain ${path.chainId.slice(0, 20)} is not supported`, 404);
   }
-  const nowMs = (deps.sponsor.now ?? Date.now)();
-  const found = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey) : undefined;
+  const nowMs = deps.sponsor.now();
+  const found = path.apiKey.length <= 128 ? await deps.setups.get(path.apiKey, nowMs) : undefined;
   // A key a rotation replaced is unknown once its grace period ends, even while its setup is still cached.
   const setup = found && (found.apiKeyUntilMs == null || found.apiKeyUntilMs > nowMs) ? found : undefined;
   if (!setup) {

@@ -80,11 +80,11 @@ class ChainSettlement {
     db: Database,
     readonly chain: WatchedChain,
     client: PublicClient,
-    options: { now?: () => number; maxBlockRange?: number; log?: SettlementLog; metrics?: Metrics } = {},
+    options: { now: () => number; maxBlockRange?: number; log?: SettlementLog; metrics?: Metrics },
   ) {
     this.#db = db;
     this.#client = client;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now;
     this.#range = options.maxBlockRange ?? SETTLEMENT_BLOCK_RANGE;
     this.#log = options.log;
     this.#metrics = options.metrics;
@@ -259,7 +259,7 @@ export function startSettlement(
         (error: unknown) => {
           // The RPC URL is left out (it often carries an API key); a failure that repeats is logged once a minute.
           const message = `settlement on chain ${settlement.chain.chainId} failed: ${describeChainError(error, settlement.chain)}`;
-          const now = Date.now();
+          const now = ctx.now();
           if (message !== lastWarning.message || now - lastWarning.atMs >= 60_000) {
             options.log?.warn(message);
             lastWarning = { message, atMs: now };

@@ -70,19 +70,20 @@ export type BlockWindowPlan =
 /**
  * The window in blocks for one signature, when the paymaster asks for one (`validityBlocks`), the EntryPoint reads
  * them and the kind signs them; undefined otherwise (a window in seconds). The head is read before any rule, so that
- * a chain whose head cannot be read refuses with nothing reserved.
+ * a chain whose head cannot be read refuses with nothing reserved. `nowMs`: the service's clock (the pace's age).
  */
 export async function planBlockWindow(
   setup: Pick<SponsorshipSetup, "validityBlocks">,
   chain: Pick<SponsoringChain, "chainId" | "name" | "rpcUrl" | "heads">,
   signs: { version: { readsBlockWindows: boolean }; kind: { signsBlockWindows: boolean }; expirySeconds: number },
+  nowMs: number,
 ): Promise<BlockWindowPlan | undefined> {
   const blocks = setup.validityBlocks;
   if (blocks === undefined || !signs.version.readsBlockWindows || !signs.kind.signsBlockWindows) return undefined;
   const asked = `The paymaster's signatures are valid for ${blocks} blocks`;
   const heads = chainHeadOf(chain);
   if (!heads) return refusal(`${asked}, but chain ${chain.chainId} (${chain.name}) has no RPC to read its head from`);
-  const head = await heads.read();
+  const head = await heads.read(nowMs);
   if (!head.ok) return refusal(`${asked}, but chain ${chain.chainId}'s head block could not be read: ${head.error}`);
   return {
     window: blockWindow(head.number, blocks),

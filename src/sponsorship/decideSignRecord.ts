@@ -78,7 +78,7 @@ export async function decideSignRecord<Payload>(
       nowMs,
       validUntil,
       nativeUsdPrice: price,
-      senderDeployment: new SenderDeployment(request.userOp, accountCodeOf(chain)),
+      senderDeployment: new SenderDeployment(request.userOp, accountCodeOf(chain), nowMs),
     },
     request.rules,
   );

@@ -30,7 +30,8 @@ export interface SponsorDeps {
   stubRules: readonly Rule[];
   /** EntryPoint v0.9 parallel signing: the signatures kept between commit and finalize (src/actions/parallelSigning.ts). */
   commitments?: SignatureCommitments;
-  now?: () => number;
+  /** The service's clock (ms), the context's: every decision, window and quota of a sponsorship reads it. */
+  now: () => number;
   /**
    * Why our paymaster at an address must not sign on a chain: a check of the contract on chain failed
    * (src/chain/contractWatch.ts). Asked before any rule, so nothing is reserved or called for an operation the bundler
@@ -111,7 +112,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
   // A window in blocks where the paymaster asks for one (and the version and kind sign it); in seconds otherwise.
   const plan = checked
     ? undefined
-    : await planBlockWindow(setup, chain, { version, kind, expirySeconds: request.expirySeconds });
+    : await planBlockWindow(setup, chain, { version, kind, expirySeconds: request.expirySeconds }, deps.now());
   const unavailable = checked ?? (plan && "refusal" in plan ? plan.refusal : undefined);
   const inBlocks = plan && "window" in plan ? plan : undefined;
   const outcome = await decideSignRecord<SignedPart>(
@@ -125,7 +126,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
       holdsDeposit: kind.holdsDeposit,
       rules: unavailable ? [] : kind.rules(deps.rules, userOp, version),
       ...(unavailable ? { unavailable } : {}),
-      nowMs: (deps.now ?? Date.now)(),
+      nowMs: deps.now(),
     },
     async (window) => {
       const at = paymaster as Address;

@@ -28,6 +28,8 @@ export class SenderDeployment {
     private readonly userOp: SponsoredUserOperation,
     /** The chain's code reader; undefined when the chain has no RPC. */
     private readonly code: AccountCodeSource | undefined,
+    /** The decision's clock (ms), at which the code is read. */
+    private readonly nowMs: number,
   ) {}
 
   read(): Promise<DeploymentReading> {
@@ -41,7 +43,7 @@ export class SenderDeployment {
     // The marker with data runs the account's initialisation whatever its code (it must be delegated already).
     if (named.kind === "eip7702Initialisation") return { state: "deploys", what: named.what };
     if (!this.code) return { state: "deploys", what: named.what, note: NO_RPC_NOTE };
-    const reading = await this.code.read(this.userOp.sender);
+    const reading = await this.code.read(this.userOp.sender, this.nowMs);
     if (!reading.ok) return { state: "unknown", what: named.what, error: reading.error };
     if (named.kind === "eip7702Authorization") {
       // An authorization to the delegate the account already has changes nothing: no deployment.
@@ -55,6 +57,6 @@ export class SenderDeployment {
 }
 
 /** The request's reading, or for rules evaluated without a chain (unit tests), one from the operation's fields. */
-export function senderDeploymentOf(input: Pick<RuleInput, "userOp" | "senderDeployment">): SenderDeployment {
-  return input.senderDeployment ?? new SenderDeployment(input.userOp, undefined);
+export function senderDeploymentOf(input: Pick<RuleInput, "userOp" | "senderDeployment" | "nowMs">): SenderDeployment {
+  return input.senderDeployment ?? new SenderDeployment(input.userOp, undefined, input.nowMs);
 }

@@ -22,7 +22,8 @@ export class SetupCache {
     private readonly currentVersion?: (apiKey: string) => Promise<string | undefined>,
   ) {}
 
-  get(apiKey: string, nowMs = Date.now()): Promise<SponsorshipSetup | undefined> {
+  /** The paymaster's setup; `nowMs`, the service's clock, tells whether the one kept is past its TTL. */
+  get(apiKey: string, nowMs: number): Promise<SponsorshipSetup | undefined> {
     const cached = this.#entries.get(apiKey);
     if (cached && cached.expiresAt > nowMs) return cached.setup;
     if (this.#entries.size >= this.maxEntries) this.#entries.clear();

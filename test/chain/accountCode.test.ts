@@ -11,10 +11,9 @@ const ACCOUNT: Address = "0x1111111111111111111111111111111111111111";
 function counted(answers: (Hex | Error)[]) {
   let calls = 0;
   let nowMs = 0;
-  const codes = new AccountCodes(
+  const cache = new AccountCodes(
     {},
     {
-      now: () => nowMs,
       getCode: async () => {
         const answer = answers[Math.min(calls, answers.length - 1)];
         calls += 1;
@@ -23,6 +22,8 @@ function counted(answers: (Hex | Error)[]) {
       },
     },
   );
+  // Read at the test's clock, which `advance` moves.
+  const codes = { read: (address: Address) => cache.read(address, nowMs) };
   return { codes, calls: () => calls, advance: (ms: number) => (nowMs += ms) };
 }
 

@@ -74,6 +74,8 @@ export async function startTestApp(
     webhooks: { allowPrivate: true, timeoutMs: 2000, signingKey: new Secret(generatePrivateKey()), lookup: testLookup },
     // Tests send many wrong credentials from one address on purpose; test/http/failureThrottle.test.ts turns it on.
     failureThrottle: { maxFailures: 0, windowMs: 60_000 },
+    // The service's clock: the wall clock unless the test sets its own (to move it, or to hold it still).
+    now: () => Date.now(),
     ...overrides,
     db,
   };

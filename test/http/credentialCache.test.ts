@@ -62,8 +62,8 @@ before(async () => {
   instances = await startTwoInstances((db, instance) => {
     const cache =
       instance === "a"
-        ? new GatedCredentialCache(counted(db, lookups[0]))
-        : new CredentialCache(counted(db, lookups[1]));
+        ? new GatedCredentialCache(counted(db, lookups[0]), Date.now)
+        : new CredentialCache(counted(db, lookups[1]), Date.now);
     caches.push(cache);
     return { adminSecret: SECRET, credentials: cache };
   });
@@ -302,7 +302,7 @@ test("losing the listener empties the cache and stops it keeping anything until 
 
 test("the cache is bounded: beyond its size the least recently used token is read again", async () => {
   const texts: string[] = [];
-  const small = new CredentialCache(counted(first, texts), 2);
+  const small = new CredentialCache(counted(first, texts), Date.now, 2);
   await small.follow(first, CREDENTIALS_CHANNEL);
   try {
     const tokens = await Promise.all([1, 2, 3].map(async () => (await a.account()).token));

@@ -262,7 +262,7 @@ async function logLines(level: string): Promise<{ msg: string; req?: { url: stri
   });
   const db = await openTestDatabase();
   const app = await buildApp(
-    { db, chains: TEST_CHAINS, bodyLimitBytes: 64 * 1024, signer: createSigner(generatePrivateKey()) },
+    { db, chains: TEST_CHAINS, bodyLimitBytes: 64 * 1024, signer: createSigner(generatePrivateKey()), now: Date.now },
     { level, stream },
   );
   try {

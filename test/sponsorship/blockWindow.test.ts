@@ -104,32 +104,32 @@ describe("ChainHeads", () => {
   test("reads the head every time and the pace over 1,000 blocks once per ten minutes", async () => {
     let now = 0;
     const chain = fakeChain(5_000n, 2);
-    const heads = new ChainHeads({}, { getBlock: chain.getBlock, now: () => now });
-    assert.deepEqual(await heads.read(), { ok: true, number: 5_000n, secondsPerBlock: 2 });
+    const heads = new ChainHeads({}, { getBlock: chain.getBlock });
+    assert.deepEqual(await heads.read(now), { ok: true, number: 5_000n, secondsPerBlock: 2 });
     assert.deepEqual(chain.reads, [undefined, 4_000n]);
     now += 9 * 60_000;
-    await heads.read();
+    await heads.read(now);
     assert.deepEqual(chain.reads, [undefined, 4_000n, undefined]);
     now += 2 * 60_000;
-    await heads.read();
+    await heads.read(now);
     assert.deepEqual(chain.reads, [undefined, 4_000n, undefined, undefined, 4_000n]);
   });
 
   test("concurrent reads share one call", async () => {
     const chain = fakeChain(10n, 1);
     const heads = new ChainHeads({}, { getBlock: chain.getBlock });
-    const [a, b] = await Promise.all([heads.read(), heads.read()]);
+    const [a, b] = await Promise.all([heads.read(0), heads.read(0)]);
     assert.deepEqual(a, b);
     assert.deepEqual(chain.reads, [undefined, 0n]);
   });
 
   test("a young chain is measured from genesis, and a chain at genesis has no pace", async () => {
-    assert.deepEqual(await new ChainHeads({}, { getBlock: fakeChain(40n, 3).getBlock }).read(), {
+    assert.deepEqual(await new ChainHeads({}, { getBlock: fakeChain(40n, 3).getBlock }).read(0), {
       ok: true,
       number: 40n,
       secondsPerBlock: 3,
     });
-    assert.deepEqual(await new ChainHeads({}, { getBlock: fakeChain(0n, 3).getBlock }).read(), {
+    assert.deepEqual(await new ChainHeads({}, { getBlock: fakeChain(0n, 3).getBlock }).read(0), {
       ok: true,
       number: 0n,
       secondsPerBlock: 0,
@@ -146,7 +146,7 @@ describe("ChainHeads", () => {
       },
     );
     // The reason is the transport's own words when it has some; a bare error's message is not given out.
-    assert.deepEqual(await heads.read(), { ok: false, error: "an unexpected failure" });
+    assert.deepEqual(await heads.read(0), { ok: false, error: "an unexpected failure" });
   });
 });
 
@@ -155,19 +155,19 @@ describe("planBlockWindow", () => {
   const v09 = { version: { readsBlockWindows: true }, kind: { signsBlockWindows: true }, expirySeconds: 300 };
 
   test("is a window in blocks only when the paymaster asks, the version reads it and the kind signs it", async () => {
-    assert.deepEqual(await planBlockWindow({ validityBlocks: 200 }, chain, v09), {
+    assert.deepEqual(await planBlockWindow({ validityBlocks: 200 }, chain, v09, 0), {
       window: { validAfter: BLOCK_NUMBER_FLAG + 490, validUntil: BLOCK_NUMBER_FLAG + 700 },
       heldSeconds: 800,
     });
-    assert.equal(await planBlockWindow({}, chain, v09), undefined);
+    assert.equal(await planBlockWindow({}, chain, v09, 0), undefined);
     const v08 = { ...v09, version: { readsBlockWindows: false } };
-    assert.equal(await planBlockWindow({ validityBlocks: 200 }, chain, v08), undefined);
+    assert.equal(await planBlockWindow({ validityBlocks: 200 }, chain, v08, 0), undefined);
     const token = { ...v09, kind: { signsBlockWindows: false } };
-    assert.equal(await planBlockWindow({ validityBlocks: 200 }, chain, token), undefined);
+    assert.equal(await planBlockWindow({ validityBlocks: 200 }, chain, token, 0), undefined);
   });
 
   test("a chain without an RPC, or whose head cannot be read, is a refusal with the reason", async () => {
-    assert.deepEqual(await planBlockWindow({ validityBlocks: 20 }, { chainId: 8453, name: "Base" }, v09), {
+    assert.deepEqual(await planBlockWindow({ validityBlocks: 20 }, { chainId: 8453, name: "Base" }, v09, 0), {
       refusal: {
         reason:
           "The paymaster's signatures are valid for 20 blocks, but chain 8453 (Base) has no RPC to read its head from",
@@ -175,7 +175,7 @@ describe("planBlockWindow", () => {
       },
     });
     const dead = { chainId: 8453, name: "Base", rpcUrl: "http://127.0.0.1:9/" };
-    const plan = await planBlockWindow({ validityBlocks: 20 }, dead, v09);
+    const plan = await planBlockWindow({ validityBlocks: 20 }, dead, v09, 0);
     assert.ok(plan && "refusal" in plan);
     assert.match(
       plan.refusal.reason,

@@ -395,6 +395,7 @@ function deposit(given: DepositCase) {
   /** Which paymaster contract each read asked. */
   const paymasters: (string | undefined)[] = [];
   const balances = new DepositBalances({
+    now: Date.now,
     read: async (readChain, wallet) => {
       reads.push(`${readChain.chainId}:${wallet}`);
       paymasters.push(readChain.verifyingPaymaster);
@@ -651,6 +652,7 @@ describe("deposit: what unexpired sponsorships hold", () => {
     const b = depositRule({
       chains: new Map([[CHAIN.chainId, CHAIN]]),
       balances: new DepositBalances({
+        now: Date.now,
         read: () => {
           readStarted();
           return balance;
