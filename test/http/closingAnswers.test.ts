@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { test } from "node:test";
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { eventually } from "../helpers/eventually";
 
 // While the app closes, a request that arrives on a kept-alive connection (one that still had a request in flight, so
 // the close could not drop it as idle) is answered in its path's envelope, not with Fastify's own 503 body.
@@ -49,8 +51,6 @@ const request = (method: string, path: string, headers: Record<string, string>, 
   (body === "" ? "" : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`) +
   `\r\n${body}`;
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Sends `first` with the last byte of its body held back, starts the app's close, then sends that byte and `second` on
  * the same connection: `first` is in flight when the close begins, `second` arrives during it.
@@ -60,10 +60,19 @@ async function sendAcrossClose(t: TestApp, first: string, second: string) {
   const socket = connect((t.app.server.address() as AddressInfo).port, "127.0.0.1");
   await new Promise((resolve) => socket.once("connect", resolve));
   const replies = readReplies(socket);
+  // The server emits "request" once it has the headers; the app's first onRequest hook (answerWhileClosing's) has
+  // then run, synchronously in that event, and found the app open.
+  const arrived = once(t.app.server, "request");
   socket.write(first.slice(0, -1));
-  await pause(100);
+  await arrived;
   const closed = t.close();
-  await pause(100);
+  // The server stops listening once the close's preClose hooks have run: from then on the app is closing.
+  await eventually(
+    "the close begun",
+    () => t.app.server.listening,
+    (listening) => !listening,
+    { everyMs: 1 },
+  );
   socket.write(first.slice(-1) + second);
   const answered = await replies;
   await closed;

@@ -43,6 +43,7 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
       const sentDuringStop = !t.app.server.listening;
       const headers: Record<string, string> = {};
       if (options.token) headers.authToken = options.token;
+      if (options.hold) headers["x-held"] = "1";
       if (options.body) headers["content-type"] = "application/json";
       const request = http.request(
         { port, host: "127.0.0.1", path, agent, method: options.body ? "POST" : "GET", headers },
@@ -94,13 +95,18 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
     await send(rpcPath, { body: rpcBody });
   };
 
+  // The held requests whose headers the server has received (their bodies still coming).
+  let heldArrived = 0;
+  t.app.server.on("request", (request: http.IncomingMessage) => {
+    if (request.headers["x-held"]) heldArrived++;
+  });
   const loops = Array.from({ length: LOOPING }, (_, n) => loop(n));
   const helds = Array.from({ length: HELD }, held);
   // Every connection accepted and used before the stop: one still in the listening socket's queue when it closes is
-  // reset by the kernel, which is not what this test is about.
+  // reset by the kernel, which is not what this test is about. And every held request received: in flight, not yet
+  // answered, when the stop begins.
   const connections = () => new Promise<number>((resolve) => t.app.server.getConnections((_, count) => resolve(count)));
-  while (answers.length < 3 * LOOPING || (await connections()) < LOOPING + HELD) await pause(20);
-  await pause(100);
+  while (answers.length < 3 * LOOPING || (await connections()) < LOOPING + HELD || heldArrived < HELD) await pause(20);
   const closeIdle = setInterval(() => t.app.server.closeIdleConnections(), 50);
   stopping = true;
   const closed = t.app.close();
