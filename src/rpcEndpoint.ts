@@ -40,6 +40,7 @@ export async function registerRpcEndpoint(
         },
         webhooks: ctx.webhooks,
         selfAddresses: () => app.addresses(),
+        now: ctx.now,
         metrics,
       }),
     },

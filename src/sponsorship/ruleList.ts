@@ -44,6 +44,8 @@ export interface RuleListDeps {
   webhooks: WebhookSettings | undefined;
   /** Where this service listens: never called as a webhook. */
   selfAddresses: () => readonly ListenAddress[];
+  /** The service's clock (ms): the webhook calls' signatures are timestamped by it. */
+  now: () => number;
   metrics?: Metrics;
 }
 
@@ -60,7 +62,7 @@ export function sponsorshipRules(deps: RuleListDeps): { rules: readonly Rule[]; 
       ...CHEAP_RULES,
       spendingLimitRule(deps.ledger, deps.limitRefused),
       depositRule(deposits),
-      webhookRule(deps.webhooks, deps.selfAddresses, deps.metrics),
+      webhookRule(deps.webhooks, deps.selfAddresses, deps.now, deps.metrics),
     ],
     stubRules: [...CHEAP_RULES, depositReadRule(deposits)],
   };

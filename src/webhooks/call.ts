@@ -18,7 +18,8 @@ export interface CallOptions {
   secret: string;
   maxResponseBytes?: number;
   lookup?: Lookup;
-  nowMs?: () => number;
+  /** The service's clock (ms): the signature's timestamp. */
+  nowMs: () => number;
   /** What a 2xx body means; absent: the webhook verdict (`arePoliciesVerified`). Alerts take any 2xx as delivered. */
   verdict?: (body: string) => CallResult;
 }
@@ -68,7 +69,7 @@ function send(
   signal: AbortSignal,
 ): Promise<CallResult> {
   const maxBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  const timestamp = Math.floor((options.nowMs ?? Date.now)() / 1000);
+  const timestamp = Math.floor(options.nowMs() / 1000);
   const target = `${url.pathname}${url.search}`;
   const body = request.method === "POST" ? Buffer.from(request.body, "utf8") : undefined;
   const headers: Record<string, string | number> = {

@@ -78,7 +78,7 @@ function input(webhooks: Webhook[], policies: ReadablePolicy[], webhookData?: Re
   };
 }
 
-const rule = webhookRule(SETTINGS, () => []);
+const rule = webhookRule(SETTINGS, () => [], Date.now);
 
 /** Evaluates and returns the outcome with the calls the server received meanwhile. */
 async function evaluate(ruleInput: RuleInput, webhookRuleUnderTest = rule) {
@@ -232,7 +232,7 @@ describe("who is called, and the outcome", () => {
   });
 
   test("without allowPrivate, a loopback webhook is refused before any connection", async () => {
-    const strict = webhookRule({ ...SETTINGS, allowPrivate: false }, () => []);
+    const strict = webhookRule({ ...SETTINGS, allowPrivate: false }, () => [], Date.now);
     const hook = registered("/true");
     const { outcome, calls } = await evaluate(input([hook], []), strict);
     assert.deepEqual(outcome, {
@@ -244,7 +244,7 @@ describe("who is called, and the outcome", () => {
   });
 
   test("the service's own address is never called", async () => {
-    const self = webhookRule(SETTINGS, () => [{ address: "127.0.0.1", port: server.port }]);
+    const self = webhookRule(SETTINGS, () => [{ address: "127.0.0.1", port: server.port }], Date.now);
     const hook = registered("/true");
     const { outcome, calls } = await evaluate(input([hook], []), self);
     assert.deepEqual(outcome, {

@@ -27,11 +27,13 @@ function origin(url: string): string {
 /**
  * Rule 9: every active registered webhook and every active WEBHOOK rule must answer `arePoliciesVerified: true`. All
  * are called at once, each within the timeout; every refusal is named in the reason. No webhook, no call. Requests
- * are signed with the paymaster's account's secret; `selfAddresses` are where this service listens (never called).
+ * are signed with the paymaster's account's secret, and timestamped by `now` (the service's clock); `selfAddresses` are
+ * where this service listens (never called).
  */
 export function webhookRule(
   context: WebhookSettings | undefined,
   selfAddresses: () => readonly ListenAddress[],
+  now: () => number,
   metrics?: Metrics,
 ): Rule {
   const settings = webhookSettings(context);
@@ -51,7 +53,7 @@ export function webhookRule(
       ];
       if (targets.length === 0) return pass(RULE);
       const secret = accountWebhookSecret(settings, setup.accountId);
-      const options = { guard, timeoutMs: settings.timeoutMs, secret, lookup: settings.lookup };
+      const options = { guard, timeoutMs: settings.timeoutMs, secret, lookup: settings.lookup, nowMs: now };
       const results = await Promise.all(targets.map((target) => observedCall(target.request, options, metrics)));
       const refusals = results.flatMap((result, index) =>
         result.ok ? [] : [`${targets[index]?.label} refused: ${result.reason}`],
