@@ -24,7 +24,7 @@ import {
 import { fundedDapp } from "../helpers/dappSetup";
 import { eventually } from "../helpers/eventually";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
-import { outboxOf, setAlerts, signedWith, webhookSecretOf } from "./helpers";
+import { outboxOf, received, setAlerts, signedWith, webhookSecretOf } from "./helpers";
 
 let app: ChainApp;
 let receiver: WebhookServer;
@@ -76,6 +76,14 @@ async function wholePeriodicCheck(paymasterId: string): Promise<void> {
   }
 }
 
+/** Waits until a reading has found the deposit above the threshold (`what`: which reading). */
+const seenAbove = (paymasterId: string, what: string) =>
+  eventually(
+    what,
+    () => belowNow(paymasterId),
+    (below) => below === false,
+  );
+
 /** The events queued for the paymaster, oldest first. */
 const queuedEvents = async (paymasterId: string) => (await outboxOf(app.t, paymasterId)).map((row) => row.event);
 
@@ -91,20 +99,12 @@ test("one deposit.low per crossing below the threshold, again only after the dep
   await deposit(app, 3n * needed, anvilKeys.fundingWallet);
   const threshold = needed + needed / 2n;
   await setAlerts(app.t, dapp, receiver.url("/alerts"), threshold.toString());
-  await eventually(
-    "the periodic check's first reading (above)",
-    () => belowNow(dapp.paymasterId),
-    (below) => below === false,
-  );
+  await seenAbove(dapp.paymasterId, "the periodic check's first reading (above)");
 
   // 3 → 2 operations available: above. 2 → 1: below, the alert. 1 → 0: still below, no alert.
   assert.equal((await requestSponsorship(app.t, dapp, ops[0] as UserOperation)).reason, undefined);
   assert.equal((await requestSponsorship(app.t, dapp, ops[1] as UserOperation)).reason, undefined);
-  await eventually(
-    "the first alert",
-    () => receiver.callsTo("/alerts").length,
-    (calls) => calls >= 1,
-  );
+  await received(receiver, "/alerts", 1, "the first alert");
   assert.equal((await requestSponsorship(app.t, dapp, ops[2] as UserOperation)).reason, undefined);
   // Sponsorships and periodic checks keep finding it below: no second alert (counted once the top-up below is seen).
   await wholePeriodicCheck(dapp.paymasterId);
@@ -132,11 +132,7 @@ test("one deposit.low per crossing below the threshold, again only after the dep
 
   // A top-up: the periodic check sees it above again (re-armed), no alert for rising.
   await deposit(app, 3n * needed, anvilKeys.fundingWallet);
-  await eventually(
-    "re-armed by the periodic check",
-    () => belowNow(dapp.paymasterId),
-    (below) => below === false,
-  );
+  await seenAbove(dapp.paymasterId, "re-armed by the periodic check");
   // The readings of a deposit are noted one at a time in the order they were taken (an older one arriving later is
   // dropped): every reading below, the third sponsorship's and the periodic check's, was noted before the one that
   // re-armed. None queued a second alert.
@@ -148,19 +144,11 @@ test("one deposit.low per crossing below the threshold, again only after the dep
   // 6 - 3 = 3 available → 2 → 1: below again, the second alert.
   assert.equal((await requestSponsorship(app.t, dapp, ops[3] as UserOperation)).reason, undefined);
   assert.equal((await requestSponsorship(app.t, dapp, ops[4] as UserOperation)).reason, undefined);
-  await eventually(
-    "the second alert",
-    () => receiver.callsTo("/alerts").length,
-    (calls) => calls >= 2,
-  );
+  await received(receiver, "/alerts", 2, "the second alert");
   // Below again for a whole periodic check, then a top-up, re-armed: every reading below was noted before that one.
   await wholePeriodicCheck(dapp.paymasterId);
   await deposit(app, 3n * needed, anvilKeys.fundingWallet);
-  await eventually(
-    "re-armed again",
-    () => belowNow(dapp.paymasterId),
-    (below) => below === false,
-  );
+  await seenAbove(dapp.paymasterId, "re-armed again");
   assert.deepEqual(await queuedEvents(dapp.paymasterId), ["deposit.low", "deposit.low"], "no third alert");
   await eventually(
     "both alerts marked sent",
@@ -195,11 +183,7 @@ test("without the periodic check, the sponsorships' own readings alert; a refusa
     // 2 → 1 operation available: at the threshold, not below. 1 → 0: below, the alert.
     assert.equal((await requestSponsorship(t, dapp, ops[0] as UserOperation)).reason, undefined);
     assert.equal((await requestSponsorship(t, dapp, ops[1] as UserOperation)).reason, undefined);
-    await eventually(
-      "the alert",
-      () => receiver.callsTo("/own-readings").length,
-      (calls) => calls >= 1,
-    );
+    await received(receiver, "/own-readings", 1, "the alert");
     // Refused for want of deposit: a reading below again, no second alert.
     assert.match((await requestSponsorship(t, dapp, ops[2] as UserOperation)).reason ?? "", /^Deposit too small/);
     // Closing the service waits for the readings handed to its alerts to be noted and for the delivery pass they

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { verifyWebhookSignature } from "../../src/webhooks/signature";
 import type { Dapp, TestApp } from "../helpers/app";
-import type { ReceivedCall } from "../helpers/webhookServer";
+import { eventually } from "../helpers/eventually";
+import type { ReceivedCall, WebhookServer } from "../helpers/webhookServer";
 
 /** Sets the dApp's alert url and threshold through the management API. */
 export async function setAlerts(t: TestApp, dapp: Dapp, url: string, thresholdWei = "0"): Promise<void> {
@@ -33,4 +34,12 @@ export const signedWith = (secret: string, call: ReceivedCall) =>
     call.headers["x-paymaster-signature"] as string,
     call.headers["x-paymaster-timestamp"] as string,
     call.body,
+  );
+
+/** Waits until the receiver has had at least `count` calls to `path` (`what`: the calls awaited), and returns them. */
+export const received = (receiver: WebhookServer, path: string, count: number, what: string) =>
+  eventually(
+    what,
+    () => receiver.callsTo(path),
+    (calls) => calls.length >= count,
   );

@@ -15,7 +15,7 @@ import { eventually } from "../helpers/eventually";
 import { captureLog } from "../helpers/logCapture";
 import { userOpV06 } from "../helpers/userOps";
 import { startWebhookServer, type WebhookServer } from "../helpers/webhookServer";
-import { outboxOf, setAlerts, signedWith, webhookSecretOf } from "./helpers";
+import { outboxOf, received, setAlerts, signedWith, webhookSecretOf } from "./helpers";
 
 let clockOffsetMs = 0;
 const now = () => Date.now() + clockOffsetMs;
@@ -113,11 +113,7 @@ test("concurrent refusals in one cycle: exactly one limit.reached, signed; the n
     const refused = await Promise.all(Array.from({ length: 8 }, () => sponsor(dapp, own)));
     for (const answer of refused) assert.match(answer.reason ?? "", /^Spending limit "hourly cap" .* reached/);
 
-    await eventually(
-      "the first alert",
-      () => receiver.callsTo("/ok").length,
-      (calls) => calls >= 1,
-    );
+    await received(receiver, "/ok", 1, "the first alert");
     // More refusals in the same cycle: none alerts again (counted once the service has settled, below).
     await Promise.all(Array.from({ length: 3 }, () => sponsor(dapp, own)));
     const [first] = receiver.callsTo("/ok");
@@ -146,11 +142,7 @@ test("concurrent refusals in one cycle: exactly one limit.reached, signed; the n
     clockOffsetMs += 60 * 60 * 1000;
     assert.notEqual((await sponsor(dapp, own)).paymasterAndData, "0x");
     await Promise.all(Array.from({ length: 4 }, () => sponsor(dapp, own)));
-    await eventually(
-      "the next cycle's alert",
-      () => receiver.callsTo("/ok").length,
-      (calls) => calls >= 2,
-    );
+    await received(receiver, "/ok", 2, "the next cycle's alert");
     await settled();
     // Either service's delivery poll may be the one marking the second alert sent.
     const rows = await eventually(
@@ -186,11 +178,7 @@ test("alerts set in the middle of a cycle apply to its next refusal at once; tur
     assert.ok((await sponsor(dapp, own)).reason, "refused while no alerts are set");
     await setAlerts(own, dapp, receiver.url("/later"));
     assert.ok((await sponsor(dapp, own)).reason);
-    await eventually(
-      "the alert",
-      () => receiver.callsTo("/later").length,
-      (calls) => calls >= 1,
-    );
+    await received(receiver, "/later", 1, "the alert");
 
     const off = await own.call("PATCH", "paymasterParameters", {
       token: dapp.token,
@@ -217,11 +205,7 @@ test("two instances on one database refusing at once: still one limit.reached", 
     assert.notEqual((await sponsor(dapp, one)).paymasterAndData, "0x");
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => sponsor(dapp, i % 2 ? two : one)));
     assert.ok(answers.every((answer) => answer.reason !== undefined));
-    await eventually(
-      "the alert",
-      () => receiver.callsTo("/two-instances").length,
-      (calls) => calls >= 1,
-    );
+    await received(receiver, "/two-instances", 1, "the alert");
     await settled();
     assert.equal((await outboxOf(t, dapp.paymasterId)).length, 1);
     assert.equal(receiver.callsTo("/two-instances").length, 1);
@@ -238,11 +222,7 @@ test("a receiver that answers 500 first gets the same alert again, and the alert
   await sponsor(dapp);
   assert.ok((await sponsor(dapp)).reason);
   // The first retry waits 1 s.
-  await eventually(
-    "the retry",
-    () => receiver.callsTo("/flaky").length,
-    (calls) => calls >= 2,
-  );
+  await received(receiver, "/flaky", 2, "the retry");
   await eventually(
     "the alert marked sent",
     async () => (await outboxOf(t, dapp.paymasterId))[0]?.state,
@@ -262,11 +242,7 @@ test("a receiver that keeps failing: tried with backoff, given up after an hour,
   const { dapp } = await limitedDapp("/status-500?token=sekrit");
   await sponsor(dapp);
   assert.ok((await sponsor(dapp)).reason);
-  await eventually(
-    "the first attempt",
-    () => receiver.callsTo("/status-500").length,
-    (calls) => calls >= 1,
-  );
+  await received(receiver, "/status-500", 1, "the first attempt");
   await eventually(
     "the retry scheduled",
     async () => (await outboxOf(t, dapp.paymasterId))[0]?.last_error,
