@@ -12,7 +12,7 @@ import { createHttpServer } from "./httpServer";
 import { registerRpcDocs } from "./rpc/docsRoute";
 import { isRpcUrl, rpcIdOf, sendOutsideRoute } from "./rpc/server";
 import { registerRpcEndpoint } from "./rpcEndpoint";
-import { startSharedParts } from "./sharedParts";
+import { startSharedParts } from "./appParts";
 import { answerNoRoute } from "./unrouted";
 
 export { MANAGEMENT_PREFIX } from "./http/managementScope";

@@ -3,7 +3,7 @@ import { DepositBalances } from "./chain/paymasterDeposit";
 import type { AppContext } from "./context";
 import { batchObserver } from "./metrics/metrics";
 import { rpcRoutes } from "./rpc/server";
-import type { SharedParts } from "./sharedParts";
+import type { SharedParts } from "./appParts";
 import { sponsorshipRules } from "./sponsorship/ruleList";
 import { LimitLedger } from "./storage/limitLedger";
 import { quotaCounterOf } from "./storage/quotaCounter";

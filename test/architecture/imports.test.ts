@@ -178,7 +178,17 @@ function storageMayImport(edge: ImportEdge): boolean {
  */
 const LAYERS: { name: string; members: string[] }[] = [
   { name: "starts", members: ["src/main.ts", "src/cli/", "src/devChain/"] },
-  { name: "app", members: ["src/app.ts"] },
+  {
+    name: "app",
+    members: [
+      "src/app.ts",
+      "src/httpServer.ts",
+      "src/unrouted.ts",
+      "src/credentialThrottle.ts",
+      "src/appParts.ts",
+      "src/rpcEndpoint.ts",
+    ],
+  },
   { name: "endpoints", members: ["src/http/", "src/rpc/"] },
   { name: "use cases", members: ["src/actions/"] },
   { name: "engine", members: ["src/sponsorship/"] },

@@ -97,6 +97,7 @@ export interface paths {
                         "application/json": {
                             /**
                              * @example from must be an ISO 8601 time with its offset, like 2026-12-31T23:59:59Z
+                             * @example to must be a time that exists: 2030-02 has 28 days
                              * @example paymasterId must be a UUID
                              */
                             message: string;
@@ -3315,6 +3316,7 @@ export interface paths {
                              * @example A token with this name already exists
                              * @example scope must be one of admin, read
                              * @example expiresAt must be in the future
+                             * @example expiresAt must be a time that exists: 2030-02 has 28 days
                              */
                             message: string;
                             /** @enum {number} */
