@@ -94,6 +94,15 @@ function larger(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
+/** Every gas field at its largest, as Alto prices an operation whose figures it does not know yet. */
+export const LARGEST_GAS_VALUES = {
+  callGasLimit: maxUint128,
+  verificationGasLimit: maxUint128,
+  preVerificationGas: maxUint256,
+  maxFeePerGas: maxUint128,
+  maxPriorityFeePerGas: maxUint128,
+} as const;
+
 /** `n` non-zero bytes. */
 export function nonZero(n: number): Hex {
   return `0x${"ff".repeat(n)}`;
@@ -108,11 +117,7 @@ export function nonZero(n: number): Hex {
 export function pimlicoPreVerificationGas(op: UserOperation, eip7623 = true): bigint {
   const bytes = packed({
     ...op,
-    callGasLimit: maxUint128,
-    verificationGasLimit: maxUint128,
-    preVerificationGas: maxUint256,
-    maxFeePerGas: maxUint128,
-    maxPriorityFeePerGas: maxUint128,
+    ...LARGEST_GAS_VALUES,
     paymasterAndData: nonZero(2 + 2 * size(op.paymasterAndData)),
     signature: nonZero(2 + 2 * size(op.signature)),
   });

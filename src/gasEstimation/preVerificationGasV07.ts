@@ -3,10 +3,11 @@
 // by the real length of its paymaster data and signature (not v0.6's length of their hex text), adds the cost of an
 // EIP-7702 authorization an operation carries, and credits its EIP-7623 floor with a tenth of callGasLimit and the
 // paymaster's postOp limit. test/chain/preVerificationGasV07.test.ts holds ours to Alto's own function.
-import { encodeAbiParameters, type Hex, hexToBytes, maxUint128, maxUint256, parseAbiParameters, size } from "viem";
+import { encodeAbiParameters, type Hex, hexToBytes, maxUint128, parseAbiParameters, size } from "viem";
 import { packUserOperation, type UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
 import { DUMMY_SIGNATURE } from "./gasEstimationStub";
 import {
+  LARGEST_GAS_VALUES,
   nonZero,
   PRE_VERIFICATION_GAS_PLACEHOLDER,
   pimlicoRule,
@@ -30,11 +31,7 @@ export function pimlicoPreVerificationGasV07(op: UserOperationV07, eip7623 = tru
   const hasPaymaster = op.paymaster !== undefined;
   const bytes = packedBytes({
     ...op,
-    callGasLimit: maxUint128,
-    verificationGasLimit: maxUint128,
-    preVerificationGas: maxUint256,
-    maxFeePerGas: maxUint128,
-    maxPriorityFeePerGas: maxUint128,
+    ...LARGEST_GAS_VALUES,
     ...(hasPaymaster
       ? {
           paymasterVerificationGasLimit: maxUint128,
