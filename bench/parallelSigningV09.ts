@@ -7,7 +7,7 @@
 // wall time is one sponsorship's latency; with more lanes, sponsorships overlap as under load.
 import { parseArgs } from "node:util";
 import { encodeFunctionData, parseAbi } from "viem";
-import { ENTRY_POINT_V09_ADDRESS } from "../src/sponsorship/entryPoints/entryPointV09";
+import { ENTRY_POINT_V09_ADDRESS } from "../src/bindings/entryPoints/entryPointV09";
 import { startTestApp } from "../test/helpers/app";
 import { linkFundingWallet, whitelist } from "../test/helpers/dappSetup";
 import { interleaved, printTotals } from "./interleaved";

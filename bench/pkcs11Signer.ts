@@ -5,8 +5,8 @@
 import { performance } from "node:perf_hooks";
 import { keccak256, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
-import { Pkcs11Signer } from "../src/chain/pkcs11Signer";
-import { createSigner, type Signer } from "../src/chain/signer";
+import { Pkcs11Signer } from "../src/signer/pkcs11Signer";
+import { createSigner, type Signer } from "../src/signer/signer";
 import { createSoftHsm } from "../test/helpers/softHsm";
 
 const count = Number(process.argv[2] ?? 3000);

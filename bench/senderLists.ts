@@ -6,7 +6,7 @@
 //   options: --sizes 1,100000 (the list lengths), --checks N (rule evaluations timed, default 1000000), --requests N
 //   (sponsorships timed, default 300), --rounds N (creations and loads timed, default 5; the median is shown)
 import { parseArgs } from "node:util";
-import { ENTRY_POINT_V06_ADDRESS } from "../src/sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V06_ADDRESS } from "../src/bindings/entryPoints/entryPoint";
 import { loadSponsorshipSetup } from "../src/sponsorship/loadSetup";
 import { senderLists } from "../src/sponsorship/rules/senderLists";
 import { startTestApp, type TestApp } from "../test/helpers/app";

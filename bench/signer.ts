@@ -1,8 +1,8 @@
 // Hash + sign of one sponsorship, native secp256k1 against viem's pure JavaScript, measured in the same run.
 //   npx tsx bench/signer.ts [iterations]
 import { performance } from "node:perf_hooks";
-import { createSigner, type SignerImplementation } from "../src/chain/signer";
-import { getVerifyingPaymasterHash } from "../src/sponsorship/paymasters/paymasterAndData";
+import { getVerifyingPaymasterHash } from "../src/bindings/paymasters/paymasterAndData";
+import { createSigner, type SignerImplementation } from "../src/signer/signer";
 import { vectorContext, vectorSignerKey, vectorUserOp } from "../test/chain/vector";
 
 const iterations = Number(process.argv[2] ?? 5_000);

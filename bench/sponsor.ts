@@ -22,7 +22,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Address, encodeFunctionData, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/bindings/entryPoints/entryPointV07";
 import { createAccount } from "../src/storage/accounts";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";

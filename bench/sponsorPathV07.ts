@@ -8,8 +8,8 @@
 // beside v0.7 and v0.8 pm_getPaymasterData and v0.7 pm_sponsorUserOperation (gas as sent, no bundler).
 import { parseArgs } from "node:util";
 import { encodeFunctionData, parseAbi } from "viem";
-import { ENTRY_POINT_V06_ADDRESS } from "../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/bindings/entryPoints/entryPointV07";
 import { startTestApp } from "../test/helpers/app";
 import { linkFundingWallet, whitelist } from "../test/helpers/dappSetup";
 

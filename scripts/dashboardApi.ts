@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
 import { generatePrivateKey } from "viem/accounts";
 import { buildApp } from "../src/app";
-import { createSigner } from "../src/chain/signer";
+import { createSigner } from "../src/signer/signer";
 import { openDatabase } from "../src/storage/database";
 import { migrate } from "../src/storage/migrations";
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
+import { startSharedParts } from "./appParts";
 import type { AppContext } from "./context";
 import { throttleWrongCredentials } from "./credentialThrottle";
 import { adminRoutes } from "./http/admin";
@@ -12,7 +13,6 @@ import { createHttpServer } from "./httpServer";
 import { registerRpcDocs } from "./rpc/docsRoute";
 import { isRpcUrl, rpcIdOf, sendOutsideRoute } from "./rpc/server";
 import { registerRpcEndpoint } from "./rpcEndpoint";
-import { startSharedParts } from "./appParts";
 import { answerNoRoute } from "./unrouted";
 
 export { MANAGEMENT_PREFIX } from "./http/managementScope";

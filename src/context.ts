@@ -1,8 +1,8 @@
 import type { AlertTimers } from "./alerts/alerts";
-import type { Signer } from "./chain/signer";
 import type { ChainConfig, FailureThrottleConfig, HttpLimits, Secret, TrustProxy } from "./config";
 import type { CredentialCache } from "./http/credentialCache";
 import type { Metrics } from "./metrics/metrics";
+import type { Signer } from "./signer/signer";
 import type { Database } from "./storage/database";
 import type { WebhookSettings } from "./webhooks/settings";
 

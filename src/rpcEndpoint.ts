@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
+import type { SharedParts } from "./appParts";
 import { DepositBalances } from "./chain/paymasterDeposit";
 import type { AppContext } from "./context";
 import { batchObserver } from "./metrics/metrics";
 import { rpcRoutes } from "./rpc/server";
-import type { SharedParts } from "./appParts";
 import { sponsorshipRules } from "./sponsorship/ruleList";
 import { LimitLedger } from "./storage/limitLedger";
 import { quotaCounterOf } from "./storage/quotaCounter";

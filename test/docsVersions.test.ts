@@ -1,4 +1,4 @@
-// Every EntryPoint version the service serves (the keys of ENTRY_POINT_VERSIONS, src/sponsorship/entryPoints/versions.ts)
+// Every EntryPoint version the service serves (the keys of ENTRY_POINT_VERSIONS, src/bindings/entryPoints/versions.ts)
 // is named wherever the docs and the published documents list the versions: a version added to the registry without
 // its documentation fails here, one test per place, the test's name saying where to add it.
 //
@@ -12,9 +12,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
+import { ENTRY_POINT_VERSIONS } from "../src/bindings/entryPoints/versions";
 import { openRpcDocument } from "../src/rpc/openrpc";
 import { listChainsSchema } from "../src/schemas/management/chains";
-import { ENTRY_POINT_VERSIONS } from "../src/sponsorship/entryPoints/versions";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -168,7 +168,7 @@ const PLACES: readonly Place[] = [
     text: () =>
       captured(
         section("docs/configuration.md", "## Later EntryPoint versions"),
-        /keyed by EntryPoint version, ([^]*?), each with/,
+        /keyed by EntryPoint version, ([\s\S]*?), each with/,
         "docs/configuration.md, 'Later EntryPoint versions'",
       ),
   },

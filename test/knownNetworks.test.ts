@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isAddressEqual } from "viem";
+import { ENTRY_POINT_VERSIONS } from "../src/bindings/entryPoints/versions";
 import { paymasterForEntryPoint, sponsoringChains } from "../src/chain/sponsoringChains";
 import { loadConfig } from "../src/config";
-import { ENTRY_POINT_VERSIONS } from "../src/sponsorship/entryPoints/versions";
 
 // The default chains file (config/chains.json) lists the networks an operator is most likely to go live on, so that
 // going live is adding an rpcUrl and what `contracts deploy` printed, not looking up chain ids and EntryPoints.

@@ -1,8 +1,8 @@
 // The gas a v0.6 operation in SPONSORED mode is signed over: as the client sent it, or estimated first.
 import type { Hex } from "viem";
+import type { SignableUserOperation } from "../bindings/entryPoints/v06";
 import { invalidParams } from "../errors";
 import { canEstimateGas } from "../gasEstimation/gasEstimation";
-import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import {
   FEE_FIELDS,
   GAS_LIMIT_FIELDS,

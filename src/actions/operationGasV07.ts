@@ -1,13 +1,13 @@
 // The gas a v0.7/v0.8/v0.9 operation is signed or quoted over: as the client sent it, or the account's gas estimated by
 // the chain's bundler or node; the paymaster's own limits are the paymaster kind's to set.
 import type { Hex } from "viem";
+import type { SignableUserOperationV07 } from "../bindings/entryPoints/v07";
+import type { PaymasterGasLimits } from "../bindings/paymasters/paymasterAndDataV07";
+import { paymasterGasLimitsV07 } from "../bindings/paymasters/verifyingPaymasterGasV07";
 import { invalidParams } from "../errors";
 import { canEstimateGasV07 } from "../gasEstimation/gasEstimationV07";
-import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import type { PaymasterGasLimits } from "../sponsorship/paymasters/paymasterAndDataV07";
-import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
 import type { ActionContext } from "./context";
 import { observedGasEstimateV07 } from "./observedGasEstimation";
 import { refuseZeroGas } from "./operationGas";

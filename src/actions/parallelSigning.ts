@@ -8,11 +8,11 @@
 // settlement releases its reservation then, as for any signature never mined (it cannot be: the signature was never
 // given out).
 import { type Hex, isAddressEqual } from "viem";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../bindings/entryPoints/entryPointV09";
+import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
+import { verifyingPaymaster } from "../bindings/paymasters/verifying";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../sponsorship/entryPoints/entryPointV09";
-import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
 import type { ActionContext } from "./context";
 import { asGivenV07 } from "./operationGasV07";
 import { type SponsorAnswerV07, signV07 } from "./signOperation";

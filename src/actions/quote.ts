@@ -2,11 +2,11 @@
 // charge for the operation under its EntryPoint version, over the gas the client sent or an estimate with that
 // token's stub in.
 import type { Address, Hex } from "viem";
+import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
+import { maxTokenCost, tokenPaymasterGasLimits } from "../bindings/paymasters/token";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import { maxTokenCost, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
 import { requestedTokens, type TokenChain, termsNow, tokenChain } from "../tokens/erc20Terms";
 import { feeQuote, quoteOfMaximum } from "../tokens/quote";
 import { admitRequest } from "./admitRequest";

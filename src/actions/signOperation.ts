@@ -1,13 +1,13 @@
 // The engine (src/sponsorship/engine.ts) as the steps call it: the request's paymaster and chain, the decision noted
 // for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
 import type { Address, Hex } from "viem";
+import { paymasterAndDataV06, type SignableUserOperation } from "../bindings/entryPoints/v06";
+import type { SignableUserOperationV07 } from "../bindings/entryPoints/v07";
+import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
+import type { PaymasterKind, SigningWindow } from "../bindings/paymasters/paymasterKind";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import { type ParallelSignature, type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
-import { paymasterAndDataV06, type SignableUserOperation } from "../sponsorship/entryPoints/v06";
-import type { SignableUserOperationV07 } from "../sponsorship/entryPoints/v07";
-import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { SponsoredUserOperation } from "../sponsorship/partialUserOperationV07";
-import type { PaymasterKind, SigningWindow } from "../sponsorship/paymasters/paymasterKind";
 import type { ActionContext } from "./context";
 import type { EntryPointV07, PaymasterFieldsV07, SponsoredKind } from "./stepRequest";
 

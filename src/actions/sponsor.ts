@@ -4,10 +4,10 @@
 // has no refusal by rule: its one check (the sender's balance) throws the error the client gets.
 
 import type { Hex } from "viem";
-import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
-import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
-import { tokenPaymaster, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
-import { verifyingPaymaster } from "../sponsorship/paymasters/verifying";
+import type { SignableUserOperation } from "../bindings/entryPoints/v06";
+import type { LaterEntryPointVersion } from "../bindings/entryPoints/versions";
+import { tokenPaymaster, tokenPaymasterGasLimits } from "../bindings/paymasters/token";
+import { verifyingPaymaster } from "../bindings/paymasters/verifying";
 import { type TokenBalanceCheck, tokenBalanceRule } from "../sponsorship/rules/tokenBalance";
 import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";

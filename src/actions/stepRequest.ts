@@ -2,11 +2,11 @@
 // EntryPoint version, and which of our paymasters is to pay, with its terms. The RPC methods read their params into
 // this; each step then picks the version's and the kind's implementations and calls the engine.
 import type { Address, Hex } from "viem";
+import type { LaterEntryPointVersion } from "../bindings/entryPoints/versions";
+import type { PaymasterGasLimits } from "../bindings/paymasters/paymasterAndDataV07";
 import type { SmartAccountInfo } from "../sponsorship/callData";
-import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import type { PaymasterGasLimits } from "../sponsorship/paymasters/paymasterAndDataV07";
 
 /** A later EntryPoint a request named, and our paymaster of the kind it asks for there. */
 export interface EntryPointV07 {

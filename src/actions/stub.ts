@@ -3,6 +3,15 @@
 // be signed, with a signature that recovers to nobody, so the estimate pays for the same calldata. Before it, what
 // can be known now says whether the operation can be sponsored at all. Nothing is signed, recorded or reserved.
 import type { Address, Hex } from "viem";
+import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
+import { encodeVerifyingPaymasterDataV07 } from "../bindings/paymasters/paymasterAndDataV07";
+import { maxTokenCost, tokenPaymasterGasLimits } from "../bindings/paymasters/token";
+import {
+  encodeTokenPaymasterData,
+  maxTokenCost as maxTokenCostV06,
+  type TokenFeeTerms,
+} from "../bindings/paymasters/tokenPaymasterAndData";
+import { paymasterGasLimitsV07 } from "../bindings/paymasters/verifyingPaymasterGasV07";
 import { accountCodeOf } from "../chain/accountCode";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import {
@@ -14,17 +23,8 @@ import {
 import type { SmartAccountInfo } from "../sponsorship/callData";
 import { cheapestCompletion, checkEligibility } from "../sponsorship/eligibility";
 import { failedCheck } from "../sponsorship/engine";
-import { ENTRY_POINT_VERSIONS } from "../sponsorship/entryPoints/versions";
 import type { PartialUserOperation } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../sponsorship/partialUserOperationV07";
-import { encodeVerifyingPaymasterDataV07 } from "../sponsorship/paymasters/paymasterAndDataV07";
-import { maxTokenCost, tokenPaymasterGasLimits } from "../sponsorship/paymasters/token";
-import {
-  encodeTokenPaymasterData,
-  maxTokenCost as maxTokenCostV06,
-  type TokenFeeTerms,
-} from "../sponsorship/paymasters/tokenPaymasterAndData";
-import { paymasterGasLimitsV07 } from "../sponsorship/paymasters/verifyingPaymasterGasV07";
 import { SenderDeployment } from "../sponsorship/senderDeployment";
 import { requireBalance } from "../tokens/erc20Terms";
 import { admitRequest } from "./admitRequest";

@@ -1,9 +1,9 @@
 import type { Hex } from "viem";
+import type { SignableUserOperation } from "../bindings/entryPoints/v06";
+import type { TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
 import { invalidParams } from "../errors";
 import { stubTokenPaymasterAndData } from "../gasEstimation/gasEstimationStub";
-import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "../sponsorship/partialUserOperation";
-import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { allowanceOverride, approvesSpender, QUOTED_APPROVE_GAS } from "../tokens/allowanceOverride";
 import type { TokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";

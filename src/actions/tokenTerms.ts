@@ -1,5 +1,5 @@
+import type { TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
-import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { feeToken, type TokenChain, termsNow, tokenChain } from "../tokens/erc20Terms";
 import type { ActionContext } from "./context";
 import type { TokenKind } from "./stepRequest";

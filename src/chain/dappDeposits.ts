@@ -3,7 +3,7 @@
 // chain client's timeout. VerifyingPaymasterV07 keeps the v0.6 contract's getBalance(paymasterId).
 import type { Address } from "viem";
 import { verifyingPaymasterAbi } from "../../contracts/artifacts/VerifyingPaymaster.abi";
-import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
+import type { KnownEntryPointVersion } from "../bindings/entryPoints/versions";
 import { chainClient } from "./chainClient";
 import { describeChainError } from "./paymasterDeposit";
 import type { SponsoringChain } from "./sponsoringChains";

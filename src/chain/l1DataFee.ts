@@ -133,7 +133,9 @@ async function call(client: PublicClient, to: Address, data: Hex): Promise<Hex> 
 async function latestBaseFee(client: PublicClient): Promise<bigint> {
   const block = await client.request({ method: "eth_getBlockByNumber", params: ["latest", false] });
   if (!block?.baseFeePerGas) {
-    throw new L1FeeUnreadableError("cannot be used: the latest block has no base fee, which an OP-stack chain always has");
+    throw new L1FeeUnreadableError(
+      "cannot be used: the latest block has no base fee, which an OP-stack chain always has",
+    );
   }
   return hexToBigInt(block.baseFeePerGas);
 }

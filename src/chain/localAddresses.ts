@@ -1,7 +1,7 @@
 import type { Address } from "viem";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../bindings/entryPoints/entryPointV07";
+import { ENTRY_POINT_V09_ADDRESS } from "../bindings/entryPoints/entryPointV09";
 import type { LaterEntryPointVersion } from "../config";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
-import { ENTRY_POINT_V09_ADDRESS } from "../sponsorship/entryPoints/entryPointV09";
 
 // Where the project deploys its paymasters on the local development chain (31337). src/devChain/deployments.ts and
 // tokenDeployment.ts compute them from the contracts' bytecode, which needs the development packages; the service only

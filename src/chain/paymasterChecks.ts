@@ -4,10 +4,10 @@
 // The contracts command's `status` prints these; the service's readiness reuses them. Each check says what to do when
 // it fails, since the one reading it is an operator.
 import { type Address, formatEther, getAddress, isAddressEqual, type PublicClient, parseAbi } from "viem";
+import type { KnownEntryPointVersion } from "../bindings/entryPoints/versions";
+import { OUR_PAYMASTERS, type OurPaymasterKind } from "../bindings/paymasters/ourPaymasters";
+import { signerSetAbi } from "../bindings/paymasters/signerSet";
 import type { ChainConfig, TokenConfig } from "../config";
-import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
-import { OUR_PAYMASTERS, type OurPaymasterKind } from "../sponsorship/paymasters/ourPaymasters";
-import { signerSetAbi } from "../sponsorship/paymasters/signerSet";
 import { isOurPaymasterCode } from "./paymasterCode";
 import { REQUIRED_UNSTAKE_DELAY_SECONDS, readStake, stakeShortfalls } from "./stakeRequirement";
 

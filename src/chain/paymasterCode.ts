@@ -3,7 +3,7 @@
 // address there, so the chain's code with that word zeroed again must equal the artifact byte for byte. This holds
 // however the contract was deployed (through the CREATE2 proxy or not).
 import type { Address, Hex } from "viem";
-import type { Artifact } from "../sponsorship/paymasters/artifacts";
+import type { Artifact } from "../bindings/paymasters/artifacts";
 
 export function isOurPaymasterCode(onChain: Hex, artifact: Artifact, entryPoint: Address): boolean {
   const code = onChain.toLowerCase();

@@ -1,4 +1,5 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
+import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../bindings/entryPoints/versions";
 import {
   type ChainConfig,
   type L1DataFeeConfig,
@@ -6,7 +7,6 @@ import {
   type LaterEntryPointVersion,
   type TokenConfig,
 } from "../config";
-import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { type AccountCodeSource, AccountCodes } from "./accountCode";
 import { type ChainHeadSource, ChainHeads } from "./chainHead";
 import {

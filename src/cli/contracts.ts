@@ -5,8 +5,8 @@
 // service's signer address and the chain's fee tokens; transaction keys come from --key-file only.
 import { parseArgs } from "node:util";
 import type { Address, Hex } from "viem";
+import { OUR_PAYMASTER_KINDS } from "../bindings/paymasters/ourPaymasters";
 import { ConfigError } from "../config";
-import { OUR_PAYMASTER_KINDS } from "../sponsorship/paymasters/ourPaymasters";
 import { deploy } from "./contracts/deploy";
 import { deposit } from "./contracts/deposit";
 import {

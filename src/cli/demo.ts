@@ -20,13 +20,13 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MANAGEMENT_PREFIX } from "../app";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../bindings/paymasters/artifacts";
 import { ConfigError, loadConfig } from "../config";
 import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../devChain/localChain";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
-import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../sponsorship/paymasters/artifacts";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
 import { runTokenPaidDemo } from "./demoErc20";
 import { runLaterEntryPointDemo } from "./demoV07";

@@ -19,6 +19,9 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { tokenPaymasterArtifact } from "../bindings/paymasters/tokenArtifacts";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
 import {
   LOCAL_TEST_TOKEN,
@@ -26,9 +29,6 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
 } from "../devChain/tokenDeployment";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
-import { tokenPaymasterArtifact } from "../sponsorship/paymasters/tokenArtifacts";
 import { demoRpc } from "./demoRpc";
 
 const MINTED = parseUnits("100", LOCAL_TEST_TOKEN.decimals);

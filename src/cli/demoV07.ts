@@ -20,17 +20,17 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { LocalEntryPointStack } from "../chain/localAddresses";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
-import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
+import { entryPointV07Abi } from "../bindings/entryPoints/entryPointV07";
 import {
   type EntryPointVersionV07,
   getUserOpHashV07,
   packUserOperation,
   toRpcUserOperationV07,
   type UserOperationV07,
-} from "../sponsorship/entryPoints/userOperationV07";
-import { verifyingPaymasterV07Artifact } from "../sponsorship/paymasters/artifacts";
+} from "../bindings/entryPoints/userOperationV07";
+import { verifyingPaymasterV07Artifact } from "../bindings/paymasters/artifacts";
+import type { LocalEntryPointStack } from "../chain/localAddresses";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
 import { demoRpc } from "./demoRpc";
 
 /** What the funding wallet deposits in each later version's paymaster: those keep their own balances. */

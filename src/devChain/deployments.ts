@@ -1,19 +1,19 @@
 // Where each contract lands when deployed through the CREATE2 deployer: computed from the artifacts alone, so the service
 // knows its addresses without a deployment record, and the same bytecode and arguments give the same address anywhere.
 import { type Address, concat, encodeAbiParameters, type Hex } from "viem";
-import { CREATE2_PROXY_ADDRESS, create2Address, OUR_SALT } from "../chain/create2";
-import type { LaterEntryPointVersion } from "../config";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../bindings/entryPoints/entryPointV07";
 import {
   type Artifact,
   entryPointArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
-} from "../sponsorship/paymasters/artifacts";
-import { paymasterInitCode } from "../sponsorship/paymasters/ourPaymasters";
-import { tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
+} from "../bindings/paymasters/artifacts";
+import { paymasterInitCode } from "../bindings/paymasters/ourPaymasters";
+import { tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
+import { CREATE2_PROXY_ADDRESS, create2Address, OUR_SALT } from "../chain/create2";
+import type { LaterEntryPointVersion } from "../config";
 
 /** The deterministic deployment proxy anvil predeploys (and most public chains carry). Its call data is salt ++ initCode. */
 export const CREATE2_DEPLOYER_ADDRESS: Address = CREATE2_PROXY_ADDRESS;

@@ -4,8 +4,8 @@
 // address: v0.8's SenderCreator records the EntryPoint that created it, and the v0.8 factory serves only that
 // SenderCreator, so code copied in with anvil_setCode would not work.
 import { type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../sponsorship/entryPoints/entryPointV07";
-import { type Artifact, loadArtifact } from "../sponsorship/paymasters/artifacts";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../bindings/entryPoints/entryPointV07";
+import { type Artifact, loadArtifact } from "../bindings/paymasters/artifacts";
 import { CREATE2_DEPLOYER_ADDRESS } from "./deployments";
 
 export interface SaltedDeployment {

@@ -4,7 +4,7 @@
 // there). Each deployment is checked against the address the ecosystem expects, so a damaged file fails here.
 import { readFileSync } from "node:fs";
 import { type Address, getContractAddress, type Hex, isAddressEqual, isHex, keccak256, slice } from "viem";
-import { ENTRY_POINT_V09_ADDRESS } from "../sponsorship/entryPoints/entryPointV09";
+import { ENTRY_POINT_V09_ADDRESS } from "../bindings/entryPoints/entryPointV09";
 import { CREATE2_DEPLOYER_ADDRESS } from "./deployments";
 import type { SaltedDeployment } from "./entryPointV07Deployments";
 

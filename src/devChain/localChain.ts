@@ -25,10 +25,10 @@ import {
   type PublicClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../bindings/entryPoints/entryPoint";
 import { LOCAL_ENTRY_POINT_STACKS, type LocalEntryPointStack } from "../chain/localAddresses";
 import { LOCAL_CHAIN_ID } from "../chain/sponsoringChains";
 import { type ChainConfig, LATER_ENTRY_POINT_VERSIONS, type LaterEntryPointVersion } from "../config";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
 import { ACCOUNT_FAMILIES, deployAccountFamilies } from "./accountFamilies";
 import { type Anvil, AnvilStartError, startAnvil } from "./anvil";
 import { localVerifyingPaymasterDeployment, simpleAccountFactoryDeployment } from "./deployments";

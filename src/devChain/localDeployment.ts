@@ -12,9 +12,9 @@ import {
   type Transport,
   type WalletClient,
 } from "viem";
+import { ENTRY_POINT_V06_ADDRESS } from "../bindings/entryPoints/entryPoint";
+import { SIGNER_CHANGE_GAS, signerSetAbi } from "../bindings/paymasters/signerSet";
 import type { LaterEntryPointVersion } from "../config";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
-import { SIGNER_CHANGE_GAS, signerSetAbi } from "../sponsorship/paymasters/signerSet";
 import {
   entryPointDeployment,
   localTokenPaymasterV07Deployments,

@@ -3,7 +3,7 @@
 // v0.6 token paymaster runs unstaked; this one returns a context from validation, which ERC-7562 allows a staked
 // paymaster only, so a bundler in safe mode would refuse it unstaked. Every step skips what is already done.
 import { type Address, encodeFunctionData, parseAbi, parseEther } from "viem";
-import { tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
+import { tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
 import type { BatchTransaction } from "./localBatch";
 import type { ChainClients } from "./localDeployment";
 

@@ -3,8 +3,8 @@
 // verifying signer, the SDK's approve-in-the-same-batch flow is allowed, and the price is fresh. The chain's
 // configuration then lists TUSD, priced by the aggregator, unless the chains file gives 31337 tokens of its own.
 import { type Address, isAddressEqual } from "viem";
+import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../bindings/paymasters/tokenArtifacts";
 import { DEFAULT_TOKEN_MARKUP, type TokenConfig } from "../config";
-import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../sponsorship/paymasters/tokenArtifacts";
 import { confirm } from "./localBatch";
 import type { ChainClients } from "./localDeployment";
 import {

@@ -3,9 +3,9 @@
 // signature suffix (parallel signing) as well as a signature inside paymasterData. The token paymaster for v0.9 is
 // TokenPaymasterV07 built against the v0.9 EntryPoint: its in-data signature over its own hash works there unchanged
 // (sequential signing), the way a v0.8 paymaster does.
-import { ENTRY_POINT_V09_ADDRESS } from "../sponsorship/entryPoints/entryPointV09";
-import { verifyingPaymasterV09Artifact } from "../sponsorship/paymasters/artifacts";
-import { tokenPaymasterV07Artifact } from "../sponsorship/paymasters/tokenArtifacts";
+import { ENTRY_POINT_V09_ADDRESS } from "../bindings/entryPoints/entryPointV09";
+import { verifyingPaymasterV09Artifact } from "../bindings/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
 import { ANVIL_FIRST_ACCOUNT, type Create2Deployment, paymasterDeployment } from "./deployments";
 
 const args = { entryPoint: ENTRY_POINT_V09_ADDRESS, owner: ANVIL_FIRST_ACCOUNT };

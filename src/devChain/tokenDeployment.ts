@@ -11,12 +11,12 @@ import {
   isAddressEqual,
   parseEther,
 } from "viem";
-import { ENTRY_POINT_V06_ADDRESS } from "../sponsorship/entryPoints/entryPoint";
+import { ENTRY_POINT_V06_ADDRESS } from "../bindings/entryPoints/entryPoint";
 import {
   fixedPriceAggregatorArtifact,
   testTokenArtifact,
   tokenPaymasterArtifact,
-} from "../sponsorship/paymasters/tokenArtifacts";
+} from "../bindings/paymasters/tokenArtifacts";
 import {
   ANVIL_FIRST_ACCOUNT,
   CREATE2_DEPLOYER_ADDRESS,

@@ -5,10 +5,10 @@
 // result covers what the stub cannot exercise: our paymaster's work on a valid signature, its postOp, and the calldata
 // of our bytes in preVerificationGas.
 import type { Address, Hex } from "viem";
+import type { UserOperation, UserOperationSignedFields } from "../bindings/entryPoints/userOperation";
+import type { SponsorshipTerms } from "../bindings/paymasters/paymasterAndData";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { UserOperation, UserOperationSignedFields } from "../sponsorship/entryPoints/userOperation";
-import type { SponsorshipTerms } from "../sponsorship/paymasters/paymasterAndData";
 import { estimateWithBundler } from "./gasEstimationBundler";
 import { EstimationUnavailableError } from "./gasEstimationErrors";
 import { type Fees, suggestFees } from "./gasEstimationFees";

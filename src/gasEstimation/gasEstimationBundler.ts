@@ -1,7 +1,7 @@
 // The chain's ERC-4337 bundler, when one is configured: its eth_estimateUserOperationGas runs the same EntryPoint
 // simulation the bundler will later apply to the operation, with its own margins, so the estimate suits that bundler.
 import { type Address, BaseError, type Client, createClient, type Hex, http, RpcRequestError, toHex } from "viem";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
 import { describeTransportError, EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import type { Fees } from "./gasEstimationFees";
 import { type StorageOverride, toRpcStateOverride } from "./storageOverride";

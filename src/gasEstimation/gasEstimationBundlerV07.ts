@@ -1,7 +1,7 @@
 // eth_estimateUserOperationGas for an EntryPoint v0.7 or v0.8 operation: the same bundler call as v0.6's
 // (gasEstimationBundler.ts), with the operation in its unpacked v0.7 request shape.
 import type { Address } from "viem";
-import { toRpcUserOperationV07, type UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
+import { toRpcUserOperationV07, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { quantity, request } from "./gasEstimationBundler";
 import { EstimationUnavailableError } from "./gasEstimationErrors";
 

@@ -26,8 +26,8 @@ import {
   zeroAddress,
 } from "viem";
 import { keccak256 } from "../abi/keccak";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
 import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
 import {
   describeRevertData,
   describeTransportError,

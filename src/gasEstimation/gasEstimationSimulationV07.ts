@@ -37,14 +37,10 @@ import {
   zeroAddress,
 } from "viem";
 import { keccak256 } from "../abi/keccak";
+import type { PackedUserOperation } from "../bindings/entryPoints/packedUserOperation";
+import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
 import type { LaterEntryPointVersion } from "../config";
-import type { PackedUserOperation } from "../sponsorship/entryPoints/packedUserOperation";
-import {
-  getUserOpHashV07,
-  packUserOperation,
-  type UserOperationV07,
-} from "../sponsorship/entryPoints/userOperationV07";
 import { ENTRY_POINT_SIMULATIONS, simulateHandleOpAbi } from "./entryPointSimulations";
 import { executionGasV08, largestPenalisedUse } from "./executionGasV07";
 import {

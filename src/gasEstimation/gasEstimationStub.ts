@@ -2,13 +2,13 @@
 // the account signs over paymasterAndData, so neither can exist yet. Stand-ins of the final length and shape take their
 // place, so that the simulation pays for the same bytes and runs the same code paths as the real operation.
 import { type Address, concat, type Hex, size } from "viem";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
-import { encodeVerifyingPaymasterAndData, type SponsorshipTerms } from "../sponsorship/paymasters/paymasterAndData";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { encodeVerifyingPaymasterAndData, type SponsorshipTerms } from "../bindings/paymasters/paymasterAndData";
 import {
   encodeTokenPaymasterAndData,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
   type TokenFeeTerms,
-} from "../sponsorship/paymasters/tokenPaymasterAndData";
+} from "../bindings/paymasters/tokenPaymasterAndData";
 
 /**
  * 65 bytes r,s,v that pass every shape check (r below the curve order, s in the lower half, v = 28) and recover to an

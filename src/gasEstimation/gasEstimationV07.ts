@@ -4,10 +4,10 @@
 // chain's node by simulation (gasEstimationSimulationV07.ts), as for v0.6 (gasEstimation.ts). preVerificationGas is
 // the larger of ours, the L1 data fee's part included (l1DataGas.ts), and the bundler's.
 import type { Address, Hex } from "viem";
+import type { UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { LaterEntryPointVersion } from "../config";
-import type { UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
 import { GAS_ESTIMATION_TIMEOUT_MS, withDeadline, withMargin } from "./gasEstimation";
 import { estimateWithBundlerV07 } from "./gasEstimationBundlerV07";
 import { EstimationUnavailableError } from "./gasEstimationErrors";

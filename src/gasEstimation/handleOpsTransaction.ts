@@ -15,10 +15,10 @@ import {
   size,
   slice,
 } from "viem";
-import { entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
-import { packUserOperation, type UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
+import { entryPointAbi } from "../bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../bindings/entryPoints/entryPointV07";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { packUserOperation, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 
 const FIXED_R_S: Hex = "0x123451234512345123451234512345123451234512345123451234512345";
 const FIXED_NONCE = 999_999;

@@ -7,6 +7,8 @@
 //
 // The reading starts beside the gas simulation (one more eth_call, in parallel); the division waits for the fees.
 import type { Address } from "viem";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import type { UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { chainClient } from "../chain/chainClient";
 import {
   type ComputedL1Model,
@@ -16,8 +18,6 @@ import {
   readL1Fee,
 } from "../chain/l1DataFee";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
-import type { UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
 import { EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import type { Fees } from "./gasEstimationFees";
 import { DUMMY_SIGNATURE } from "./gasEstimationStub";

@@ -8,7 +8,7 @@
 //
 // Our figure is checked against Alto's own function in test/chain/preVerificationGas.test.ts.
 import { encodeAbiParameters, type Hex, hexToBytes, maxUint128, maxUint256, parseAbiParameters, size } from "viem";
-import type { UserOperation } from "../sponsorship/entryPoints/userOperation";
+import type { UserOperation } from "../bindings/entryPoints/userOperation";
 import { withWorstCaseSignatures } from "./gasEstimationStub";
 
 /**

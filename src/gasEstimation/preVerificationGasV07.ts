@@ -4,7 +4,7 @@
 // EIP-7702 authorization an operation carries, and credits its EIP-7623 floor with a tenth of callGasLimit and the
 // paymaster's postOp limit. test/chain/preVerificationGasV07.test.ts holds ours to Alto's own function.
 import { encodeAbiParameters, type Hex, hexToBytes, maxUint128, parseAbiParameters, size } from "viem";
-import { packUserOperation, type UserOperationV07 } from "../sponsorship/entryPoints/userOperationV07";
+import { packUserOperation, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { DUMMY_SIGNATURE } from "./gasEstimationStub";
 import {
   LARGEST_GAS_VALUES,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../context";
 import type { SharedParts } from "../appParts";
+import type { AppContext } from "../context";
 import { auditWrites } from "./auditedWrites";
 import { auditLogRoutes } from "./auditLog";
 import { refuseReadScopeBeforeBody } from "./auth";

@@ -1,7 +1,7 @@
 import { type Address, isAddress, isAddressEqual } from "viem";
+import type { LaterEntryPointVersion } from "../bindings/entryPoints/versions";
 import { type PaymasterKind, paymasterForEntryPoint, type SponsoringChain } from "../chain/sponsoringChains";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 
 /** A request's EntryPoint when it is a v0.7 or v0.8 one the chain serves, with our paymaster for it. */
 export interface LaterEntryPoint {

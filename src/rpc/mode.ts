@@ -12,7 +12,7 @@ import type { SmartAccountInfo } from "../sponsorship/callData";
 import { type Fields, address as readAddress } from "./params";
 import type { SponsorParams } from "./paramsForm";
 import { schemaCheck } from "./schemaCheck";
-import { limitTokenList } from "./tokenContext";
+import { limitTokenList } from "./tokenListLimit";
 
 export { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS };
 

@@ -1,9 +1,9 @@
 import { toHex } from "viem";
 import type { SponsorAnswerV07 } from "../actions/signOperation";
 import { sponsor } from "../actions/sponsor";
+import type { SignableUserOperation } from "../bindings/entryPoints/v06";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
-import type { SignableUserOperation } from "../sponsorship/entryPoints/v06";
 import { type LaterEntryPoint, laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";

@@ -2,8 +2,9 @@
 // pm_getFeeQuoteOrData's params[2] for v0.7/v0.8): Pimlico's ERC-7677 context names the fee token `token`, and that
 // alone selects ERC20 mode; `mode: "ERC20"` with tokenInfo.feeTokenAddress (the mode object's spelling) is read too.
 import { invalidParams } from "../errors";
-import { MAX_TOKEN_LIST, type TokenInfo } from "../schemas/rpc/mode";
+import type { TokenInfo } from "../schemas/rpc/mode";
 import { parseContextMode } from "./mode";
+import { limitTokenList } from "./tokenListLimit";
 
 export interface TokenMode {
   mode: "ERC20";
@@ -43,9 +44,4 @@ export function parseQuoteContext(value: unknown, where: string): { expirySecond
   }
   limitTokenList(context.tokenList, `${where}.tokenList`);
   return { expirySeconds, selection: { tokenList: context.tokenList } };
-}
-
-/** A quote's tokenList names at most MAX_TOKEN_LIST tokens: more is a malformed request, not a bigger quote. */
-export function limitTokenList(list: readonly unknown[] | null | undefined, label: string): void {
-  if (list && list.length > MAX_TOKEN_LIST) throw invalidParams(`${label} may name at most ${MAX_TOKEN_LIST} tokens`);
 }

@@ -1,7 +1,7 @@
 import { type Address, type Hex, maxUint64, maxUint256, numberToHex } from "viem";
+import type { LaterEntryPointVersion } from "../bindings/entryPoints/versions";
 import { invalidParams } from "../errors";
 import { PartialUserOperationV07 as PartialUserOperationV07Schema } from "../schemas/rpc/userOperationV07";
-import type { LaterEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import { MAX_GAS } from "../sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import { inRange } from "./params";

@@ -11,10 +11,10 @@ import {
   type PublicClient,
   parseAbi,
 } from "viem";
+import { entryPointAbi } from "../bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../bindings/entryPoints/entryPointV07";
+import type { KnownEntryPointVersion } from "../bindings/entryPoints/versions";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import { entryPointAbi } from "../sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../sponsorship/entryPoints/entryPointV07";
-import type { KnownEntryPointVersion } from "../sponsorship/entryPoints/versions";
 import type { OperationEvent } from "../storage/settlement";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });

@@ -4,9 +4,10 @@
 // and ends `validityBlocks` after it. Nothing else ever sets the bit: a window in seconds that has it is refused before
 // signing (`requireWindowUnit`), and so is a window in blocks that lacks it on either side, which the EntryPoint would
 // read as seconds (validUntil's bit alone would make it valid for millions of years).
+
+import type { SigningWindow } from "../bindings/paymasters/paymasterKind";
 import { chainHeadOf } from "../chain/chainHead";
 import type { SponsoringChain } from "../chain/sponsoringChains";
-import type { SigningWindow } from "./paymasters/paymasterKind";
 import type { SponsorshipSetup } from "./setup";
 
 /** Bit 47: both ends of a window have it set when they are block numbers. Unix seconds stay far below it. */

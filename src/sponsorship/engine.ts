@@ -1,20 +1,20 @@
-// The sponsorship engine: one operation, one EntryPoint version (src/sponsorship/entryPoints/entryPointVersion.ts), one
-// of our paymasters (src/sponsorship/paymasters/paymasterKind.ts). The kind's rules decide, the paymaster's hash is
+// The sponsorship engine: one operation, one EntryPoint version (src/bindings/entryPoints/entryPointVersion.ts), one
+// of our paymasters (src/bindings/paymasters/paymasterKind.ts). The kind's rules decide, the paymaster's hash is
 // the version's prefix and the kind's terms, and the answer is recorded before it is given out (decideSignRecord.ts).
 // Every RPC path signs through here; a new version or kind is an implementation of its interface, nothing more.
 import type { Address, Hex } from "viem";
 import { keccakOfWords } from "../abi/abiWords";
-import type { Signer } from "../chain/signer";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../bindings/entryPoints/entryPointV09";
+import type { EntryPointVersion } from "../bindings/entryPoints/entryPointVersion";
+import type { PaymasterKind, SigningWindow } from "../bindings/paymasters/paymasterKind";
 import type { SponsoringChain } from "../chain/sponsoringChains";
+import type { Signer } from "../signer/signer";
 import type { SignatureCommitments } from "../storage/signatureCommitments";
 import type { SponsorshipLog } from "../storage/sponsorships";
 import { planBlockWindow, requireWindowUnit } from "./blockWindow";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
-import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "./entryPoints/entryPointV09";
-import type { EntryPointVersion } from "./entryPoints/entryPointVersion";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
-import type { PaymasterKind, SigningWindow } from "./paymasters/paymasterKind";
 import type { Rule } from "./rule";
 import type { SponsorshipSetup } from "./setup";
 

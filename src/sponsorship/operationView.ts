@@ -2,8 +2,8 @@
 // through this view (sender, nonce, callData, whether it deploys an account, its worst-case cost, its webhook JSON),
 // so a rule written once decides v0.6, v0.7 and v0.8 operations alike.
 import type { Address, Hex } from "viem";
-import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "./entryPoints/prefund";
-import { isEip7702Marker } from "./entryPoints/userOperationV07";
+import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../bindings/entryPoints/prefund";
+import { isEip7702Marker } from "../bindings/entryPoints/userOperationV07";
 import { FEE_FIELDS, GAS_LIMIT_FIELDS, type PartialUserOperation } from "./partialUserOperation";
 import type { EntryPointVersion, PartialUserOperationV07, SponsoredUserOperation } from "./partialUserOperationV07";
 

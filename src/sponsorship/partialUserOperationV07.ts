@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
+import type { Eip7702Authorization } from "../bindings/entryPoints/userOperationV07";
 import type { LaterEntryPointVersion } from "../config";
-import type { Eip7702Authorization } from "./entryPoints/userOperationV07";
 import type { PartialUserOperation } from "./partialUserOperation";
 
 /**

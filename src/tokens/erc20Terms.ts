@@ -1,12 +1,12 @@
 // ERC20 mode's checks and terms before anything is signed or quoted (docs/erc20-mode.md): the chain's token paymaster,
 // the fee token asked for, its price now, the signing window, and the sender's balance.
 import { type Address, erc20Abi, formatUnits, zeroAddress } from "viem";
+import type { TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
 import { chainClient } from "../chain/chainClient";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
 import type { TokenInfo } from "../schemas/rpc/mode";
-import type { TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import { readTokenPrice, tokenName } from "./price";
 import { feeTerms } from "./quote";
 

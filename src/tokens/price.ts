@@ -17,11 +17,11 @@ import {
   zeroAddress,
 } from "viem";
 import { aggregatorAbi } from "../abi/aggregatorAbi";
+import { oracleExchangeRate, PRICE_SOURCE, type PriceSource } from "../bindings/paymasters/tokenPaymasterAndData";
 import { CHAIN_RPC_TIMEOUT_MS, chainClient } from "../chain/chainClient";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { TokenConfig } from "../config";
 import { describeTransportError } from "../gasEstimation/gasEstimationErrors";
-import { oracleExchangeRate, PRICE_SOURCE, type PriceSource } from "../sponsorship/paymasters/tokenPaymasterAndData";
 
 export interface TokenPrice {
   priceSource: PriceSource;

@@ -2,9 +2,9 @@
 // before choosing a token (docs/erc20-mode.md, 'Quotes and charges'). The quote's maximum is the contract's own
 // maxTokenCost, to the base unit.
 import { type Address, formatUnits } from "viem";
+import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../sponsorship/paymasters/tokenPaymasterAndData";
 import type { TokenPrice } from "./price";
 
 /** The gas fields a maximum charge depends on. */

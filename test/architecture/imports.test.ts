@@ -196,6 +196,7 @@ const LAYERS: { name: string; members: string[] }[] = [
     name: "services",
     members: [
       "src/chain/",
+      "src/signer/",
       "src/gasEstimation/",
       "src/tokens/",
       "src/settlement/",
@@ -205,7 +206,7 @@ const LAYERS: { name: string; members: string[] }[] = [
       "src/logging/",
     ],
   },
-  { name: "bindings", members: ["src/sponsorship/entryPoints/", "src/sponsorship/paymasters/", "src/abi/"] },
+  { name: "bindings", members: ["src/bindings/", "src/abi/"] },
   { name: "storage", members: ["src/storage/"] },
   { name: "configuration", members: ["src/config.ts", "src/keyFile.ts", "src/context.ts", "src/runtimeSupport.ts"] },
   { name: "schemas", members: ["src/schemas/"] },
@@ -260,12 +261,12 @@ function rulesFor(edges: readonly ImportEdge[]): Rule[] {
       refuses: (edge) => isValueImport(edge) && edge.target !== undefined && runners.has(edge.target),
     },
     {
-      name: "the bindings (entryPoints/, paymasters/, src/abi/) import only libraries, each other and the contracts' artifacts",
-      appliesTo: inside("src/sponsorship/entryPoints/", "src/sponsorship/paymasters/", "src/abi/"),
+      name: "the bindings (src/bindings/, src/abi/) import only libraries, each other and the contracts' artifacts",
+      appliesTo: inside("src/bindings/", "src/abi/"),
       refuses: (edge) =>
         isValueImport(edge) &&
         edge.target?.startsWith("src/") === true &&
-        !inside("src/sponsorship/entryPoints/", "src/sponsorship/paymasters/", "src/abi/")(edge.target),
+        !inside("src/bindings/", "src/abi/")(edge.target),
     },
     {
       name: "src/storage/ imports only libraries, other storage files, src/schemas/, src/config.ts types and error classes",
@@ -308,25 +309,26 @@ function rulesFor(edges: readonly ImportEdge[]): Rule[] {
 }
 
 /**
- * The folder a file counts in for the cycle check: its folder under src/ (entryPoints/ and paymasters/ their own,
- * rules/ with the engine, every schemas/ subfolder with src/schemas/), or the file itself at the top of src/.
+ * The folder a file counts in for the cycle check: its top folder under src/, as a plain directory (every subfolder
+ * with it: rules/ with the engine, entryPoints/ and paymasters/ with the bindings, schemas/'s with src/schemas/), or
+ * the file itself at the top of src/.
  */
 function folderOf(file: string): string {
   const parts = file.split("/");
   if (parts.length === 2) return file;
-  if (parts[1] === "sponsorship" && (parts[2] === "entryPoints" || parts[2] === "paymasters")) {
-    return `src/sponsorship/${parts[2]}/`;
-  }
   return `src/${parts[1]}/`;
 }
 
-/** Folder → the folders it imports by value, each with one import that makes the edge (to name it in a failure). */
-function folderGraph(edges: readonly ImportEdge[]): Map<string, Map<string, ImportEdge>> {
+/** Node → the nodes it imports by value, each with one import that makes the edge (to name it in a failure). */
+function valueGraph(
+  edges: readonly ImportEdge[],
+  nodeOf: (file: string) => string,
+): Map<string, Map<string, ImportEdge>> {
   const graph = new Map<string, Map<string, ImportEdge>>();
   for (const edge of edges) {
     if (!isValueImport(edge) || edge.target === undefined || !edge.target.startsWith("src/")) continue;
-    const from = folderOf(edge.from);
-    const to = folderOf(edge.target);
+    const from = nodeOf(edge.from);
+    const to = nodeOf(edge.target);
     if (from === to) continue;
     const out = graph.get(from) ?? new Map<string, ImportEdge>();
     if (!out.has(to)) out.set(to, edge);
@@ -335,15 +337,14 @@ function folderGraph(edges: readonly ImportEdge[]): Map<string, Map<string, Impo
   return graph;
 }
 
-/** Every cycle between folders found by a depth-first walk, each as its folders in order and the imports that close it. */
-function folderCycles(edges: readonly ImportEdge[]): string[] {
-  const graph = folderGraph(edges);
+/** Every cycle of the graph found by a depth-first walk, each as its nodes in order and the imports that close it. */
+function cyclesOf(graph: Map<string, Map<string, ImportEdge>>): string[] {
   const cycles: string[] = [];
   const done = new Set<string>();
   const onPath: string[] = [];
-  const walk = (folder: string) => {
-    onPath.push(folder);
-    for (const next of graph.get(folder)?.keys() ?? []) {
+  const walk = (node: string) => {
+    onPath.push(node);
+    for (const next of graph.get(node)?.keys() ?? []) {
       const at = onPath.indexOf(next);
       if (at >= 0) {
         const loop = [...onPath.slice(at), next];
@@ -356,11 +357,16 @@ function folderCycles(edges: readonly ImportEdge[]): string[] {
       }
     }
     onPath.pop();
-    done.add(folder);
+    done.add(node);
   };
-  for (const folder of [...graph.keys()].sort()) if (!done.has(folder)) walk(folder);
+  for (const node of [...graph.keys()].sort()) if (!done.has(node)) walk(node);
   return cycles;
 }
+
+/** Cycles between the folders of src/ as plain directories. */
+const folderCycles = (edges: readonly ImportEdge[]) => cyclesOf(valueGraph(edges, folderOf));
+/** Cycles between single files, which a folder check cannot see inside one folder. */
+const fileCycles = (edges: readonly ImportEdge[]) => cyclesOf(valueGraph(edges, (file) => file));
 
 interface Violation {
   edge: ImportEdge;
@@ -478,7 +484,7 @@ test("a new violation fails with its file and import, whatever the allow-list ho
     ...importsOf("src/chain/extra.ts", 'import { localChain } from "../devChain/localChain";', () => false),
     ...importsOf("src/sponsorship/rules/extra.ts", 'import { CHEAP_RULES } from "../ruleList";', () => false),
     ...importsOf(
-      "src/sponsorship/entryPoints/extra.ts",
+      "src/bindings/entryPoints/extra.ts",
       'import { chainClient } from "../../chain/chainClient";',
       () => false,
     ),
@@ -503,8 +509,8 @@ test("a new violation fails with its file and import, whatever the allow-list ho
     'src/chain/extra.ts:1 imports "../devChain/localChain" (localChain): breaks "a value import goes to its own layer or a lower one (LAYERS)"',
     'src/chain/extra.ts:1 imports "../devChain/localChain" (localChain): breaks "src/devChain/ is imported by value only by src/main.ts, src/cli/ and itself"',
     'src/sponsorship/rules/extra.ts:1 imports "../ruleList" (CHEAP_RULES): breaks "src/sponsorship/rules/ never imports by value what runs the rules (an engine file that imports a rule)"',
-    'src/sponsorship/entryPoints/extra.ts:1 imports "../../chain/chainClient" (chainClient): breaks "a value import goes to its own layer or a lower one (LAYERS)"',
-    'src/sponsorship/entryPoints/extra.ts:1 imports "../../chain/chainClient" (chainClient): breaks "the bindings (entryPoints/, paymasters/, src/abi/) import only libraries, each other and the contracts\' artifacts"',
+    'src/bindings/entryPoints/extra.ts:1 imports "../../chain/chainClient" (chainClient): breaks "a value import goes to its own layer or a lower one (LAYERS)"',
+    'src/bindings/entryPoints/extra.ts:1 imports "../../chain/chainClient" (chainClient): breaks "the bindings (src/bindings/, src/abi/) import only libraries, each other and the contracts\' artifacts"',
   ]);
 
   assert.equal(violations(synthetic).length, broken.length, "nothing on the allow-list excuses these");
@@ -541,6 +547,27 @@ test("what the rules let through: libraries, storage's own files, config types, 
 
 test("no cycle between folders through value imports (type-only imports do not count)", () => {
   assert.deepEqual(folderCycles(srcEdges), []);
+});
+
+test("no cycle between files through value imports", () => {
+  assert.deepEqual(fileCycles(srcEdges), []);
+});
+
+test("a cycle between two files of one folder is named; a cycle between subfolders of one folder is one between plain directories", () => {
+  const inOneFolder = [
+    ...importsOf("src/rpc/a.ts", 'import { b } from "./b";', () => false),
+    ...importsOf("src/rpc/b.ts", 'import { a } from "./a";', () => false),
+  ];
+  assert.deepEqual(folderCycles(inOneFolder), []);
+  assert.deepEqual(fileCycles(inOneFolder), [
+    'src/rpc/a.ts → src/rpc/b.ts → src/rpc/a.ts (src/rpc/a.ts:1 imports "./b"; src/rpc/b.ts:1 imports "./a")',
+  ]);
+  const acrossFolders = [
+    ...importsOf("src/bindings/x.ts", 'import { y } from "../chain/y";', () => false),
+    ...importsOf("src/chain/y.ts", 'import { x } from "../bindings/entryPoints/x";', () => false),
+  ];
+  assert.equal(folderCycles(acrossFolders).length, 1);
+  assert.match(folderCycles(acrossFolders)[0] as string, /^src\/bindings\/ → src\/chain\/ → src\/bindings\//);
 });
 
 test("a cycle between folders is named with the imports that close it; a type-only import makes none", () => {

@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Abi, AbiParameter } from "viem";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import {
   entryPointArtifact,
   loadArtifact,
   simpleAccountArtifact,
   simpleAccountFactoryArtifact,
   verifyingPaymasterArtifact,
-} from "../../src/sponsorship/paymasters/artifacts";
+} from "../../src/bindings/paymasters/artifacts";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 
 function typeOf(parameter: AbiParameter): string {
   if (!parameter.type.startsWith("tuple")) return parameter.type;

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther } from "viem";
+import { signerSetAbi } from "../../src/bindings/paymasters/signerSet";
 import { REQUIRED_STAKE_WEI, REQUIRED_UNSTAKE_DELAY_SECONDS } from "../../src/chain/stakeRequirement";
 import { withLocalChain } from "../../src/devChain/localChain";
-import { signerSetAbi } from "../../src/sponsorship/paymasters/signerSet";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { startTestApp, type TestApp } from "../helpers/app";

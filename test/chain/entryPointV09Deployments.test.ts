@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { keccak256, size } from "viem";
+import { ENTRY_POINT_V09_ADDRESS } from "../../src/bindings/entryPoints/entryPointV09";
 import {
   ENTRY_POINT_V09_INIT_CODE_HASH,
   entryPointV09Stack,
   SIMPLE_7702_ACCOUNT_V09_ADDRESS,
   SIMPLE_ACCOUNT_FACTORY_V09_ADDRESS,
 } from "../../src/devChain/entryPointV09Deployments";
-import { ENTRY_POINT_V09_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV09";
 
 // The init code is what identifies the v0.9.0 release: its runtime code differs per chain (EIP-712 immutables), and
 // the npm rc.1 artifacts hash to something else (0xcd4869…), so a swapped file must fail here.

@@ -7,13 +7,13 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { bytesToHex, concat, encodeAbiParameters, getAddress, type Hex, keccak256 } from "viem";
 import { getUserOperationHash } from "viem/account-abstraction";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/bindings/entryPoints/userOpHash";
 import {
   decodeVerifyingPaymasterAndData,
   encodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
-} from "../../src/sponsorship/paymasters/paymasterAndData";
+} from "../../src/bindings/paymasters/paymasterAndData";
 import { randomAddress, randomHexBytes, randomUint } from "../helpers/randomAbiValues";
 
 function randomOperation(): UserOperation {

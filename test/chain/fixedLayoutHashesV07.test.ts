@@ -11,22 +11,18 @@ import {
   type PackedUserOperationSignedFields,
   packAccountGasLimits,
   packGasFees,
-} from "../../src/sponsorship/entryPoints/packedUserOperation";
+} from "../../src/bindings/entryPoints/packedUserOperation";
 import {
   type EntryPointVersionV07,
   getUserOpHashV07,
   type UserOperationV07,
-} from "../../src/sponsorship/entryPoints/userOperationV07";
+} from "../../src/bindings/entryPoints/userOperationV07";
 import {
   encodeVerifyingPaymasterDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
-import {
-  MAX_PRICE_MARKUP,
-  MIN_PRICE_MARKUP,
-  PRICE_SOURCE,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
-import { getTokenPaymasterHashV07 } from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../src/bindings/paymasters/paymasterAndDataV07";
+import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, PRICE_SOURCE } from "../../src/bindings/paymasters/tokenPaymasterAndData";
+import { getTokenPaymasterHashV07 } from "../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import { randomAddress, randomHexBytes, randomInt, randomUint } from "../helpers/randomAbiValues";
 
 /** 32 random bytes as hex, in upper case one time in three (a client's packed word may come either way). */

@@ -17,6 +17,9 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
 import { chainClient } from "../../src/chain/chainClient";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
 import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
@@ -37,9 +40,6 @@ import {
 } from "../../src/gasEstimation/gasEstimationSimulation";
 import { DUMMY_SIGNATURE, stubPaymasterAndData } from "../../src/gasEstimation/gasEstimationStub";
 import { preVerificationGasFor, preVerificationGasFormula } from "../../src/gasEstimation/preVerificationGas";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { entryPointArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import {
   anvilKeys,
   depositOn,

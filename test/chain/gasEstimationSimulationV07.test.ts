@@ -32,27 +32,27 @@ import {
 } from "viem";
 import { type SmartAccount, toSimple7702SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { packUserOperation, type UserOperationV07 } from "../../src/bindings/entryPoints/userOperationV07";
+import type { PaymasterGasLimits } from "../../src/bindings/paymasters/paymasterAndDataV07";
+import {
+  encodeVerifyingPaymasterDataV07,
+  getVerifyingPaymasterHashV07,
+} from "../../src/bindings/paymasters/paymasterAndDataV07";
+import { tokenPaymasterGasLimits } from "../../src/bindings/paymasters/token";
+import {
+  encodeTokenPaymasterData,
+  PRICE_SOURCE,
+  type TokenFeeTerms,
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
+import { getTokenPaymasterHashV07 } from "../../src/bindings/paymasters/tokenPaymasterAndDataV07";
+import { paymasterGasLimitsV07 } from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
 import type { LaterEntryPointVersion } from "../../src/config";
 import { LOCAL_TEST_TOKEN_ADDRESS } from "../../src/devChain/tokenDeployment";
 import { withMargin } from "../../src/gasEstimation/gasEstimation";
 import { EstimationUnavailableError, OperationRevertedError } from "../../src/gasEstimation/gasEstimationErrors";
 import { simulateOperationGasV07 } from "../../src/gasEstimation/gasEstimationSimulationV07";
 import { DUMMY_SIGNATURE } from "../../src/gasEstimation/gasEstimationStub";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { packUserOperation, type UserOperationV07 } from "../../src/sponsorship/entryPoints/userOperationV07";
-import type { PaymasterGasLimits } from "../../src/sponsorship/paymasters/paymasterAndDataV07";
-import {
-  encodeVerifyingPaymasterDataV07,
-  getVerifyingPaymasterHashV07,
-} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
-import { tokenPaymasterGasLimits } from "../../src/sponsorship/paymasters/token";
-import {
-  encodeTokenPaymasterData,
-  PRICE_SOURCE,
-  type TokenFeeTerms,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
-import { getTokenPaymasterHashV07 } from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
-import { paymasterGasLimitsV07 } from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 

@@ -19,12 +19,12 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../src/chain/signer";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { createSigner } from "../../src/signer/signer";
 import {
   anvilKeys,
   depositOn,

@@ -7,6 +7,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { type ChainConfig, ConfigError, loadConfig } from "../../src/config";
 import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
 import {
@@ -22,7 +23,6 @@ import {
   LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
   LOCAL_TOKEN_PAYMASTER_V07_STAKE,
 } from "../../src/devChain/localTokenPaymastersV07";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 
 const depositInfoAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",

@@ -6,7 +6,7 @@ import {
   encodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
   VERIFYING_PAYMASTER_AND_DATA_LENGTH,
-} from "../../src/sponsorship/paymasters/paymasterAndData";
+} from "../../src/bindings/paymasters/paymasterAndData";
 import { vectorContext, vectorHash, vectorSignature, vectorUserOp } from "./vector";
 
 test("the vector's callData uses the Biconomy v2 execute_ncC selector", () => {

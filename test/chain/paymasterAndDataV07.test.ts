@@ -8,7 +8,7 @@ import {
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../src/sponsorship/entryPoints/packedUserOperation";
+} from "../../src/bindings/entryPoints/packedUserOperation";
 import {
   decodeVerifyingPaymasterAndDataV07,
   encodeVerifyingPaymasterAndDataV07,
@@ -16,7 +16,7 @@ import {
   getVerifyingPaymasterHashV07,
   VERIFYING_PAYMASTER_AND_DATA_V07_LENGTH,
   type VerifyingPaymasterDataV07,
-} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
+} from "../../src/bindings/paymasters/paymasterAndDataV07";
 
 const signature: Hex = `0x${"ab".repeat(64)}1b`;
 const data: VerifyingPaymasterDataV07 = {

@@ -9,6 +9,8 @@ import path from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, size } from "viem";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { TOKEN_PAYMASTER_AND_DATA_LENGTH } from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import {
@@ -22,8 +24,6 @@ import {
   preVerificationGasFor,
   preVerificationGasFormula,
 } from "../../src/gasEstimation/preVerificationGas";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { TOKEN_PAYMASTER_AND_DATA_LENGTH } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 
 type AltoPvg = (args: { userOp: UserOperation; supportsEip7623: boolean; config: Record<string, unknown> }) => bigint;
 

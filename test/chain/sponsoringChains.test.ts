@@ -2,6 +2,8 @@
 // request's EntryPoint address: its version and our paymaster for it, or a reason that names what is missing.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { LOCAL_ENTRY_POINT_STACKS, LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
 import {
   type EntryPointAnswer,
@@ -12,8 +14,6 @@ import {
   sponsoringChains,
 } from "../../src/chain/sponsoringChains";
 import type { ChainConfig, TokenConfig } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 
 const V06_PAYMASTER = "0x00000000000000000000000000000000000000a6";
 const V06_TOKEN_PAYMASTER = "0x00000000000000000000000000000000000000b6";

@@ -5,7 +5,7 @@ import {
   testTokenArtifact,
   tokenPaymasterArtifact,
   tokenPaymasterV07Artifact,
-} from "../../src/sponsorship/paymasters/tokenArtifacts";
+} from "../../src/bindings/paymasters/tokenArtifacts";
 
 test("the ERC20-mode artifacts carry deployable bytecode, and each ABI module matches its JSON artifact", async () => {
   for (const artifact of [

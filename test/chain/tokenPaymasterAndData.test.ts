@@ -26,7 +26,7 @@ import {
   TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS,
   type TokenHashContext,
   tokenAmountForWei,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import { vectorSignature, vectorUserOp } from "./vector";
 
 const paymaster: Address = "0x00000f7365ca6c59a2c93719ad53d567ed49c14c";

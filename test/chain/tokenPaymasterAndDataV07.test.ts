@@ -8,12 +8,12 @@ import {
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../src/sponsorship/entryPoints/packedUserOperation";
+} from "../../src/bindings/entryPoints/packedUserOperation";
 import {
   encodeTokenPaymasterAndData,
   encodeTokenPaymasterData,
   PRICE_SOURCE,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   encodeTokenPaymasterAndDataV07,
@@ -25,7 +25,7 @@ import {
   type TokenHashContextV07,
   type TokenPaymasterDataV07,
   tokenChargeV07,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 
 const signature: Hex = `0x${"ab".repeat(64)}1b`;
 const data: TokenPaymasterDataV07 = {

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Hex } from "viem";
 import { getUserOperationHash } from "viem/account-abstraction";
-import { ENTRY_POINT_V09_ADDRESS, paymasterSignatureSuffix } from "../../src/sponsorship/entryPoints/entryPointV09";
+import { ENTRY_POINT_V09_ADDRESS, paymasterSignatureSuffix } from "../../src/bindings/entryPoints/entryPointV09";
 import {
   getUserOpHashV07,
   packUserOperation,
   type UserOperationV07,
-} from "../../src/sponsorship/entryPoints/userOperationV07";
+} from "../../src/bindings/entryPoints/userOperationV07";
 
 const op: UserOperationV07 = {
   sender: "0x1111111111111111111111111111111111111111",

@@ -8,13 +8,13 @@ import {
   ENTRY_POINT_V07_ADDRESS,
   ENTRY_POINT_V08_ADDRESS,
   entryPointV07Abi,
-} from "../../src/sponsorship/entryPoints/entryPointV07";
+} from "../../src/bindings/entryPoints/entryPointV07";
 import {
   type EntryPointVersionV07,
   getUserOpHashV07,
   packUserOperation,
   type UserOperationV07,
-} from "../../src/sponsorship/entryPoints/userOperationV07";
+} from "../../src/bindings/entryPoints/userOperationV07";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { deployEntryPointStack } from "../helpers/entryPointsV07";
 

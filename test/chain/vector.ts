@@ -1,8 +1,8 @@
 // The test vector of docs/contracts.md, 'Test vector': checked on anvil against the hosted service's own verifying
 // paymaster contract and the real EntryPoint v0.6, so it pins our layout and hash to theirs.
 import { encodeFunctionData, type Hex, parseAbi } from "viem";
-import type { UserOperationSignedFields } from "../../src/sponsorship/entryPoints/userOperation";
-import type { VerifyingHashContext } from "../../src/sponsorship/paymasters/paymasterAndData";
+import type { UserOperationSignedFields } from "../../src/bindings/entryPoints/userOperation";
+import type { VerifyingHashContext } from "../../src/bindings/paymasters/paymasterAndData";
 
 export const vectorSignerKey: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 

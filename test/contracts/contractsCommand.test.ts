@@ -8,11 +8,11 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/bindings/paymasters/ourPaymasters";
 import { CREATE2_PROXY_ADDRESS, create2Address } from "../../src/chain/create2";
 import { entryPointStack } from "../../src/devChain/entryPointV07Deployments";
 import { deployCreate2Batch } from "../../src/devChain/localBatch";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/sponsorship/paymasters/ourPaymasters";
 import { embeddedEnv } from "../helpers/service";
 import { anvilKeys, type LocalChain, startLocalChain } from "./fixtures";
 

@@ -21,17 +21,17 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
-import { createSigner, type Signer } from "../../src/chain/signer";
-import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
-import { addVerifyingPaymasterSigner, type ChainClients, deployLocalStack } from "../../src/devChain/localDeployment";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
-} from "../../src/sponsorship/paymasters/paymasterAndData";
+} from "../../src/bindings/paymasters/paymasterAndData";
+import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
+import { addVerifyingPaymasterSigner, type ChainClients, deployLocalStack } from "../../src/devChain/localDeployment";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { createSigner, type Signer } from "../../src/signer/signer";
 import { type Anvil, type AnvilOptions, startAnvil } from "../helpers/anvil";
 
 /** anvil's default funded accounts (mnemonic "test test ... junk"), by the role each plays here. */

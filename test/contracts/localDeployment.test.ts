@@ -3,6 +3,14 @@ import { performance } from "node:perf_hooks";
 import { test } from "node:test";
 import { type Address, parseAbi, size } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import {
+  entryPointArtifact,
+  verifyingPaymasterArtifact,
+  verifyingPaymasterV07Artifact,
+  verifyingPaymasterV09Artifact,
+} from "../../src/bindings/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import {
   ANVIL_FIRST_ACCOUNT,
@@ -17,14 +25,6 @@ import {
   deployLocalStack,
 } from "../../src/devChain/localDeployment";
 import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import {
-  entryPointArtifact,
-  verifyingPaymasterArtifact,
-  verifyingPaymasterV07Artifact,
-  verifyingPaymasterV09Artifact,
-} from "../../src/sponsorship/paymasters/artifacts";
-import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
 test("the npm EntryPoint bytecode yields the canonical v0.6 address through the CREATE2 deployer", () => {

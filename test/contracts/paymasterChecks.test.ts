@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { encodeFunctionData, getAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import { type CheckContext, checkChain, checkSite, type NetworkCheck } from "../../src/chain/paymasterChecks";
 import { REQUIRED_STAKE_WEI, REQUIRED_UNSTAKE_DELAY_SECONDS } from "../../src/chain/stakeRequirement";
@@ -14,7 +15,6 @@ import { addSignerToPaymasters, deployAllLocalStacks } from "../../src/devChain/
 import { tokenPaymasterV07Funding } from "../../src/devChain/localTokenPaymastersV07";
 import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
 import { deployLocalTokenStack } from "../../src/devChain/tokenDeployment";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { anvilKeys, type LocalChain, startLocalChain } from "./fixtures";
 
 let env: LocalChain;

@@ -2,6 +2,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isAddressEqual, parseEther, size } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import {
+  fixedPriceAggregatorArtifact,
+  testTokenArtifact,
+  tokenPaymasterArtifact,
+} from "../../src/bindings/paymasters/tokenArtifacts";
 import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import {
   addTokenPaymasterSigner,
@@ -15,12 +21,6 @@ import {
   mintTestTokens,
   refreshLocalPrice,
 } from "../../src/devChain/tokenDeployment";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import {
-  fixedPriceAggregatorArtifact,
-  testTokenArtifact,
-  tokenPaymasterArtifact,
-} from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys, startLocalChain } from "./fixtures";
 
 test("deploys the ERC20-mode stack at its deterministic addresses, funded and priced, then skips it", async (t) => {

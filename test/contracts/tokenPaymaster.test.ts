@@ -26,7 +26,24 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner, type Signer } from "../../src/chain/signer";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import {
+  fixedPriceAggregatorArtifact,
+  testTokenArtifact,
+  tokenPaymasterArtifact,
+} from "../../src/bindings/paymasters/tokenArtifacts";
+import {
+  encodeTokenPaymasterAndData,
+  getTokenPaymasterHash,
+  maxGasCostWithPaymaster,
+  maxTokenCost,
+  oracleExchangeRate,
+  PRICE_SOURCE,
+  TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS,
+  type TokenFeeTerms,
+  tokenAmountForWei,
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
@@ -40,24 +57,7 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import {
-  fixedPriceAggregatorArtifact,
-  testTokenArtifact,
-  tokenPaymasterArtifact,
-} from "../../src/sponsorship/paymasters/tokenArtifacts";
-import {
-  encodeTokenPaymasterAndData,
-  getTokenPaymasterHash,
-  maxGasCostWithPaymaster,
-  maxTokenCost,
-  oracleExchangeRate,
-  PRICE_SOURCE,
-  TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS,
-  type TokenFeeTerms,
-  tokenAmountForWei,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import { createSigner, type Signer } from "../../src/signer/signer";
 import {
   anvilKeys,
   failedOpOf,

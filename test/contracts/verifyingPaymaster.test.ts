@@ -13,11 +13,11 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, sign } from "viem/accounts";
-import { createSigner } from "../../src/chain/signer";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
-import { getVerifyingPaymasterHash } from "../../src/sponsorship/paymasters/paymasterAndData";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
+import { getVerifyingPaymasterHash } from "../../src/bindings/paymasters/paymasterAndData";
+import { createSigner } from "../../src/signer/signer";
 import {
   anvilKeys,
   failedOpOf,

@@ -13,8 +13,8 @@ import {
   type SmartAccount,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import type { LaterEntryPointVersion } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { anvilKeys } from "../contracts/fixtures";
 import {
   checkSponsored,

@@ -21,9 +21,9 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { buildDashboard } from "../../scripts/buildDashboard";
+import { simpleAccountFactoryArtifact } from "../../src/bindings/paymasters/artifacts";
 import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { simpleAccountFactoryArtifact } from "../../src/sponsorship/paymasters/artifacts";
 import { launchChromium, screenshotBothSizes, watchConsole } from "../helpers/browser";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
 

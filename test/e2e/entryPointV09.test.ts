@@ -31,11 +31,11 @@ import {
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/bindings/entryPoints/entryPointV09";
+import { verifyingPaymasterV09Artifact } from "../../src/bindings/paymasters/artifacts";
+import { tokenPaymasterV07Artifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/devChain/tokenDeployment";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/sponsorship/entryPoints/entryPointV09";
-import { verifyingPaymasterV09Artifact } from "../../src/sponsorship/paymasters/artifacts";
-import { tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm } from "../contracts/v07/localStacks";
 import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";

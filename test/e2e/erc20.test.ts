@@ -11,7 +11,11 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, maxUint256, parseEventLogs, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../src/chain/signer";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/bindings/entryPoints/userOpHash";
+import { tokenPaymasterArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
+import { decodeTokenPaymasterAndData, maxTokenCost } from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import type { ChainConfig } from "../../src/config";
 import { simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { deployLocalStack } from "../../src/devChain/localDeployment";
@@ -25,11 +29,7 @@ import {
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
-import { tokenPaymasterArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
-import { decodeTokenPaymasterAndData, maxTokenCost } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -26,15 +26,15 @@ import {
 } from "viem";
 import { createBundlerClient, type SmartAccount, type UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import type { LaterEntryPointVersion } from "../../src/config";
 import {
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm } from "../contracts/v07/localStacks";

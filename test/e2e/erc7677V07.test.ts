@@ -23,13 +23,13 @@ import {
 } from "viem";
 import { createBundlerClient, type UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { LaterEntryPointVersion } from "../../src/config";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+} from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
+import type { LaterEntryPointVersion } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
 import type { Dapp } from "../helpers/app";

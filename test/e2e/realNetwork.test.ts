@@ -33,18 +33,18 @@ import {
   type UserOperation,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import type { KnownEntryPointVersion } from "../../src/bindings/entryPoints/versions";
+import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/bindings/paymasters/ourPaymasters";
+import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/verifyingArtifacts";
 import { create2Address } from "../../src/chain/create2";
-import { createSigner } from "../../src/chain/signer";
 import { readChains } from "../../src/config";
 import { entryPointDeployment, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { entryPointStack } from "../../src/devChain/entryPointV07Deployments";
 import { deployCreate2Batch } from "../../src/devChain/localBatch";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import type { KnownEntryPointVersion } from "../../src/sponsorship/entryPoints/versions";
-import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/sponsorship/paymasters/ourPaymasters";
-import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/verifyingArtifacts";
+import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -19,16 +19,16 @@ import {
 } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { MANAGEMENT_PREFIX } from "../../src/app";
-import { createSigner } from "../../src/chain/signer";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { getUserOpHash } from "../../src/bindings/entryPoints/userOpHash";
+import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
+import { decodeVerifyingPaymasterAndData } from "../../src/bindings/paymasters/paymasterAndData";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { addVerifyingPaymasterSigner, deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { ADMIN_SECRET_HEADER } from "../../src/http/admin";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
-import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
-import { decodeVerifyingPaymasterAndData } from "../../src/sponsorship/paymasters/paymasterAndData";
+import { createSigner } from "../../src/signer/signer";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import {
   anvilKeys,

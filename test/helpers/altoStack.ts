@@ -8,9 +8,9 @@
 //   after(() => stack?.stop());
 import { http } from "viem";
 import { createBundlerClient, createPaymasterClient, type SmartAccount } from "viem/account-abstraction";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import type { ChainConfig, LaterEntryPointVersion } from "../../src/config";
 import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { anvilKeys } from "../contracts/fixtures";
 import { depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Alto, startAlto } from "./alto";

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import { generatePrivateKey } from "viem/accounts";
 import { buildApp, MANAGEMENT_PREFIX } from "../../src/app";
-import { createSigner } from "../../src/chain/signer";
 import { type ChainConfig, Secret } from "../../src/config";
 import type { AppContext } from "../../src/context";
+import { createSigner } from "../../src/signer/signer";
 import { createAccount } from "../../src/storage/accounts";
 import type { Database } from "../../src/storage/database";
 import type { ChannelListener } from "../../src/storage/pgListener";

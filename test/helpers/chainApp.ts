@@ -3,9 +3,9 @@
 import type { Address, Hex } from "viem";
 import { parseEther } from "viem";
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
 import type { ChainConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
 import { anvilKeys, depositOn, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import type { Dapp, TestApp } from "./app";
 import { startTestApp } from "./app";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type Address, decodeFunctionData, type Hex, isAddressEqual, type PublicClient } from "viem";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 
 interface CallFrame {
   to?: string;

@@ -1,7 +1,7 @@
 import { type Address, type Hex, toHex } from "viem";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import type { UserOperationV07 } from "../../src/bindings/entryPoints/userOperationV07";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import type { UserOperationV07 } from "../../src/sponsorship/entryPoints/userOperationV07";
 
 // User operations as a client sends them to the sponsorship endpoint (JSON numbers as strings), one builder per
 // EntryPoint version. Each fills in plain values so a test names only what it is about:

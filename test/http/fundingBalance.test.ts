@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -3,7 +3,7 @@
 // clock injected so that expiry is decided by the test. Filters, pages without gaps or repeats, stats, errors.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
+import { maxChargeWei } from "../../src/bindings/entryPoints/prefund";
 import { openCursor, releaseExpired, settleRange } from "../../src/storage/settlement";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";

@@ -2,8 +2,8 @@
 // the time window, the sender lists, and a paused paymaster's refusal, which no method reaches (mode "unknown").
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";
 import { PLAIN_GAS_FIELDS, userOpV06, userOpV07 } from "../helpers/userOps";

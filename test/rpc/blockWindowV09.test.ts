@@ -24,10 +24,10 @@ import {
   type UserOperation,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import type { ChainConfig } from "../../src/config";
 import { MAX_VALIDITY_BLOCKS } from "../../src/schemas/management/validityBlocksLimit";
 import { BLOCK_NUMBER_FLAG, BLOCK_SKEW } from "../../src/sponsorship/blockWindow";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";

@@ -19,9 +19,9 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import type { ChainConfig } from "../../src/config";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";

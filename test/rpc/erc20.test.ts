@@ -15,6 +15,17 @@ import {
   zeroAddress,
 } from "viem";
 import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { maxChargeWei } from "../../src/bindings/entryPoints/prefund";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
+import {
+  decodeTokenPaymasterAndData,
+  getTokenPaymasterHash,
+  maxTokenCost,
+  PRICE_SOURCE,
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import type { ChainConfig, TokenConfig } from "../../src/config";
 import { LOCAL_TOKENS, prepareLocalTokenStack } from "../../src/devChain/localTokens";
 import {
@@ -24,17 +35,6 @@ import {
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
 import { withWorstCaseSignatures } from "../../src/gasEstimation/gasEstimationStub";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
-import {
-  decodeTokenPaymasterAndData,
-  getTokenPaymasterHash,
-  maxTokenCost,
-  PRICE_SOURCE,
-  TOKEN_PAYMASTER_AND_DATA_LENGTH,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -19,23 +19,20 @@ import {
   size,
 } from "viem";
 import { generatePrivateKey } from "viem/accounts";
-import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
-import { createSigner } from "../../src/chain/signer";
-import type { TokenConfig } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { uint128Bytes } from "../../src/bindings/entryPoints/packedUserOperation";
 import {
   getUserOpHashV07,
   packUserOperation,
   type UserOperationV07,
-} from "../../src/sponsorship/entryPoints/userOperationV07";
-import { getUserOpHash } from "../../src/sponsorship/entryPoints/userOpHash";
+} from "../../src/bindings/entryPoints/userOperationV07";
+import { getUserOpHash } from "../../src/bindings/entryPoints/userOpHash";
 import {
   decodeTokenPaymasterAndData,
   getTokenPaymasterHash,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   getTokenPaymasterHashV07,
@@ -43,7 +40,10 @@ import {
   TOKEN_PAYMASTER_DATA_V07_LENGTH,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../src/bindings/paymasters/tokenPaymasterAndDataV07";
+import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
+import type { TokenConfig } from "../../src/config";
+import { createSigner } from "../../src/signer/signer";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { rpc } from "../helpers/dappSetup";

@@ -6,8 +6,8 @@
 // answer.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";

@@ -5,13 +5,13 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { encodeFunctionData, type Hex, parseEther, recoverMessageAddress, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig } from "../../src/config";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
 import {
   decodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
-} from "../../src/sponsorship/paymasters/paymasterAndData";
+} from "../../src/bindings/paymasters/paymasterAndData";
+import type { ChainConfig } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys, depositOn, newAccountOperation, type Sponsored, startSponsoredChain } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

@@ -28,11 +28,11 @@ import {
   type UserOperation as ViemOperation,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../src/chain/signer";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { testTokenArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
+import { tokenAmountForWei } from "../../src/bindings/paymasters/tokenPaymasterAndData";
 import { readChains } from "../../src/config";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { testTokenArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
-import { tokenAmountForWei } from "../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import { createSigner } from "../../src/signer/signer";
 import { anvilKeys } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";

@@ -17,11 +17,11 @@ import {
   type UserOperation as ViemOperation,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../src/chain/signer";
+import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
 import { readChains } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import type { UserOperation } from "../../src/sponsorship/entryPoints/userOperation";
+import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, newAccountOperation, signByAccount } from "../contracts/fixtures";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { INFINITISM, TARGET } from "../helpers/chainApp";

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { size } from "viem";
-import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
+import { worstCaseCostWei } from "../../src/bindings/entryPoints/prefund";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Hex } from "viem";
-import { ENTRY_POINT_V09_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV09";
+import { ENTRY_POINT_V09_ADDRESS } from "../../src/bindings/entryPoints/entryPointV09";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
 import { userOpV07 } from "../helpers/userOps";

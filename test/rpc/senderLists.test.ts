@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, size } from "viem";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { size } from "viem";
-import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
+import { worstCaseCostWei } from "../../src/bindings/entryPoints/prefund";
 import { etherToWei } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

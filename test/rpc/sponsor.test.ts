@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { encodeFunctionData, type Hex, parseAbi, recoverMessageAddress, size } from "viem";
-import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/devChain/deployments";
 import {
   decodeVerifyingPaymasterAndData,
   getVerifyingPaymasterHash,
-} from "../../src/sponsorship/paymasters/paymasterAndData";
+} from "../../src/bindings/paymasters/paymasterAndData";
+import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/devChain/deployments";
 import { NO_POLICIES_REASON } from "../../src/sponsorship/rules/fundingAndRules";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";

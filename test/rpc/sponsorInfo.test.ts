@@ -4,9 +4,9 @@
 // naming the field and the problem, and changes nothing.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { MAX_SPONSOR_ICON_LENGTH } from "../../src/schemas/management/sponsorIconLimit";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
 import { userOpV06, userOpV07 } from "../helpers/userOps";

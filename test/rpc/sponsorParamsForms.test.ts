@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { encodeFunctionData, type Hex, parseAbi, size } from "viem";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { decodeVerifyingPaymasterAndData } from "../../src/sponsorship/paymasters/paymasterAndData";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { decodeVerifyingPaymasterAndData } from "../../src/bindings/paymasters/paymasterAndData";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";

@@ -6,20 +6,20 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, concat, encodeFunctionData, type Hex, parseAbi, recoverMessageAddress, size } from "viem";
-import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
-import type { ChainConfig } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { uint128Bytes } from "../../src/sponsorship/entryPoints/packedUserOperation";
-import { getUserOpHashV07, packUserOperation } from "../../src/sponsorship/entryPoints/userOperationV07";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { uint128Bytes } from "../../src/bindings/entryPoints/packedUserOperation";
+import { getUserOpHashV07, packUserOperation } from "../../src/bindings/entryPoints/userOperationV07";
 import {
   decodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../src/sponsorship/paymasters/paymasterAndDataV07";
+} from "../../src/bindings/paymasters/paymasterAndDataV07";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+} from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
+import type { ChainConfig } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";

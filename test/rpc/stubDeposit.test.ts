@@ -7,15 +7,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Address, type Hex, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ChainConfig } from "../../src/config";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { maxChargeWei, POST_OP_OVERHEAD_GAS, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
-import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { maxChargeWei, POST_OP_OVERHEAD_GAS, worstCaseCostWeiV07 } from "../../src/bindings/entryPoints/prefund";
+import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+} from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
+import type { ChainConfig } from "../../src/config";
 import { weiToEther } from "../../src/sponsorship/spendingLimit";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { outboxOf, setAlerts } from "../alerts/helpers";

@@ -4,13 +4,13 @@
 // and cycles that turn at the minute, at Monday 00:00 UTC and on the 1st of the month.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { ChainConfig } from "../../src/config";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/bindings/entryPoints/prefund";
 import {
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
-} from "../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+} from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
+import type { ChainConfig } from "../../src/config";
 import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmount";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";

@@ -5,13 +5,13 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { type Address, encodeFunctionData, getContractAddress, parseAbi, parseEventLogs } from "viem";
+import { entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import { worstCaseCostWei } from "../../src/bindings/entryPoints/prefund";
+import { fixedPriceAggregatorArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import { ROUND_TTL_MS } from "../../src/chain/nativeUsdPrice";
 import type { ChainConfig } from "../../src/config";
 import { startSettlement } from "../../src/settlement/watcher";
-import { entryPointAbi } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
-import { fixedPriceAggregatorArtifact } from "../../src/sponsorship/paymasters/tokenArtifacts";
 import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmount";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys, handleOps, type Sponsored, signByAccount, startSponsoredChain } from "../contracts/fixtures";

@@ -18,6 +18,8 @@ import {
   parseEventLogs,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
+import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS } from "../../src/devChain/deployments";
 import {
   ANVIL_DEFAULT_KEYS,
@@ -26,8 +28,6 @@ import {
   type LocalChainInfo,
   readLocalChainInfo,
 } from "../../src/devChain/localChain";
-import { entryPointV07Abi } from "../../src/sponsorship/entryPoints/entryPointV07";
-import { verifyingPaymasterArtifact, verifyingPaymasterV07Artifact } from "../../src/sponsorship/paymasters/artifacts";
 import { embeddedEnv, type RunningService, runScript, startService } from "../helpers/service";
 
 const folders: string[] = [];

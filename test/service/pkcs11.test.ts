@@ -19,11 +19,11 @@ import {
   recoverMessageAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
+import { decodeVerifyingPaymasterAndData } from "../../src/bindings/paymasters/paymasterAndData";
 import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import { readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { verifyingPaymasterArtifact } from "../../src/sponsorship/paymasters/artifacts";
-import { decodeVerifyingPaymasterAndData } from "../../src/sponsorship/paymasters/paymasterAndData";
 import { embeddedEnv, type RunningService, runScript, spawnService, startService } from "../helpers/service";
 import { createSoftHsm, type SoftHsm } from "../helpers/softHsm";
 

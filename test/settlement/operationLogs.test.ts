@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { encodeErrorResult, parseAbi } from "viem";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
+import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import { sponsoringChains } from "../../src/chain/sponsoringChains";
 import type { ChainConfig } from "../../src/config";
 import { describeRevert, watchedEntryPoints } from "../../src/settlement/operationLogs";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
-import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 
 const errors = parseAbi([
   "error Error(string reason)",

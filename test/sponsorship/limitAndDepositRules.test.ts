@@ -10,10 +10,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "viem";
+import { maxChargeWei } from "../../src/bindings/entryPoints/prefund";
+import type { SignableUserOperation } from "../../src/bindings/entryPoints/v06";
 import { DepositBalances } from "../../src/chain/paymasterDeposit";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
-import { maxChargeWei } from "../../src/sponsorship/entryPoints/prefund";
-import type { SignableUserOperation } from "../../src/sponsorship/entryPoints/v06";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { depositRule, InFlightCharges, NO_RPC_REASON } from "../../src/sponsorship/rules/deposit";

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
-import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/sponsorship/entryPoints/prefund";
-import type { Eip7702Authorization } from "../../src/sponsorship/entryPoints/userOperationV07";
+import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/bindings/entryPoints/prefund";
+import type { Eip7702Authorization } from "../../src/bindings/entryPoints/userOperationV07";
 import {
   maxDepositCharge,
   type NamedDeployment,

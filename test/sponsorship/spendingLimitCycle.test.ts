@@ -2,8 +2,8 @@
 // ether and wei both ways, an operation's worst-case cost, and how usage is written in messages.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { worstCaseCostWei } from "../../src/bindings/entryPoints/prefund";
 import { CYCLE_UNITS } from "../../src/schemas/management/policyKinds";
-import { worstCaseCostWei } from "../../src/sponsorship/entryPoints/prefund";
 import { MAX_FEE, MAX_GAS } from "../../src/sponsorship/partialUserOperation";
 import {
   type CycleDuration,

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "viem";
+import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
 import type { PolicyType } from "../../src/schemas/management/policyKinds";
-import { ENTRY_POINT_V07_ADDRESS } from "../../src/sponsorship/entryPoints/entryPointV07";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, rpc } from "../helpers/dappSetup";

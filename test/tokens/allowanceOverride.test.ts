@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import type { SponsoringChain } from "../../src/chain/sponsoringChains";
 import {
   deployLocalTokenStack,
@@ -13,7 +14,6 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
 } from "../../src/devChain/tokenDeployment";
 import { toViemStateOverride } from "../../src/gasEstimation/storageOverride";
-import { ENTRY_POINT_V06_ADDRESS } from "../../src/sponsorship/entryPoints/entryPoint";
 import {
   allowanceLayout,
   allowanceOverride,

@@ -3,9 +3,9 @@
 // sits at each of our addresses), so a refusal leaves the chain as it was; a second run finds everything done and
 // sends nothing.
 import { type Address, encodeFunctionData, isAddressEqual } from "viem";
+import { signerSetAbi } from "../../bindings/paymasters/signerSet";
 import { CREATE2_PROXY_ADDRESS, CREATE2_PROXY_DEPLOYER, create2CallData } from "../../chain/create2";
 import type { ChainConfig } from "../../config";
-import { signerSetAbi } from "../../sponsorship/paymasters/signerSet";
 import { CommandError, entryPointVersions, kinds, type RawOptions, required } from "./options";
 import {
   type Node,

@@ -1,12 +1,12 @@
 // The contracts command's options, each checked once with a message naming the option and what it expects, so that a
 // mistake is refused before anything is read from or sent to a chain.
 import { type Address, getAddress, isAddress, parseEther } from "viem";
-import type { KnownEntryPointVersion } from "../../sponsorship/entryPoints/versions";
+import type { KnownEntryPointVersion } from "../../bindings/entryPoints/versions";
 import {
   OUR_ENTRY_POINT_VERSIONS,
   OUR_PAYMASTER_KINDS,
   type OurPaymasterKind,
-} from "../../sponsorship/paymasters/ourPaymasters";
+} from "../../bindings/paymasters/ourPaymasters";
 
 /** A mistake in how the command was called: exit code 2, the message and the usage. */
 export class UsageError extends Error {}

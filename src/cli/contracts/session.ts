@@ -16,9 +16,9 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { openSigner } from "../../chain/openSigner";
 import { type Config, loadConfig } from "../../config";
 import { readKeyFile } from "../../keyFile";
+import { openSigner } from "../../signer/openSigner";
 import { CommandError } from "./options";
 
 export interface Reporter {

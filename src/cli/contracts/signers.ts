@@ -2,7 +2,7 @@
 // rotation is add (the new key), move the service to it, then remove (the old key) once what it signed has been mined
 // or has expired: no signature in flight is lost. Each run reads the set first and sends only what changes it.
 import { type Address, encodeFunctionData } from "viem";
-import { signerSetAbi } from "../../sponsorship/paymasters/signerSet";
+import { signerSetAbi } from "../../bindings/paymasters/signerSet";
 import type { Node, Reporter, SentTransaction } from "./session";
 import { label, type Target } from "./targets";
 

@@ -1,12 +1,12 @@
 // Where our paymasters of one owner are on any chain: CREATE2 through the proxy, from the committed code, the
 // EntryPoint and the owner alone. What is at each address decides what a subcommand does there.
 import { type Address, type Hex, isAddressEqual, type PublicClient } from "viem";
+import type { KnownEntryPointVersion } from "../../bindings/entryPoints/versions";
+import type { Artifact } from "../../bindings/paymasters/artifacts";
+import { OUR_PAYMASTERS, type OurPaymasterKind, paymasterInitCode } from "../../bindings/paymasters/ourPaymasters";
+import { signerSetAbi } from "../../bindings/paymasters/signerSet";
 import { create2Address } from "../../chain/create2";
 import { isOurPaymasterCode } from "../../chain/paymasterCode";
-import type { KnownEntryPointVersion } from "../../sponsorship/entryPoints/versions";
-import type { Artifact } from "../../sponsorship/paymasters/artifacts";
-import { OUR_PAYMASTERS, type OurPaymasterKind, paymasterInitCode } from "../../sponsorship/paymasters/ourPaymasters";
-import { signerSetAbi } from "../../sponsorship/paymasters/signerSet";
 import { CommandError } from "./options";
 
 export interface Target {

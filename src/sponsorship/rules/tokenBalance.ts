@@ -1,10 +1,10 @@
 // ERC20 mode's one rule: the sender holds the most the token paymaster can charge the operation. It reads the chain,
-// so it lives with the rules rather than in the token paymaster's kind (src/sponsorship/paymasters/token.ts), which
+// so it lives with the rules rather than in the token paymaster's kind (src/bindings/paymasters/token.ts), which
 // only encodes and hashes.
 import type { Address } from "viem";
+import type { TokenFeeTerms } from "../../bindings/paymasters/tokenPaymasterAndData";
 import type { TokenConfig } from "../../config";
 import { erc20Outcome, requireBalance, type TokenChain } from "../../tokens/erc20Terms";
-import type { TokenFeeTerms } from "../paymasters/tokenPaymasterAndData";
 import type { Rule } from "../rule";
 
 export interface TokenBalanceCheck {

@@ -3,20 +3,20 @@
 // then paymasterAndData (signed by the service), then the account's own signature (which covers it).
 import { type Address, concat, encodeFunctionData, getAddress, type Hex, parseGwei } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { createSigner, type Signer } from "../../../src/chain/signer";
-import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
-} from "../../../src/sponsorship/entryPoints/packedUserOperation";
-import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
+} from "../../../src/bindings/entryPoints/packedUserOperation";
+import { verifyingPaymasterV07Artifact } from "../../../src/bindings/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
+} from "../../../src/bindings/paymasters/paymasterAndDataV07";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
+import { createSigner, type Signer } from "../../../src/signer/signer";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";

@@ -9,9 +9,9 @@ import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/a
 import { type Address, concat, type SignedAuthorization } from "viem";
 import type { SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../../src/chain/localAddresses";
 import type { LaterEntryPointVersion } from "../../../src/config";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
 import { anvilKeys } from "../fixtures";
 import {
   checkSponsored,

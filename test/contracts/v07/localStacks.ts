@@ -31,22 +31,22 @@ import {
 } from "viem";
 import type { SmartAccount, UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner, type Signer } from "../../../src/chain/signer";
-import type { LaterEntryPointVersion } from "../../../src/config";
-import { type LocalChain, startLocalChain } from "../../../src/devChain/localChain";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   PAYMASTER_DATA_OFFSET,
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../../src/sponsorship/entryPoints/packedUserOperation";
-import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
+} from "../../../src/bindings/entryPoints/packedUserOperation";
+import { verifyingPaymasterV07Artifact } from "../../../src/bindings/paymasters/artifacts";
 import {
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
+} from "../../../src/bindings/paymasters/paymasterAndDataV07";
+import type { LaterEntryPointVersion } from "../../../src/config";
+import { type LocalChain, startLocalChain } from "../../../src/devChain/localChain";
+import { createSigner, type Signer } from "../../../src/signer/signer";
 import { anvilKeys, type Wallet } from "../fixtures";
 
 export interface LocalStacks {

@@ -8,14 +8,14 @@ import { after, before, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import { BaseError, ContractFunctionRevertedError, type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { LaterEntryPointVersion } from "../../../src/config";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   PAYMASTER_GAS_MARGIN_PERCENT,
   PAYMASTER_POST_OP_GAS_LIMIT_V07,
   PAYMASTER_VERIFICATION_GAS_LIMIT_V07,
   paymasterGasLimitsV07,
-} from "../../../src/sponsorship/paymasters/verifyingPaymasterGasV07";
+} from "../../../src/bindings/paymasters/verifyingPaymasterGasV07";
+import type { LaterEntryPointVersion } from "../../../src/config";
 import { paymasterHookGas } from "../../helpers/paymasterHookGas";
 import { anvilKeys } from "../fixtures";
 import { checkSponsored, confirm, type LocalStacks, prepareSponsored, startLocalStacks } from "./localStacks";

@@ -15,28 +15,28 @@ import {
   parseGwei,
 } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { createSigner, type Signer } from "../../../src/chain/signer";
-import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
-import { simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
-} from "../../../src/sponsorship/entryPoints/packedUserOperation";
+} from "../../../src/bindings/entryPoints/packedUserOperation";
 import {
   fixedPriceAggregatorArtifact,
   testTokenArtifact,
   tokenPaymasterV07Artifact,
-} from "../../../src/sponsorship/paymasters/tokenArtifacts";
-import { PRICE_SOURCE, type TokenFeeTerms } from "../../../src/sponsorship/paymasters/tokenPaymasterAndData";
+} from "../../../src/bindings/paymasters/tokenArtifacts";
+import { PRICE_SOURCE, type TokenFeeTerms } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
   encodeTokenPaymasterAndDataV07,
   type GasLimitsV07,
   getTokenPaymasterHashV07,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
+import { createSigner, type Signer } from "../../../src/signer/signer";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";

@@ -7,14 +7,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Hex, parseEventLogs, type TransactionReceipt } from "viem";
-import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
-import { entryPointV07Abi } from "../../../src/sponsorship/entryPoints/entryPointV07";
-import { PRICE_SOURCE } from "../../../src/sponsorship/paymasters/tokenPaymasterAndData";
+import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
+import { PRICE_SOURCE } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
   TOKEN_PAYMASTER_GAS_MARGIN_PERCENT,
   TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
-} from "../../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import {
   approveCall,
   draftOperation,

@@ -18,25 +18,23 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../../src/chain/signer";
-import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import {
   ENTRY_POINT_V07_ADDRESS,
   ENTRY_POINT_V08_ADDRESS,
   entryPointV07Abi,
-} from "../../../src/sponsorship/entryPoints/entryPointV07";
+} from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../../src/sponsorship/entryPoints/packedUserOperation";
-import { testTokenArtifact, tokenPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/tokenArtifacts";
+} from "../../../src/bindings/entryPoints/packedUserOperation";
+import { testTokenArtifact, tokenPaymasterV07Artifact } from "../../../src/bindings/paymasters/tokenArtifacts";
 import {
   PRICE_SOURCE,
   type TokenFeeTerms,
   tokenAmountForWei,
-} from "../../../src/sponsorship/paymasters/tokenPaymasterAndData";
+} from "../../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
   decodeTokenPaymasterAndDataV07,
   encodeTokenPaymasterAndDataV07,
@@ -48,7 +46,9 @@ import {
   TOKEN_PAYMASTER_V07_POST_OP_OVERHEAD_GAS,
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
   tokenChargeV07,
-} from "../../../src/sponsorship/paymasters/tokenPaymasterAndDataV07";
+} from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { createSigner } from "../../../src/signer/signer";
 import { anvilKeys, revertOf } from "../fixtures";
 import {
   approveCall,

@@ -15,25 +15,25 @@ import {
   toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSigner } from "../../../src/chain/signer";
-import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import {
   ENTRY_POINT_V07_ADDRESS,
   ENTRY_POINT_V08_ADDRESS,
   entryPointV07Abi,
-} from "../../../src/sponsorship/entryPoints/entryPointV07";
+} from "../../../src/bindings/entryPoints/entryPointV07";
 import {
   type PackedUserOperation,
   packAccountGasLimits,
   packGasFees,
   packInitCode,
-} from "../../../src/sponsorship/entryPoints/packedUserOperation";
-import { verifyingPaymasterV07Artifact } from "../../../src/sponsorship/paymasters/artifacts";
+} from "../../../src/bindings/entryPoints/packedUserOperation";
+import { verifyingPaymasterV07Artifact } from "../../../src/bindings/paymasters/artifacts";
 import {
   decodeVerifyingPaymasterAndDataV07,
   encodeVerifyingPaymasterAndDataV07,
   getVerifyingPaymasterHashV07,
-} from "../../../src/sponsorship/paymasters/paymasterAndDataV07";
+} from "../../../src/bindings/paymasters/paymasterAndDataV07";
+import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { createSigner } from "../../../src/signer/signer";
 import { anvilKeys, latestTimestamp } from "../fixtures";
 import {
   type DraftV07,

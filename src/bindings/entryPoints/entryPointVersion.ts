@@ -4,7 +4,7 @@
 // version is one more file here and one more entry in versions.ts.
 import type { Address, Hex } from "viem";
 import type { LaterEntryPointVersion } from "../../config";
-import type { SponsoredUserOperation } from "../partialUserOperationV07";
+import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
 
 /** Where a paymaster's hash is computed: every one of our paymasters hashes the chain and itself after the operation. */
@@ -16,7 +16,7 @@ export interface PaymasterHashPlace {
 /** A paymaster's part of an operation, before the version places it (v0.6: paymasterAndData; later: apart). */
 export interface PaymasterPart {
   paymaster: Address;
-  /** The paymaster kind's encoding of its terms and signature (src/sponsorship/paymasters/paymasterKind.ts). */
+  /** The paymaster kind's encoding of its terms and signature (src/bindings/paymasters/paymasterKind.ts). */
   paymasterData: Hex;
   /** v0.9 on, parallel signing: the paymaster's signature apart from paymasterData (entryPointV09.ts). */
   paymasterSignature?: Hex;

@@ -3,9 +3,9 @@
 // the most the operation can be charged. The signature commits to the token terms, fixed before the decision (the
 // price read now, the window cut to the price's own end).
 import type { Address } from "viem";
+import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
+import type { Rule } from "../../sponsorship/rule";
 import type { EntryPointVersion } from "../entryPoints/entryPointVersion";
-import type { SponsoredUserOperation } from "../partialUserOperationV07";
-import type { Rule } from "../rule";
 import type { PaymasterGasLimits } from "./paymasterAndDataV07";
 import type { PaymasterKind } from "./paymasterKind";
 import {

@@ -2,7 +2,7 @@
 // beside the account's), packed for the hashes; our paymaster's part is paymaster + its two limits + paymasterData.
 // The two versions differ only in the user operation hash (v0.8's is EIP-712, and reads EIP-7702 authorizations).
 import type { Address } from "viem";
-import type { PartialUserOperationV07 } from "../partialUserOperationV07";
+import type { PartialUserOperationV07 } from "../../sponsorship/partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
 import type { EntryPointVersion } from "./entryPointVersion";
 import { paymasterHashPrefixWords } from "./packedUserOperation";

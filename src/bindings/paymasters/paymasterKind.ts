@@ -2,13 +2,13 @@
 // the EntryPoint version: which rules decide for it, what its signature commits to besides the operation, how its
 // data is encoded, and its own gas. One implementation per kind: verifying.ts (the dApp's deposit pays) and token.ts
 // (the sender pays in an ERC-20 token). The data's layout is the same for every version; where it goes is the
-// version's business (src/sponsorship/entryPoints/entryPointVersion.ts).
+// version's business (src/bindings/entryPoints/entryPointVersion.ts).
 import type { Hex } from "viem";
+import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
+import type { Rule } from "../../sponsorship/rule";
+import type { SponsorshipSetup } from "../../sponsorship/setup";
 import type { LedgerMode } from "../../storage/sponsorships";
 import type { EntryPointVersion } from "../entryPoints/entryPointVersion";
-import type { SponsoredUserOperation } from "../partialUserOperationV07";
-import type { Rule } from "../rule";
-import type { SponsorshipSetup } from "../setup";
 import type { PaymasterGasLimits } from "./paymasterAndDataV07";
 
 /**

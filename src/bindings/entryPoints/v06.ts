@@ -2,7 +2,7 @@
 // then the paymaster kind's data); the paymaster has no gas limits of its own, and postOp runs on the operation's
 // verificationGasLimit, which the prefund counts three times.
 import { concat, type Hex } from "viem";
-import type { PartialUserOperation } from "../partialUserOperation";
+import type { PartialUserOperation } from "../../sponsorship/partialUserOperation";
 import { ENTRY_POINT_V06_ADDRESS } from "./entryPoint";
 import type { EntryPointVersion, PaymasterPart } from "./entryPointVersion";
 import { maxChargeWei, worstCaseCostWei } from "./prefund";

@@ -4,9 +4,9 @@ import { test } from "node:test";
 import { format, inspect } from "node:util";
 import { bytesToHex, type Hex, hexToBigInt, recoverMessageAddress } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
-import { createSigner, isNativeSignerAvailable, type SignerImplementation } from "../../src/chain/signer";
-import { getVerifyingPaymasterHash } from "../../src/sponsorship/paymasters/paymasterAndData";
-import { vectorContext, vectorHash, vectorSignature, vectorSignerKey, vectorUserOp } from "./vector";
+import { getVerifyingPaymasterHash } from "../../src/bindings/paymasters/paymasterAndData";
+import { createSigner, isNativeSignerAvailable, type SignerImplementation } from "../../src/signer/signer";
+import { vectorContext, vectorHash, vectorSignature, vectorSignerKey, vectorUserOp } from "../chain/vector";
 
 const implementations: SignerImplementation[] = ["native", "viem"];
 const SECP256K1_HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;

@@ -10,9 +10,9 @@ import { format, inspect } from "node:util";
 import type * as Pkcs11 from "pkcs11js";
 import { bytesToHex, type Hex, hexToBytes, keccak256, recoverMessageAddress, toHex } from "viem";
 import { publicKeyToAddress } from "viem/accounts";
-import { Pkcs11Signer } from "../../src/chain/pkcs11Signer";
-import { loadNative, personalSignDigest, SECP256K1_ORDER } from "../../src/chain/signer";
 import { ConfigError } from "../../src/config";
+import { Pkcs11Signer } from "../../src/signer/pkcs11Signer";
+import { loadNative, personalSignDigest, SECP256K1_ORDER } from "../../src/signer/signer";
 import { createSoftHsm, type SoftHsm } from "../helpers/softHsm";
 
 const TOKEN = { label: "paymaster", pin: "4711-test" };

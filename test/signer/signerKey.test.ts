@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { loadSignerKey } from "../../src/chain/signerKey";
+import { loadSignerKey } from "../../src/signer/signerKey";
 
 const dir = mkdtempSync(path.join(tmpdir(), "paymaster-key-"));
 

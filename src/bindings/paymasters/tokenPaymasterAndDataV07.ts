@@ -9,7 +9,7 @@
 //   [53:245]  abi.encode(uint48 validUntil, uint48 validAfter, address feeToken, address oracleAggregator,
 //                        uint256 exchangeRate, uint32 priceMarkup)
 //   [245:310] signature, 65 raw bytes r,s,v
-// Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/sponsorship/paymasters/tokenPaymasterAndData.ts).
+// Bytes 52 on are the v0.6 token paymasterAndData after its address, unchanged (src/bindings/paymasters/tokenPaymasterAndData.ts).
 import { type Address, type Hex, size } from "viem";
 import { keccakOfWords } from "../../abi/abiWords";
 import type { PackedUserOperationSignedFields } from "../entryPoints/packedUserOperation";

@@ -6,8 +6,8 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { bytesToHex, hexToBytes } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ethereumSignature } from "../../src/chain/ethereumSignature";
-import { createSigner, loadNative, personalSignDigest, SECP256K1_ORDER } from "../../src/chain/signer";
+import { ethereumSignature } from "../../src/signer/ethereumSignature";
+import { createSigner, loadNative, personalSignDigest, SECP256K1_ORDER } from "../../src/signer/signer";
 
 const ORDER_BYTES = hexToBytes(`0x${SECP256K1_ORDER.toString(16)}`);
 
