@@ -56,13 +56,16 @@ export interface SimulatedGas {
   executionGas: bigint;
 }
 
-/** Storage slot of `deposits[paymaster]` in EntryPoint v0.6 (StakeManager's mapping is its first state variable). */
-function depositSlot(paymaster: Address): Hex {
-  return keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [paymaster, 0n]));
+/**
+ * Storage slot of `deposits[holder]` in every EntryPoint version: StakeManager's mapping is its first state variable
+ * (slot 0), and the deposit is the low bits of the entry's first word.
+ */
+export function depositSlot(holder: Address): Hex {
+  return keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, 0n]));
 }
 
-/** deposit = 2^100 wei in the low 112 bits; the stake fields beside it, which simulateHandleOp never reads, are zero. */
-const SIMULATED_DEPOSIT = toHex(1n << 100n, { size: 32 });
+/** deposit = 2^100 wei; the stake fields beside it (v0.6), which the simulations never read, are zero. */
+export const SIMULATED_DEPOSIT = toHex(1n << 100n, { size: 32 });
 
 type SimulationOutcome =
   | { kind: "execution"; preOpGas: bigint; paid: bigint; targetSuccess: boolean; targetResult: Hex }

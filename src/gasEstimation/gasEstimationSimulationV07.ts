@@ -25,7 +25,6 @@ import {
   ContractFunctionRevertedError,
   concat,
   decodeErrorResult,
-  encodeAbiParameters,
   encodeFunctionData,
   type Hex,
   type PublicClient,
@@ -33,10 +32,8 @@ import {
   type StateOverride,
   size,
   slice,
-  toHex,
   zeroAddress,
 } from "viem";
-import { keccak256 } from "../abi/keccak";
 import type { PackedUserOperation } from "../bindings/entryPoints/packedUserOperation";
 import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
 import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
@@ -49,7 +46,12 @@ import {
   EstimationUnavailableError,
   OperationRevertedError,
 } from "./gasEstimationErrors";
-import { SIMULATION_CALL_GAS, SIMULATION_VERIFICATION_GAS } from "./gasEstimationSimulation";
+import {
+  depositSlot,
+  SIMULATED_DEPOSIT,
+  SIMULATION_CALL_GAS,
+  SIMULATION_VERIFICATION_GAS,
+} from "./gasEstimationSimulation";
 import { type StorageOverride, toViemStateOverride } from "./storageOverride";
 
 /** What the simulation measured, before any margin. */
@@ -63,12 +65,6 @@ export interface SimulatedGasV07 {
    */
   executionGas: bigint;
 }
-
-/** deposits[holder].deposit, a whole word: StakeManager's mapping is the EntryPoint's first state variable (slot 0). */
-function depositSlot(holder: Address): Hex {
-  return keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, 0n]));
-}
-const SIMULATED_DEPOSIT = toHex(1n << 100n, { size: 32 });
 
 /** IAccountExecute: an account whose callData starts with this gets executeUserOp(userOp, userOpHash) instead. */
 const executeUserOpAbi = parseAbi([
