@@ -4,34 +4,30 @@
 // With no bundler configured for the service, a v0.7 operation it estimates and signs (Pimlico's form) is accepted by
 // Alto and mined; the same operation priced without the L1 part (the chains file saying "none") is refused.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, type Hex, hexToBigInt, parseAbi, parseEther } from "viem";
+import { type Address, type Hex, parseAbi, parseEther } from "viem";
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { readChains } from "../../src/config";
-import { createSigner } from "../../src/signer/signer";
 import { anvilKeys } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import type { Dapp, TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
-import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { appFromChainsEntry, sponsoringDapp } from "../helpers/chainsFileApp";
+import { rpc } from "../helpers/dappSetup";
 import {
   type ArbitrumChain,
   deployPaymasterStacks,
   type PaymasterStacks,
   startArbitrumChain,
 } from "../helpers/l2Chains";
+import { withAnsweredFieldsV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 42161;
 /** Alto's start has taken more than 30 s on a loaded 2-core machine. */
 const ALTO_START_TIMEOUT_MS = 120_000;
 const serviceKey = generatePrivateKey();
 const depositForAbi = parseAbi(["function depositFor(address paymasterId) payable"]);
-const folder = mkdtempSync(path.join(tmpdir(), "paymaster-l1-arbitrum-"));
 
 let chain: ArbitrumChain;
 let stacks: PaymasterStacks;
@@ -40,23 +36,10 @@ let priced: { t: TestApp; dapp: Dapp };
 let unaware: { t: TestApp; dapp: Dapp };
 
 async function service(extra: Record<string, unknown>) {
-  const file = path.join(folder, `chains-${Math.random()}.json`);
-  const entry = {
-    chainId: CHAIN_ID,
-    name: "Arbitrum One (anvil)",
-    rpcUrl: chain.anvil.rpcUrl,
-    entryPoints: { "0.7": { verifyingPaymaster: stacks.later["0.7"].verifyingPaymaster } },
-    ...extra,
-  };
-  writeFileSync(file, JSON.stringify([entry]));
-  const t = await startTestApp({ signer: createSigner(serviceKey), chains: readChains(file) });
-  const dapp = await fundedDapp(t, {
-    dapp: { chainId: CHAIN_ID },
-    fundingKey: anvilKeys.fundingWallet,
-    walletDeployment: true,
-    contract: { address: TARGET },
-  });
-  return { t, dapp };
+  const entryPoints = { "0.7": { verifyingPaymaster: stacks.later["0.7"].verifyingPaymaster } };
+  const entry = { chainId: CHAIN_ID, name: "Arbitrum One (anvil)", rpcUrl: chain.anvil.rpcUrl, entryPoints, ...extra };
+  const t = await appFromChainsEntry(entry, serviceKey);
+  return { t, dapp: await sponsoringDapp(t, CHAIN_ID) };
 }
 
 before(async () => {
@@ -129,17 +112,7 @@ async function sponsoredOperation(app: { t: TestApp; dapp: Dapp }) {
   ]);
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   const result = reply.body.result as Record<string, Hex>;
-  const full: UserOperation<"0.7"> = {
-    ...op,
-    callGasLimit: hexToBigInt(result.callGasLimit as Hex),
-    verificationGasLimit: hexToBigInt(result.verificationGasLimit as Hex),
-    preVerificationGas: hexToBigInt(result.preVerificationGas as Hex),
-    paymaster: result.paymaster as Address,
-    paymasterData: result.paymasterData as Hex,
-    paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
-    paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
-    signature: "0x",
-  };
+  const full: UserOperation<"0.7"> = withAnsweredFieldsV07(op, result);
   return { ...full, signature: await account.signUserOperation(full) };
 }
 

@@ -1,4 +1,4 @@
-import { type Address, type Hex, toHex } from "viem";
+import { type Address, type Hex, hexToBigInt, toHex } from "viem";
 import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
 import type { UserOperationV07 } from "../../src/bindings/entryPoints/userOperationV07";
 import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
@@ -126,5 +126,24 @@ export function withAnsweredGas<Op extends object>(op: Op, answer: Record<string
     preVerificationGas: BigInt(answer.preVerificationGas as string | number),
     maxFeePerGas: BigInt(answer.maxFeePerGas as string | number),
     maxPriorityFeePerGas: BigInt(answer.maxPriorityFeePerGas as string | number),
+  };
+}
+
+/**
+ * A later version's operation (viem's shape, unsigned) with the fields of Pimlico's `pm_sponsorUserOperation` answer:
+ * the account's three gas limits and our paymaster fields, all of which the paymaster's signature covers.
+ */
+export function withAnsweredFieldsV07<Op extends object>(op: Op, answer: Record<string, unknown>) {
+  const quantity = (field: string) => hexToBigInt(answer[field] as Hex);
+  return {
+    ...op,
+    callGasLimit: quantity("callGasLimit"),
+    verificationGasLimit: quantity("verificationGasLimit"),
+    preVerificationGas: quantity("preVerificationGas"),
+    paymaster: answer.paymaster as Address,
+    paymasterData: answer.paymasterData as Hex,
+    paymasterVerificationGasLimit: quantity("paymasterVerificationGasLimit"),
+    paymasterPostOpGasLimit: quantity("paymasterPostOpGasLimit"),
+    signature: "0x" as Hex,
   };
 }

@@ -6,9 +6,6 @@
 // fresh submitter: it runs; the account's tokens fall by no more than the quote, yet by at least what the submitter
 // spent, gas and L1 fee; and the submitter is paid back in full by the EntryPoint out of the token paymaster's deposit.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import {
@@ -16,7 +13,6 @@ import {
   encodeFunctionData,
   erc20Abi,
   type Hex,
-  hexToBigInt,
   isAddressEqual,
   parseEther,
   parseEventLogs,
@@ -31,11 +27,10 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import { testTokenArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import { tokenAmountForWei } from "../../src/bindings/paymasters/tokenPaymasterAndData";
-import { readChains } from "../../src/config";
-import { createSigner } from "../../src/signer/signer";
 import { anvilKeys } from "../contracts/fixtures";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import type { Dapp, TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
+import { appFromChainsEntry } from "../helpers/chainsFileApp";
 import { rpc } from "../helpers/dappSetup";
 import {
   deployPaymasterStacks,
@@ -44,6 +39,7 @@ import {
   type PaymasterStacks,
   startOpStackChain,
 } from "../helpers/l2Chains";
+import { withAnsweredFieldsV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 8453;
 const DECIMALS = 6;
@@ -60,7 +56,6 @@ const MINTED = 100n * 10n ** BigInt(DECIMALS);
 const NO_V06_TOKEN_PAYMASTER: Address = "0x00000000000000000000000000000000000006e6";
 
 const serviceKey = generatePrivateKey();
-const folder = mkdtempSync(path.join(tmpdir(), "paymaster-l1-fee-erc20-"));
 
 let chain: OpStackChain;
 let stacks: PaymasterStacks;
@@ -72,7 +67,6 @@ let unaware: { t: TestApp; dapp: Dapp };
 const stack = () => stacks.later["0.7"];
 
 async function service(extra: Record<string, unknown>) {
-  const file = path.join(folder, `chains-${Math.random()}.json`);
   const entry = {
     chainId: CHAIN_ID,
     name: "Base (anvil in OP mode)",
@@ -84,8 +78,7 @@ async function service(extra: Record<string, unknown>) {
     entryPoints: { "0.7": { tokenPaymaster: stack().tokenPaymaster } },
     ...extra,
   };
-  writeFileSync(file, JSON.stringify([entry]));
-  const t = await startTestApp({ signer: createSigner(serviceKey), chains: readChains(file) });
+  const t = await appFromChainsEntry(entry, serviceKey);
   // ERC20 mode needs no funding wallet or rule: a bare dApp's apiKey names the chain.
   return { t, dapp: await t.dapp({ chainId: CHAIN_ID }) };
 }
@@ -224,17 +217,7 @@ test("ERC20 mode, EntryPoint v0.7: the quote and the token charge carry the L1 d
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const answer = reply.body.result as Record<string, Hex>;
     assert.ok(answer, JSON.stringify(reply.body));
-    const full: ViemOperation<"0.7"> = {
-      ...op,
-      callGasLimit: hexToBigInt(answer.callGasLimit as Hex),
-      verificationGasLimit: hexToBigInt(answer.verificationGasLimit as Hex),
-      preVerificationGas: hexToBigInt(answer.preVerificationGas as Hex),
-      paymaster: answer.paymaster as Address,
-      paymasterData: answer.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(answer.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(answer.paymasterPostOpGasLimit as Hex),
-      signature: "0x",
-    };
+    const full: ViemOperation<"0.7"> = withAnsweredFieldsV07(op, answer);
     assert.ok(isAddressEqual(full.paymaster as Address, stack().tokenPaymaster), "signed for v0.7's token paymaster");
     const l1DataGas = await ledgerL1Gas(op.sender);
     assert.ok(l1DataGas > 0n, "the ledger has the L1 part");

@@ -5,12 +5,9 @@
 // poorer: it paid the gas and the L1 fee, and the EntryPoint paid it back. The same operation priced without the L1
 // part (the chains file saying "none") costs the submitter about the L1 fee. With the oracle gone, nothing is signed.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, encodeFunctionData, type Hex, hexToBigInt, parseAbi, parseEther, parseEventLogs } from "viem";
+import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther, parseEventLogs } from "viem";
 import {
   formatUserOperationRequest,
   toPackedUserOperation,
@@ -20,19 +17,17 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../../src/bindings/entryPoints/entryPoint";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
-import { readChains } from "../../src/config";
-import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, newAccountOperation, signByAccount } from "../contracts/fixtures";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import type { Dapp, TestApp } from "../helpers/app";
 import { INFINITISM, TARGET } from "../helpers/chainApp";
-import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { appFromChainsEntry, sponsoringDapp } from "../helpers/chainsFileApp";
+import { rpc } from "../helpers/dappSetup";
 import { deployPaymasterStacks, type OpStackChain, type PaymasterStacks, startOpStackChain } from "../helpers/l2Chains";
-import { sentFieldsV06, withAnsweredGas } from "../helpers/userOps";
+import { sentFieldsV06, withAnsweredFieldsV07, withAnsweredGas } from "../helpers/userOps";
 
 const CHAIN_ID = 8453;
 const serviceKey = generatePrivateKey();
 const depositForAbi = parseAbi(["function depositFor(address paymasterId) payable"]);
-const folder = mkdtempSync(path.join(tmpdir(), "paymaster-l1-fee-"));
 
 let chain: OpStackChain;
 let stacks: PaymasterStacks;
@@ -42,25 +37,16 @@ let unaware: { t: TestApp; dapp: Dapp };
 
 /** The service with a chains file entry for this chain, read as at start (so the chain id's default model applies). */
 async function service(extra: Record<string, unknown>) {
-  const file = path.join(folder, `chains-${Math.random()}.json`);
-  const entryPoints = { "0.7": { verifyingPaymaster: stacks.later["0.7"].verifyingPaymaster } };
   const entry = {
     chainId: CHAIN_ID,
     name: "Base (anvil in OP mode)",
     rpcUrl: chain.anvil.rpcUrl,
     verifyingPaymaster: stacks.v06.verifyingPaymaster,
-    entryPoints,
+    entryPoints: { "0.7": { verifyingPaymaster: stacks.later["0.7"].verifyingPaymaster } },
     ...extra,
   };
-  writeFileSync(file, JSON.stringify([entry]));
-  const t = await startTestApp({ signer: createSigner(serviceKey), chains: readChains(file) });
-  const dapp = await fundedDapp(t, {
-    dapp: { chainId: CHAIN_ID },
-    fundingKey: anvilKeys.fundingWallet,
-    walletDeployment: true,
-    contract: { address: TARGET },
-  });
-  return { t, dapp };
+  const t = await appFromChainsEntry(entry, serviceKey);
+  return { t, dapp: await sponsoringDapp(t, CHAIN_ID) };
 }
 
 before(async () => {
@@ -219,17 +205,7 @@ describe("v0.7, Pimlico's form with calculateGasLimits, no bundler", () => {
     ]);
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const result = reply.body.result as Record<string, Hex>;
-    const full: ViemOperation<"0.7"> = {
-      ...op,
-      callGasLimit: hexToBigInt(result.callGasLimit as Hex),
-      verificationGasLimit: hexToBigInt(result.verificationGasLimit as Hex),
-      preVerificationGas: hexToBigInt(result.preVerificationGas as Hex),
-      paymaster: result.paymaster as Address,
-      paymasterData: result.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
-      signature: "0x",
-    };
+    const full: ViemOperation<"0.7"> = withAnsweredFieldsV07(op, result);
     const l1DataGas = await ledgerL1Gas(priced, op.sender);
     assert.ok(l1DataGas && BigInt(l1DataGas) > 10_000n, `l1DataGas ${l1DataGas}`);
     const signed = { ...full, signature: await account.signUserOperation(full) };
