@@ -8,11 +8,11 @@ import type { PriceReading } from "../../src/chain/nativeUsdPrice";
 import type { StoredPolicyData } from "../../src/schemas/management/policies";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
-import type { RuleInput } from "../../src/sponsorship/rule";
 import { maxCostPerOp } from "../../src/sponsorship/rules/maxCostPerOp";
 import { RequestPrice } from "../../src/sponsorship/usdAmount";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
+import { ruleInput } from "../helpers/ruleInput";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const GWEI = 10n ** 9n;
@@ -52,23 +52,8 @@ const ether = (threshold: number) => ({ threshold, thresholdType: "NATIVE_ASSET"
 const AT_2000: PriceReading = { ok: true, price: { answer: 2_000n * 10n ** 8n, decimals: 8 } };
 const dollars = (threshold: number) => ({ threshold, thresholdType: "USD" as const });
 
-function input(userOp: SponsoredUserOperation, policies: ReadablePolicy[], reading: PriceReading = AT_2000): RuleInput {
-  return {
-    nativeUsdPrice: new RequestPrice({ read: async () => reading }, 31337, 0),
-    setup: {
-      paymasterId: "pm",
-      accountId: "account",
-      chainId: 31337,
-      fundingAddress: SENDER,
-      policies,
-      contracts: new Map(),
-      webhooks: [],
-    },
-    userOp,
-    nowMs: 0,
-    validUntil: 300,
-  };
-}
+const input = (userOp: SponsoredUserOperation, policies: ReadablePolicy[], reading: PriceReading = AT_2000) =>
+  ruleInput(userOp, policies, { nativeUsdPrice: new RequestPrice({ read: async () => reading }, 31337, 0) });
 
 const over = (name: string, worst: string, capEther: string) => ({
   rule: "maxCostPerOp",

@@ -7,10 +7,10 @@ import type { StoredPolicyData } from "../../src/schemas/management/policies";
 import { cheapestCompletion } from "../../src/sponsorship/eligibility";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07, SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
-import type { RuleInput } from "../../src/sponsorship/rule";
 import { maxGasPrice } from "../../src/sponsorship/rules/maxGasPrice";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
+import { ruleInput } from "../helpers/ruleInput";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const GWEI = 10n ** 9n;
@@ -41,22 +41,7 @@ const v07 = (entryPointVersion: "0.7" | "0.8", maxFeePerGas: bigint): PartialUse
 const cap = (name: string, policyData: StoredPolicyData["MAX_GAS_PRICE"]) =>
   testPolicy("MAX_GAS_PRICE", policyData, name);
 
-function input(userOp: SponsoredUserOperation, policies: ReadablePolicy[]): RuleInput {
-  return {
-    setup: {
-      paymasterId: "pm",
-      accountId: "account",
-      chainId: 31337,
-      fundingAddress: SENDER,
-      policies,
-      contracts: new Map(),
-      webhooks: [],
-    },
-    userOp,
-    nowMs: 0,
-    validUntil: 300,
-  };
-}
+const input = (userOp: SponsoredUserOperation, policies: ReadablePolicy[]) => ruleInput(userOp, policies);
 
 const outcome = async (userOp: SponsoredUserOperation, policies: ReadablePolicy[]) =>
   maxGasPrice.evaluate(input(userOp, policies));

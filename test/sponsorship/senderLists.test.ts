@@ -6,11 +6,11 @@ import { describe, test } from "node:test";
 import { type Address, getAddress } from "viem";
 import { decide } from "../../src/sponsorship/decide";
 import type { SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
-import type { RuleInput } from "../../src/sponsorship/rule";
 import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
 import { senderLists, senderSetOf } from "../../src/sponsorship/rules/senderLists";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
+import { ruleInput } from "../helpers/ruleInput";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const OTHER = "0x2222222222222222222222222222222222222222" as Address;
@@ -26,22 +26,7 @@ const opsOf = (sender: Address): [string, SponsoredUserOperation][] => [
   ["0.8", { entryPointVersion: "0.8", sender: getAddress(sender), nonce: 0n, callData: "0x" }],
 ];
 
-function input(userOp: SponsoredUserOperation, policies: ReadablePolicy[]): RuleInput {
-  return {
-    setup: {
-      paymasterId: "pm",
-      accountId: "account",
-      chainId: 31337,
-      fundingAddress: OTHER,
-      policies,
-      contracts: new Map(),
-      webhooks: [],
-    },
-    userOp,
-    nowMs: 0,
-    validUntil: 300,
-  };
-}
+const input = (userOp: SponsoredUserOperation, policies: ReadablePolicy[]) => ruleInput(userOp, policies);
 
 const passed = { rule: "senderLists", passed: true };
 const refused = (reason: string) => ({ rule: "senderLists", passed: false, reason });

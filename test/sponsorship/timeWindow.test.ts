@@ -5,10 +5,10 @@ import { describe, test } from "node:test";
 import type { Address } from "viem";
 import type { StoredPolicyData } from "../../src/schemas/management/policies";
 import type { SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
-import type { RuleInput } from "../../src/sponsorship/rule";
 import { timeWindow } from "../../src/sponsorship/rules/timeWindow";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
+import { ruleInput } from "../helpers/ruleInput";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const START = Date.UTC(2027, 0, 1); // 1798761600000
@@ -23,22 +23,8 @@ const OPS: [string, SponsoredUserOperation][] = [
   ["0.8", { entryPointVersion: "0.8", sender: SENDER, nonce: 0n, callData: "0x" }],
 ];
 
-function input(userOp: SponsoredUserOperation, policies: ReadablePolicy[], nowMs: number): RuleInput {
-  return {
-    setup: {
-      paymasterId: "pm",
-      accountId: "account",
-      chainId: 31337,
-      fundingAddress: SENDER,
-      policies,
-      contracts: new Map(),
-      webhooks: [],
-    },
-    userOp,
-    nowMs,
-    validUntil: 300,
-  };
-}
+const input = (userOp: SponsoredUserOperation, policies: ReadablePolicy[], nowMs: number) =>
+  ruleInput(userOp, policies, { nowMs });
 
 const passed = { rule: "timeWindow", passed: true };
 const refused = (reason: string) => ({ rule: "timeWindow", passed: false, reason });
