@@ -13,8 +13,6 @@
 // caller may add storage of its own (a fee quote: the token allowance the wallet will give).
 import {
   type Address,
-  BaseError,
-  ContractFunctionRevertedError,
   type DecodeErrorResultReturnType,
   decodeErrorResult,
   encodeAbiParameters,
@@ -27,13 +25,14 @@ import {
 } from "viem";
 import { keccak256 } from "../abi/keccak";
 import type { UserOperation } from "../bindings/entryPoints/userOperation";
-import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
+import { describeRevertData, EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import {
-  describeRevertData,
-  describeTransportError,
-  EstimationUnavailableError,
-  OperationRevertedError,
-} from "./gasEstimationErrors";
+  executionOf,
+  nodeFailure,
+  refuseRevertingCall,
+  revertDataOf,
+  type SimulationOutcome,
+} from "./simulationOutcome";
 import { type StorageOverride, toViemStateOverride } from "./storageOverride";
 
 /** Gas the simulated operation may use; both far above any real need and, together, within nodes' eth_call caps. */
@@ -67,10 +66,6 @@ export function depositSlot(holder: Address): Hex {
 /** deposit = 2^100 wei; the stake fields beside it (v0.6), which the simulations never read, are zero. */
 export const SIMULATED_DEPOSIT = toHex(1n << 100n, { size: 32 });
 
-type SimulationOutcome =
-  | { kind: "execution"; preOpGas: bigint; paid: bigint; targetSuccess: boolean; targetResult: Hex }
-  | { kind: "failed"; reason: string };
-
 function outcomeOf(data: Hex): SimulationOutcome {
   let decoded: DecodeErrorResultReturnType<typeof simulationAbi> | undefined;
   try {
@@ -102,14 +97,9 @@ async function simulateHandleOp(
       stateOverride: toViemStateOverride([deposit, ...overrides]),
     });
   } catch (error) {
-    const reverted =
-      error instanceof BaseError ? error.walk((cause) => cause instanceof ContractFunctionRevertedError) : null;
-    if (reverted instanceof ContractFunctionRevertedError && reverted.raw && size(reverted.raw) > 0) {
-      return outcomeOf(reverted.raw);
-    }
-    throw new EstimationUnavailableError(
-      `the chain's node could not simulate the operation: ${describeTransportError(error, CHAIN_RPC_TIMEOUT_MS)}`,
-    );
+    const data = revertDataOf(error);
+    if (data && size(data) > 0) return outcomeOf(data);
+    throw nodeFailure(error);
   }
   // Only a missing contract returns normally: simulateHandleOp itself always reverts.
   throw new EstimationUnavailableError(
@@ -139,7 +129,7 @@ export async function simulateOperationGas(
     maxPriorityFeePerGas: 1n,
   };
   const hasCall = size(op.callData) > 0;
-  const [measured, callCheck] = await Promise.all([
+  const [outcome, callCheck] = await Promise.all([
     simulateHandleOp(client, entryPoint, paymaster, simulated, zeroAddress, "0x", overrides),
     hasCall
       ? simulateHandleOp(
@@ -153,13 +143,8 @@ export async function simulateOperationGas(
         )
       : undefined,
   ]);
-  if (measured.kind === "failed")
-    throw new OperationRevertedError(`the operation fails validation: ${measured.reason}`);
-  // B's validation can fail where A's passed: an account may validate callData itself (session keys), and B's is
-  // empty. B then says nothing about the call, and A's measurement stands alone.
-  if (callCheck?.kind === "execution" && !callCheck.targetSuccess) {
-    throw new OperationRevertedError(`the operation's call reverts: ${describeRevertData(callCheck.targetResult)}`);
-  }
+  const measured = executionOf(outcome);
+  refuseRevertingCall(callCheck);
   const executionGas = measured.paid - measured.preOpGas;
   if (executionGas >= SIMULATION_CALL_GAS) {
     throw new OperationRevertedError(`the operation's call needs more than ${SIMULATION_CALL_GAS} gas`);

@@ -21,8 +21,6 @@
 // delegation is not on chain before its bundle: its authorization's designator is put in the sender's code.
 import {
   type Address,
-  BaseError,
-  ContractFunctionRevertedError,
   concat,
   decodeErrorResult,
   encodeFunctionData,
@@ -36,22 +34,24 @@ import {
 } from "viem";
 import type { PackedUserOperation } from "../bindings/entryPoints/packedUserOperation";
 import { getUserOpHashV07, packUserOperation, type UserOperationV07 } from "../bindings/entryPoints/userOperationV07";
-import { CHAIN_RPC_TIMEOUT_MS } from "../chain/chainClient";
 import type { LaterEntryPointVersion } from "../config";
 import { ENTRY_POINT_SIMULATIONS, simulateHandleOpAbi } from "./entryPointSimulations";
 import { executionGasV08, largestPenalisedUse } from "./executionGasV07";
-import {
-  describeRevertData,
-  describeTransportError,
-  EstimationUnavailableError,
-  OperationRevertedError,
-} from "./gasEstimationErrors";
+import { describeRevertData, EstimationUnavailableError, OperationRevertedError } from "./gasEstimationErrors";
 import {
   depositSlot,
   SIMULATED_DEPOSIT,
   SIMULATION_CALL_GAS,
   SIMULATION_VERIFICATION_GAS,
 } from "./gasEstimationSimulation";
+import {
+  executionOf,
+  nodeFailure,
+  refuseRevertingCall,
+  revertDataOf,
+  type SimulatedExecution,
+  type SimulationOutcome,
+} from "./simulationOutcome";
 import { type StorageOverride, toViemStateOverride } from "./storageOverride";
 
 /** What the simulation measured, before any margin. */
@@ -72,10 +72,6 @@ const executeUserOpAbi = parseAbi([
   "function executeUserOp(PackedUserOperation userOp, bytes32 userOpHash)",
 ]);
 const EXECUTE_USER_OP_SELECTOR: Hex = "0x8dd7712f";
-
-type Outcome =
-  | { kind: "execution"; preOpGas: bigint; paid: bigint; targetSuccess: boolean; targetResult: Hex }
-  | { kind: "failed"; reason: string };
 
 /** The revert, named: FailedOp's reason (with FailedOpWithRevert's inner revert), another custom error, Error(string). */
 function failureOf(version: LaterEntryPointVersion, data: Hex): string {
@@ -102,7 +98,7 @@ async function simulateHandleOp(
   op: PackedUserOperation,
   target: Address = zeroAddress,
   targetCallData: Hex = "0x",
-): Promise<Outcome> {
+): Promise<SimulationOutcome> {
   try {
     const { result } = await client.simulateContract({
       address: entryPoint,
@@ -113,25 +109,22 @@ async function simulateHandleOp(
     });
     return { kind: "execution", ...result };
   } catch (error) {
-    const reverted =
-      error instanceof BaseError ? error.walk((cause) => cause instanceof ContractFunctionRevertedError) : null;
-    if (reverted instanceof ContractFunctionRevertedError && reverted.raw && size(reverted.raw) > 0) {
-      const reason = failureOf(version, reverted.raw);
+    const data = revertDataOf(error);
+    if (data && size(data) > 0) {
+      const reason = failureOf(version, data);
       // The eth_call had less gas than the simulation's callGasLimit: the node's cap, not the operation.
       if (reason.startsWith("AA95")) {
         throw new EstimationUnavailableError(`the chain's node gave the simulation too little gas (${reason})`);
       }
       return { kind: "failed", reason };
     }
-    if (reverted instanceof ContractFunctionRevertedError) {
+    if (data !== undefined) {
       // The EntryPoint itself answers simulateHandleOp with an empty revert: the code override did not take.
       throw new EstimationUnavailableError(
         `the chain's node did not run the simulation code at ${entryPoint}: does it take state overrides?`,
       );
     }
-    throw new EstimationUnavailableError(
-      `the chain's node could not simulate the operation: ${describeTransportError(error, CHAIN_RPC_TIMEOUT_MS)}`,
-    );
+    throw nodeFailure(error);
   }
 }
 
@@ -171,14 +164,16 @@ async function callCheckData(call: Call, op: UserOperationV07): Promise<Hex> {
   });
 }
 
-type Execution = Extract<Outcome, { kind: "execution" }>;
-
 /**
  * v0.7 weighs the call and what follows it (postOp included) in one sum against callGasLimit + postOp's limit, so A
  * cannot give the call apart from postOp: V, which has no paymaster, can (its post-execution is the EntryPoint's own few
  * hundred gas). A stands in when V failed, postOp and all.
  */
-function executionGasV07(measured: Execution, accountOnly: Execution | undefined, postOpLimit: bigint): bigint {
+function executionGasV07(
+  measured: SimulatedExecution,
+  accountOnly: SimulatedExecution | undefined,
+  postOpLimit: bigint,
+): bigint {
   const run = accountOnly ?? measured;
   return largestPenalisedUse(run.paid - run.preOpGas, SIMULATION_CALL_GAS + (accountOnly ? 0n : postOpLimit));
 }
@@ -219,7 +214,7 @@ export async function simulateOperationGasV07(
     paymasterData: undefined,
     paymasterSignature: undefined,
   };
-  const [measured, callCheck, accountOnly] = await Promise.all([
+  const [outcome, callCheck, accountOnly] = await Promise.all([
     simulateHandleOp(call, packUserOperation(measuring)),
     size(op.callData) > 0
       ? callCheckData(call, measuring).then((data) =>
@@ -228,14 +223,8 @@ export async function simulateOperationGasV07(
       : undefined,
     simulateHandleOp(call, packUserOperation(withoutPaymaster)),
   ]);
-  if (measured.kind === "failed") {
-    throw new OperationRevertedError(`the operation fails validation: ${measured.reason}`);
-  }
-  // B's validation can fail where A's passed (an account that validates callData, and B's is empty): then B says
-  // nothing about the call.
-  if (callCheck?.kind === "execution" && !callCheck.targetSuccess) {
-    throw new OperationRevertedError(`the operation's call reverts: ${describeRevertData(callCheck.targetResult)}`);
-  }
+  const measured = executionOf(outcome);
+  refuseRevertingCall(callCheck);
   const accountOnlyRan = accountOnly.kind === "execution" ? accountOnly : undefined;
   const executionGas =
     version === "0.7"
@@ -243,10 +232,7 @@ export async function simulateOperationGasV07(
       : await executionGasV08(
           { callGasLimit: SIMULATION_CALL_GAS, charged: measured.paid - measured.preOpGas },
           async (callGasLimit) => {
-            const again = await simulateHandleOp(call, packUserOperation(simulated(callGasLimit)));
-            if (again.kind === "failed") {
-              throw new OperationRevertedError(`the operation fails validation: ${again.reason}`);
-            }
+            const again = executionOf(await simulateHandleOp(call, packUserOperation(simulated(callGasLimit))));
             return again.paid - again.preOpGas;
           },
         );
