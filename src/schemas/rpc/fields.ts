@@ -48,6 +48,27 @@ export const OptionalUint = Type.Optional(
   ),
 );
 
+/**
+ * The gas limits and fees every EntryPoint version's operation carries under the same five names, as a client may send
+ * them for sponsorship: each may be left out (estimated).
+ */
+export const partialGasFields = {
+  callGasLimit: OptionalUint,
+  verificationGasLimit: OptionalUint,
+  preVerificationGas: OptionalUint,
+  maxFeePerGas: OptionalUint,
+  maxPriorityFeePerGas: OptionalUint,
+};
+
+/** The same five, all present: a complete operation's. */
+export const gasFields = {
+  callGasLimit: RpcUint,
+  verificationGasLimit: RpcUint,
+  preVerificationGas: RpcUint,
+  maxFeePerGas: RpcUint,
+  maxPriorityFeePerGas: RpcUint,
+};
+
 export const RpcBoolean = withMessages(Type.Boolean(), { problem: "must be true or false" });
 
 /** A JSON object with any members (webhookData, the context's unknown fields). */

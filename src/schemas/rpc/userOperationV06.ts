@@ -1,5 +1,5 @@
 import Type, { type Static } from "typebox";
-import { OptionalBytes, OptionalUint, RpcAddress, RpcBytes, RpcUint } from "./fields";
+import { gasFields, OptionalBytes, partialGasFields, RpcAddress, RpcBytes, RpcUint } from "./fields";
 import { withMessages } from "./messages";
 
 /**
@@ -14,11 +14,7 @@ export const PartialUserOperationV06 = withMessages(
       nonce: RpcUint,
       initCode: OptionalBytes,
       callData: OptionalBytes,
-      callGasLimit: OptionalUint,
-      verificationGasLimit: OptionalUint,
-      preVerificationGas: OptionalUint,
-      maxFeePerGas: OptionalUint,
-      maxPriorityFeePerGas: OptionalUint,
+      ...partialGasFields,
       paymasterAndData: OptionalBytes,
       signature: OptionalBytes,
     },
@@ -39,11 +35,7 @@ const UserOperationV06 = Type.Object(
     nonce: RpcUint,
     initCode: RpcBytes,
     callData: RpcBytes,
-    callGasLimit: RpcUint,
-    verificationGasLimit: RpcUint,
-    preVerificationGas: RpcUint,
-    maxFeePerGas: RpcUint,
-    maxPriorityFeePerGas: RpcUint,
+    ...gasFields,
     paymasterAndData: RpcBytes,
     signature: RpcBytes,
   },

@@ -1,6 +1,6 @@
 import Type, { type Static } from "typebox";
 import { Address } from "../primitives";
-import { OptionalBytes, OptionalUint, RpcAddress, RpcBytes, RpcUint } from "./fields";
+import { gasFields, OptionalBytes, OptionalUint, partialGasFields, RpcAddress, RpcBytes, RpcUint } from "./fields";
 import { withMessages } from "./messages";
 
 /**
@@ -40,11 +40,7 @@ export const PartialUserOperationV07 = withMessages(
       factory: OptionalFactory,
       factoryData: OptionalBytes,
       callData: OptionalBytes,
-      callGasLimit: OptionalUint,
-      verificationGasLimit: OptionalUint,
-      preVerificationGas: OptionalUint,
-      maxFeePerGas: OptionalUint,
-      maxPriorityFeePerGas: OptionalUint,
+      ...partialGasFields,
       paymaster: OptionalAddress,
       paymasterVerificationGasLimit: OptionalUint,
       paymasterPostOpGasLimit: OptionalUint,
@@ -68,11 +64,7 @@ export const UserOperationV07 = Type.Object(
     factory: Type.Optional(RpcAddress),
     factoryData: Type.Optional(RpcBytes),
     callData: RpcBytes,
-    callGasLimit: RpcUint,
-    verificationGasLimit: RpcUint,
-    preVerificationGas: RpcUint,
-    maxFeePerGas: RpcUint,
-    maxPriorityFeePerGas: RpcUint,
+    ...gasFields,
     paymaster: Type.Optional(RpcAddress),
     paymasterVerificationGasLimit: Type.Optional(RpcUint),
     paymasterPostOpGasLimit: Type.Optional(RpcUint),
