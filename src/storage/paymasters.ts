@@ -29,7 +29,7 @@ export interface SponsorInfo {
   icon?: string;
 }
 
-interface PaymasterRow {
+export interface PaymasterRow {
   id: string;
   account_id: string;
   name: string;

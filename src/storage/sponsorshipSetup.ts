@@ -1,23 +1,13 @@
 import type { Queryable } from "./database";
-import { type SponsorInfo, sponsorOf } from "./paymasters";
+import { type Paymaster, type PaymasterRow, sponsorOf } from "./paymasters";
 import { listPolicies, type Policy } from "./policies";
 import { isStorableText } from "./storableText";
 import { listWebhooks, type Webhook } from "./webhooks";
 
 /** What is stored about the paymaster an apiKey names that the sponsorship rules read, as stored. */
 export interface StoredSetup {
-  paymaster: {
-    id: string;
-    accountId: string;
-    name: string;
-    chainId: number;
-    fundingAddress: string | null;
-    active: boolean;
-    sponsor: SponsorInfo | null;
-    allowedOrigins: string[];
-    requireOrigin: boolean;
-    validityBlocks: number | null;
-  };
+  /** The paymaster's stored fields but its apiKey and the management API's type and version labels. */
+  paymaster: Omit<Paymaster, "type" | "version" | "apiKey">;
   /** Until when the apiKey it was read by names the paymaster (ms): set for a key a rotation replaced; else null. */
   apiKeyUntilMs: number | null;
   /** The paymaster's setup version when it was read (read first: a change during the read makes it stale, never new). */
@@ -30,21 +20,10 @@ export interface StoredSetup {
   webhooks: Webhook[];
 }
 
-interface PaymasterRow {
-  id: string;
-  account_id: string;
-  name: string;
-  chain_id: string | number;
-  funding_address: string | null;
+type SetupPaymasterRow = Omit<PaymasterRow, "type" | "version" | "api_key"> & {
   setup_version: string | number;
-  active: boolean;
   key_until_ms: string | number | null;
-  sponsor_name: string | null;
-  sponsor_icon: string | null;
-  allowed_origins: string[];
-  require_origin: boolean;
-  validity_blocks: number | null;
-}
+};
 
 /**
  * The paymaster an apiKey names: its current key, or the key a rotation replaced (while that key's grace lasts; the
@@ -57,7 +36,7 @@ const BY_API_KEY = `id = (SELECT id FROM paymasters WHERE api_key = $1
 /** Reads a paymaster's sponsorship setup by its apiKey; undefined for an unknown apiKey. */
 export async function readStoredSetup(db: Queryable, apiKey: string): Promise<StoredSetup | undefined> {
   if (!isStorableText(apiKey)) return undefined;
-  const [paymaster] = await db.query<PaymasterRow>(
+  const [paymaster] = await db.query<SetupPaymasterRow>(
     `SELECT id, account_id, name, chain_id, funding_address, setup_version, active, sponsor_name, sponsor_icon,
        allowed_origins, require_origin, validity_blocks,
        CASE WHEN api_key = $1 THEN NULL ELSE previous_api_key_until_ms END AS key_until_ms
