@@ -23,24 +23,24 @@ interface VersionContracts {
   paymasters: Record<OurPaymasterKind, Artifact>;
 }
 
+/** v0.8 changed the user operation hash, not what a paymaster reads: v0.7's contracts serve both. */
+const V07_PAYMASTERS: VersionContracts["paymasters"] = {
+  verifying: verifyingPaymasterV07Artifact,
+  token: tokenPaymasterV07Artifact,
+};
+
 export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = {
   "0.6": {
     canonicalEntryPoint: ENTRY_POINT_V06_ADDRESS,
     paymasters: { verifying: verifyingPaymasterArtifact, token: tokenPaymasterArtifact },
   },
-  "0.7": {
-    canonicalEntryPoint: ENTRY_POINT_V07_ADDRESS,
-    paymasters: { verifying: verifyingPaymasterV07Artifact, token: tokenPaymasterV07Artifact },
-  },
-  "0.8": {
-    canonicalEntryPoint: ENTRY_POINT_V08_ADDRESS,
-    paymasters: { verifying: verifyingPaymasterV07Artifact, token: tokenPaymasterV07Artifact },
-  },
+  "0.7": { canonicalEntryPoint: ENTRY_POINT_V07_ADDRESS, paymasters: V07_PAYMASTERS },
+  "0.8": { canonicalEntryPoint: ENTRY_POINT_V08_ADDRESS, paymasters: V07_PAYMASTERS },
   // VerifyingPaymasterV09 reads v0.9's paymaster signature suffix (parallel signing); ERC20 mode signs sequentially
   // there, which TokenPaymasterV07 serves at v0.9 unchanged.
   "0.9": {
     canonicalEntryPoint: ENTRY_POINT_V09_ADDRESS,
-    paymasters: { verifying: verifyingPaymasterV09Artifact, token: tokenPaymasterV07Artifact },
+    paymasters: { ...V07_PAYMASTERS, verifying: verifyingPaymasterV09Artifact },
   },
 };
 
