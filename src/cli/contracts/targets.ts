@@ -45,27 +45,14 @@ export function label(target: Pick<Target, "version" | "kind" | "address">): str
   return `${target.kind} paymaster v${target.version} ${target.address}`;
 }
 
-/** Our paymasters of `owner` already on the chain; refuses when there is none, saying how to deploy. */
-async function deployedTargets(
-  client: PublicClient,
-  owner: Address,
-  versions: readonly KnownEntryPointVersion[],
-  kinds: readonly OurPaymasterKind[],
-  say: (line: string) => void,
-): Promise<Target[]> {
-  const all = targets(owner, versions, kinds);
+/** Those of `all` that hold our code on the chain, saying of each other one why it is skipped. */
+async function deployedTargets(client: PublicClient, all: Target[], say: (line: string) => void): Promise<Target[]> {
   const found = await Promise.all(all.map(async (target) => ({ target, at: await occupant(client, target) })));
   for (const { target, at } of found) {
     if (at === "nothing") say(`skipped: ${label(target)}: not deployed`);
     if (at === "other") say(`skipped: ${label(target)}: holds code that is not ours`);
   }
-  const ours = found.filter(({ at }) => at === "ours").map(({ target }) => target);
-  if (ours.length === 0) {
-    throw new CommandError(
-      `no paymaster of ours for owner ${owner} on this chain (versions ${versions.join(", ")}, kinds ${kinds.join(", ")}): deploy them first with \`contracts deploy\``,
-    );
-  }
-  return ours;
+  return found.filter(({ at }) => at === "ours").map(({ target }) => target);
 }
 
 /**
@@ -79,7 +66,12 @@ export async function ownedTargets(
   kinds: readonly OurPaymasterKind[],
   say: (line: string) => void,
 ): Promise<Target[]> {
-  const deployed = await deployedTargets(client, owner, versions, kinds, say);
+  const deployed = await deployedTargets(client, targets(owner, versions, kinds), say);
+  if (deployed.length === 0) {
+    throw new CommandError(
+      `no paymaster of ours for owner ${owner} on this chain (versions ${versions.join(", ")}, kinds ${kinds.join(", ")}): deploy them first with \`contracts deploy\``,
+    );
+  }
   const owners = await Promise.all(
     deployed.map((target) =>
       client.readContract({ address: target.address, abi: signerSetAbi, functionName: "owner" }),
