@@ -8,10 +8,12 @@ import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther } from
 import { signerSetAbi } from "../../src/bindings/paymasters/signerSet";
 import { REQUIRED_STAKE_WEI, REQUIRED_UNSTAKE_DELAY_SECONDS } from "../../src/chain/stakeRequirement";
 import { withLocalChain } from "../../src/devChain/localChain";
+import { simpleAccountAbi } from "../../src/devChain/simpleAccount";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { ESTIMATED_GAS, userOpV06 } from "../helpers/userOps";
 
 const INTERVAL_MS = 200;
 const TARGET: Address = "0x1111111111111111111111111111111111111111";
@@ -75,21 +77,11 @@ async function ownerSends(address: Address, data: Hex, value = 0n): Promise<void
 
 /** A v0.6 operation of a deployed SimpleAccount calling TARGET with nothing, gas given: what the rules can pass. */
 function operation(nonce: number) {
-  return {
-    sender: "0x2222222222222222222222222222222222222222",
-    nonce: `0x${nonce.toString(16)}`,
-    initCode: "0x",
-    callData: encodeFunctionData({
-      abi: parseAbi(["function execute(address dest, uint256 value, bytes func)"]),
-      args: [TARGET, 0n, "0x"],
-    }),
-    callGasLimit: "0x186a0",
-    verificationGasLimit: "0x30d40",
-    preVerificationGas: "0xc350",
-    maxFeePerGas: "0x3b9aca00",
-    maxPriorityFeePerGas: "0x3b9aca00",
+  return userOpV06("0x2222222222222222222222222222222222222222", nonce, {
+    callData: encodeFunctionData({ abi: simpleAccountAbi, functionName: "execute", args: [TARGET, 0n, "0x"] }),
+    ...ESTIMATED_GAS,
     signature: "0x",
-  };
+  });
 }
 
 test("at start every unstaked paymaster fails its stake check; staked by the owner, the chain's checks hold", async () => {

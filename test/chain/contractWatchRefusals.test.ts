@@ -13,6 +13,7 @@ import { anvilKeys } from "../contracts/fixtures";
 import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { userOpV07 } from "../helpers/userOps";
 
 const INTERVAL_MS = 200;
 const CHAIN_ID_HEX = "0x7a69";
@@ -79,17 +80,10 @@ type Version = "0.6" | "0.7";
 
 /** A deployed SimpleAccount's call of TARGET with nothing, gas and fees given, in the version's shape. */
 function operation(version: Version): Record<string, string> {
-  const op = {
-    sender: SENDER,
-    nonce: `0x${(++nonce).toString(16)}`,
+  const op = userOpV07(SENDER, ++nonce, {
     callData: encodeFunctionData({ abi: simpleAccount, functionName: "execute", args: [TARGET, 0n, "0x"] }),
-    callGasLimit: "0x186a0",
-    verificationGasLimit: "0x30d40",
-    preVerificationGas: "0xc350",
-    maxFeePerGas: "0x3b9aca00",
-    maxPriorityFeePerGas: "0x3b9aca00",
     signature: "0x",
-  };
+  });
   return version === "0.6" ? { ...op, initCode: "0x" } : op;
 }
 

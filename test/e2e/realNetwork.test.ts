@@ -22,7 +22,6 @@ import {
   type Hex,
   http,
   isAddressEqual,
-  parseAbi,
   parseEther,
 } from "viem";
 import {
@@ -44,6 +43,7 @@ import { readChains } from "../../src/config";
 import { entryPointDeployment, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { entryPointStack } from "../../src/devChain/entryPointV07Deployments";
 import { deployCreate2Batch } from "../../src/devChain/localBatch";
+import { simpleAccountAbi } from "../../src/devChain/simpleAccount";
 import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
@@ -51,6 +51,7 @@ import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
 import { embeddedEnv } from "../helpers/service";
+import { ESTIMATED_GAS, userOpV06 } from "../helpers/userOps";
 
 const CHAIN_ID = 84532;
 const CHECK_INTERVAL_MS = 200;
@@ -521,19 +522,9 @@ const SPONSORED = {
 
 /** A v0.6 operation of a deployed SimpleAccount calling TARGET, gas given: one the rules pass. */
 function v06Operation() {
-  return {
-    sender: "0x2222222222222222222222222222222222222222",
-    nonce: "0x1",
-    initCode: "0x",
-    callData: encodeFunctionData({
-      abi: parseAbi(["function execute(address dest, uint256 value, bytes func)"]),
-      args: [TARGET, 0n, "0x"],
-    }),
-    callGasLimit: "0x186a0",
-    verificationGasLimit: "0x30d40",
-    preVerificationGas: "0xc350",
-    maxFeePerGas: "0x3b9aca00",
-    maxPriorityFeePerGas: "0x3b9aca00",
+  return userOpV06("0x2222222222222222222222222222222222222222", 1, {
+    callData: encodeFunctionData({ abi: simpleAccountAbi, functionName: "execute", args: [TARGET, 0n, "0x"] }),
+    ...ESTIMATED_GAS,
     signature: "0x",
-  };
+  });
 }

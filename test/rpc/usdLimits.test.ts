@@ -15,7 +15,7 @@ import { usdUnitsToDollars, weiToUsdUnits } from "../../src/sponsorship/usdAmoun
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { type Dapp, startTestApp, TEST_CHAINS, type TestApp } from "../helpers/app";
 import { addPolicy, fundedDapp, rpc } from "../helpers/dappSetup";
-import { PLAIN_GAS, userOpV06 } from "../helpers/userOps";
+import { PLAIN_GAS, userOpV06, userOpV07 } from "../helpers/userOps";
 
 const PRICE = { answer: 123_456n, decimals: 2 }; // 1234.56 USD per ETH
 /** The service's clock: a leap day, 23:00 UTC, a Tuesday. Tests move it. */
@@ -132,17 +132,7 @@ describe("USD cost caps", () => {
 });
 
 describe("EntryPoint v0.7 and v0.8: the same USD rules, on the version's own worst case", () => {
-  const v07 = () => ({
-    sender: SENDER,
-    nonce: `0x${(++nonce).toString(16)}`,
-    callData: "0x",
-    callGasLimit: "0x186a0",
-    verificationGasLimit: "0x30d40",
-    preVerificationGas: "0xc350",
-    maxFeePerGas: "0x3b9aca00",
-    maxPriorityFeePerGas: "0x3b9aca00",
-    signature: "0x",
-  });
+  const v07 = () => userOpV07(SENDER, ++nonce, { signature: "0x" });
   const costV07 = weiToUsdUnits(
     worstCaseCostWeiV07({
       verificationGasLimit: 200_000n,
