@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "./database";
-import { AFTER_KEY, CREATED_MICROS, keyOfRow, keyParams, type PageKey } from "./pageKey";
+import type { PageKey } from "./pageKey";
+import { paymasterRows, paymasterRowsPage } from "./paymasterRows";
 
 export interface SmartContract {
   id: string;
@@ -57,10 +58,7 @@ export async function insertContract(db: Queryable, contract: Omit<SmartContract
 }
 
 export async function listContracts(db: Queryable, paymasterId: string): Promise<SmartContract[]> {
-  const rows = await db.query<ContractRow>(
-    `SELECT ${COLUMNS} FROM smart_contracts WHERE paymaster_id = $1 ORDER BY created_at, id`,
-    [paymasterId],
-  );
+  const rows = await paymasterRows<ContractRow>(db, "smart_contracts", COLUMNS, paymasterId);
   return rows.map(toContract);
 }
 
@@ -74,12 +72,8 @@ export async function listContractsPage(
   after: PageKey | undefined,
   limit: number,
 ): Promise<{ contract: SmartContract; key: PageKey }[]> {
-  const rows = await db.query<ContractRow & { created_micros: string }>(
-    `SELECT ${COLUMNS}, ${CREATED_MICROS} FROM smart_contracts
-     WHERE paymaster_id = $1 ${after ? `AND ${AFTER_KEY}` : ""} ORDER BY created_at, id LIMIT ${after ? "$4" : "$2"}`,
-    after ? [paymasterId, ...keyParams(after), limit] : [paymasterId, limit],
-  );
-  return rows.map((row) => ({ contract: toContract(row), key: keyOfRow(row) }));
+  const rows = await paymasterRowsPage<ContractRow>(db, "smart_contracts", COLUMNS, paymasterId, { after, limit });
+  return rows.map(({ row, key }) => ({ contract: toContract(row), key }));
 }
 
 export async function findContract(

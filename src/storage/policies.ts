@@ -3,7 +3,8 @@ import { STORED_POLICY_DATA, type StoredPolicyData } from "../schemas/management
 import type { PolicyType } from "../schemas/management/policyKinds";
 import { problemOf } from "../schemas/validate";
 import type { Queryable } from "./database";
-import { AFTER_KEY, CREATED_MICROS, keyOfRow, keyParams, type PageKey } from "./pageKey";
+import type { PageKey } from "./pageKey";
+import { paymasterRows, paymasterRowsPage } from "./paymasterRows";
 
 interface PolicyFields {
   id: string;
@@ -107,10 +108,7 @@ export async function insertPolicy(db: Queryable, policy: NewPolicy): Promise<Po
 }
 
 export async function listPolicies(db: Queryable, paymasterId: string): Promise<Policy[]> {
-  const rows = await db.query<PolicyRow>(
-    `SELECT ${COLUMNS} FROM policies WHERE paymaster_id = $1 ORDER BY created_at, id`,
-    [paymasterId],
-  );
+  const rows = await paymasterRows<PolicyRow>(db, "policies", COLUMNS, paymasterId);
   return rows.map(toPolicy);
 }
 
@@ -121,12 +119,8 @@ export async function listPoliciesPage(
   after: PageKey | undefined,
   limit: number,
 ): Promise<{ policy: Policy; key: PageKey }[]> {
-  const rows = await db.query<PolicyRow & { created_micros: string }>(
-    `SELECT ${COLUMNS}, ${CREATED_MICROS} FROM policies
-     WHERE paymaster_id = $1 ${after ? `AND ${AFTER_KEY}` : ""} ORDER BY created_at, id LIMIT ${after ? "$4" : "$2"}`,
-    after ? [paymasterId, ...keyParams(after), limit] : [paymasterId, limit],
-  );
-  return rows.map((row) => ({ policy: toPolicy(row), key: keyOfRow(row) }));
+  const rows = await paymasterRowsPage<PolicyRow>(db, "policies", COLUMNS, paymasterId, { after, limit });
+  return rows.map(({ row, key }) => ({ policy: toPolicy(row), key }));
 }
 
 export async function findPolicy(db: Queryable, paymasterId: string, policyId: string): Promise<Policy | undefined> {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "./database";
+import { paymasterRows } from "./paymasterRows";
 
 export interface Webhook {
   id: string;
@@ -39,10 +40,7 @@ export async function insertWebhook(
 }
 
 export async function listWebhooks(db: Queryable, paymasterId: string): Promise<Webhook[]> {
-  const rows = await db.query<WebhookRow>(
-    `SELECT ${COLUMNS} FROM webhooks WHERE paymaster_id = $1 ORDER BY created_at, id`,
-    [paymasterId],
-  );
+  const rows = await paymasterRows<WebhookRow>(db, "webhooks", COLUMNS, paymasterId);
   return rows.map(toWebhook);
 }
 
