@@ -1,4 +1,4 @@
-import Type, { type Static } from "typebox";
+import Type, { type Static, type TProperties } from "typebox";
 import { messages } from "../../errors";
 import {
   AddressField,
@@ -35,9 +35,19 @@ export const fundingMessageSchema = {
   },
 };
 
-export const LinkFundingWalletBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("paymasterFundingId"),
+/**
+ * One body of the paymaster update (PATCH paymasterParameters): the paymaster it names, `type`, which says what changes,
+ * and that change's fields.
+ */
+function paymasterUpdate<Kind extends string, Fields extends TProperties>(type: Kind, fields: Fields) {
+  return Type.Object({
+    paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
+    type: Type.Literal(type),
+    ...fields,
+  });
+}
+
+export const LinkFundingWalletBody = paymasterUpdate("paymasterFundingId", {
   signature: withProblem(
     Type.String({
       minLength: 1,
@@ -51,18 +61,14 @@ export const LinkFundingWalletBody = Type.Object({
 });
 export type LinkFundingWalletBody = Static<typeof LinkFundingWalletBody>;
 
-export const SetPaymasterActiveBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("active"),
+export const SetPaymasterActiveBody = paymasterUpdate("active", {
   active: Type.Boolean({
     description: "false pauses the whole paymaster (every RPC request refused), true resumes it",
   }),
 });
 export type SetPaymasterActiveBody = Static<typeof SetPaymasterActiveBody>;
 
-export const SetDepositAlertBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("depositAlert"),
+export const SetDepositAlertBody = paymasterUpdate("depositAlert", {
   thresholdWei: withProblem(
     Type.String({
       pattern: "^[0-9]{1,78}$",
@@ -83,9 +89,7 @@ export type SetDepositAlertBody = Static<typeof SetDepositAlertBody>;
 /** The longest grace period of a rotated apiKey: 30 days. */
 const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 
-export const RotateApiKeyBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("rotateApiKey"),
+export const RotateApiKeyBody = paymasterUpdate("rotateApiKey", {
   graceSeconds: withProblem(
     Type.Integer({
       minimum: 0,
@@ -99,9 +103,7 @@ export const RotateApiKeyBody = Type.Object({
 });
 export type RotateApiKeyBody = Static<typeof RotateApiKeyBody>;
 
-export const SetSponsorInfoBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("sponsorInfo"),
+export const SetSponsorInfoBody = paymasterUpdate("sponsorInfo", {
   name: Type.Union([Text(100), Type.Null()], {
     description:
       "The sponsor wallets show for this paymaster's operations (ERC-7677's sponsor.name); null removes the sponsor",
@@ -133,9 +135,7 @@ const WebOrigin = withProblem(
   "must be a web origin like https://app.example.com (scheme, host and port only, at most 200 characters)",
 );
 
-export const SetAllowedOriginsBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("allowedOrigins"),
+export const SetAllowedOriginsBody = paymasterUpdate("allowedOrigins", {
   origins: Type.Array(WebOrigin, {
     maxItems: MAX_ALLOWED_ORIGINS,
     description:
@@ -153,9 +153,7 @@ export type SetAllowedOriginsBody = Static<typeof SetAllowedOriginsBody>;
 
 const VALIDITY_BLOCKS_PROBLEM = `must be a whole number of blocks from 1 to ${MAX_VALIDITY_BLOCKS}, or null for a window in seconds`;
 
-export const SetValidityBlocksBody = Type.Object({
-  paymasterId: Text(100, { description: "The paymaster's id (UUID)" }),
-  type: Type.Literal("validityBlocks"),
+export const SetValidityBlocksBody = paymasterUpdate("validityBlocks", {
   blocks: withProblem(
     Type.Union(
       [withProblem(Type.Integer({ minimum: 1, maximum: MAX_VALIDITY_BLOCKS }), VALIDITY_BLOCKS_PROBLEM), Type.Null()],
