@@ -6,7 +6,6 @@
 // later version's) less what the operations cost.
 import {
   type Address,
-  concat,
   createPublicClient,
   createWalletClient,
   defineChain,
@@ -18,17 +17,17 @@ import {
   parseEventLogs,
   size,
 } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { MANAGEMENT_PREFIX } from "../app";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../bindings/entryPoints/entryPoint";
-import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { entryPointAbi } from "../bindings/entryPoints/entryPoint";
 import { simpleAccountFactoryArtifact, verifyingPaymasterArtifact } from "../bindings/paymasters/artifacts";
 import { ConfigError, loadConfig } from "../config";
 import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../devChain/localChain";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
+import { simpleAccountAbi } from "../devChain/simpleAccount";
 import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
 import { runTokenPaidDemo } from "./demoErc20";
+import { newSimpleAccount, ownerSigned, type SponsoredGas, sendHandleOps } from "./demoOperationV06";
 import { runLaterEntryPointDemo } from "./demoV07";
 
 const DEPOSIT = parseEther("1");
@@ -192,43 +191,24 @@ async function main(): Promise<void> {
   });
   step(6, "WALLET_DEPLOYMENT policy added: operations that deploy their account are sponsored");
 
-  // A new smart account whose first operation deploys it (initCode) and calls the whitelisted method: it has the
-  // factory create a second account, for another owner, which is there to see afterwards.
-  const owner = privateKeyToAccount(generatePrivateKey());
-  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
-  const [sender, created] = await Promise.all(
-    [owner.address, otherOwner].map((who) =>
-      publicClient.readContract({
-        address: factory,
-        abi: simpleAccountFactoryAbi,
-        functionName: "getAddress",
-        args: [who, 0n],
-      }),
-    ),
-  );
-  const initCode = concat([
-    factory,
-    encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner.address, 0n] }),
-  ]);
+  // A new smart account: its first operation deploys it and calls the whitelisted method (demoOperationV06.ts).
+  const smartAccount = await newSimpleAccount(publicClient, factory);
+  const { sender, created } = smartAccount;
   const callData = encodeFunctionData({
     abi: simpleAccountAbi,
     functionName: "execute",
-    args: [
-      factory,
-      0n,
-      encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [otherOwner, 0n] }),
-    ],
+    args: [factory, 0n, smartAccount.createOther],
   });
   const sponsored = await sponsor(service.baseUrl, local.chainId, dapp.apiKey, {
-    sender: sender as Address,
+    sender,
     nonce: "0x0",
-    initCode,
+    initCode: smartAccount.initCode,
     callData,
     paymasterAndData: "0x",
     signature: "0x",
   });
   step(7, "pm_sponsorUserOperation over HTTP, without gas fields (calculateGasLimits: true): sponsored");
-  detail(`smart account ${sender} (owner ${owner.address}), not deployed yet`);
+  detail(`smart account ${sender} (owner ${smartAccount.owner.address}), not deployed yet`);
   detail(
     `callGasLimit ${sponsored.callGasLimit}, verificationGasLimit ${sponsored.verificationGasLimit}, ` +
       `preVerificationGas ${sponsored.preVerificationGas}, maxFeePerGas ${sponsored.maxFeePerGas}, ` +
@@ -236,35 +216,10 @@ async function main(): Promise<void> {
   );
   detail(`paymasterAndData (${size(sponsored.paymasterAndData)} bytes) ${sponsored.paymasterAndData}`);
 
-  const unsigned: UserOperation = {
-    sender: sender as Address,
-    nonce: 0n,
-    initCode,
-    callData,
-    callGasLimit: BigInt(sponsored.callGasLimit),
-    verificationGasLimit: BigInt(sponsored.verificationGasLimit),
-    preVerificationGas: BigInt(sponsored.preVerificationGas),
-    maxFeePerGas: BigInt(sponsored.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(sponsored.maxPriorityFeePerGas),
-    paymasterAndData: sponsored.paymasterAndData,
-    signature: "0x",
-  };
-  const userOpHash = await publicClient.readContract({
-    address: ENTRY_POINT_V06_ADDRESS,
-    abi: entryPointAbi,
-    functionName: "getUserOpHash",
-    args: [unsigned],
-  });
-  const op = { ...unsigned, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+  const { op, userOpHash } = await ownerSigned(publicClient, smartAccount, callData, sponsored);
   step(8, `Signed by the smart account's owner: userOpHash ${userOpHash}`);
 
-  const hash = await bundler.writeContract({
-    address: ENTRY_POINT_V06_ADDRESS,
-    abi: entryPointAbi,
-    functionName: "handleOps",
-    args: [[op], bundler.account.address],
-  });
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  const { hash, receipt } = await sendHandleOps(publicClient, bundler, op);
   step(9, `handleOps sent by ${bundler.account.address} (anvil account #1, as a bundler)`);
   detail(`transaction ${hash}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`);
   if (receipt.status !== "success") throw new DemoError(`handleOps reverted: ${hash}`);
@@ -276,9 +231,9 @@ async function main(): Promise<void> {
     `UserOperationEvent success: ${event.args.success}, paymaster ${event.args.paymaster}, actualGasCost ` +
       `${eth(event.args.actualGasCost)}, actualGasUsed ${event.args.actualGasUsed}`,
   );
-  detail(`smart account ${sender} deployed: ${await deployed(sender as Address)}`);
+  detail(`smart account ${sender} deployed: ${await deployed(sender)}`);
   detail(
-    `account created by the sponsored call (owner ${otherOwner}) ${created} deployed: ${await deployed(created as Address)}`,
+    `account created by the sponsored call (owner ${smartAccount.otherOwner}) ${created} deployed: ${await deployed(created)}`,
   );
   detail(
     `deposit of the funding wallet: before the operation ${eth(depositBefore)}, after ${eth(depositAfter)} ` +
@@ -327,15 +282,7 @@ async function main(): Promise<void> {
   );
 }
 
-interface SponsorResult {
-  paymasterAndData: Hex;
-  callGasLimit: number;
-  verificationGasLimit: number;
-  preVerificationGas: string;
-  maxFeePerGas: Hex;
-  maxPriorityFeePerGas: Hex;
-  reason?: string;
-}
+type SponsorResult = SponsoredGas & { reason?: string };
 
 /** The wallet's side of the JSON-RPC endpoint: the service estimates the gas, chooses the fees and signs. */
 async function sponsor(

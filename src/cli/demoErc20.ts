@@ -5,7 +5,6 @@ import {
   type Account,
   type Address,
   type Chain,
-  concat,
   encodeFunctionData,
   erc20Abi,
   formatEther,
@@ -18,17 +17,16 @@ import {
   type Transport,
   type WalletClient,
 } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ENTRY_POINT_V06_ADDRESS, entryPointAbi } from "../bindings/entryPoints/entryPoint";
-import type { UserOperation } from "../bindings/entryPoints/userOperation";
+import { entryPointAbi } from "../bindings/entryPoints/entryPoint";
 import { tokenPaymasterArtifact } from "../bindings/paymasters/tokenArtifacts";
-import { simpleAccountAbi, simpleAccountFactoryAbi } from "../devChain/simpleAccount";
+import { simpleAccountAbi } from "../devChain/simpleAccount";
 import {
   LOCAL_TEST_TOKEN,
   LOCAL_TEST_TOKEN_ADDRESS,
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
 } from "../devChain/tokenDeployment";
+import { newSimpleAccount, ownerSigned, type SponsoredGas, sendHandleOps } from "./demoOperationV06";
 import { demoRpc } from "./demoRpc";
 
 const MINTED = parseUnits("100", LOCAL_TEST_TOKEN.decimals);
@@ -66,30 +64,11 @@ export async function runTokenPaidDemo(context: TokenDemoContext): Promise<numbe
   let n = context.firstStep;
   const tusd = (value: bigint) => `${formatUnits(value, LOCAL_TEST_TOKEN.decimals)} ${LOCAL_TEST_TOKEN.symbol}`;
 
-  const owner = privateKeyToAccount(generatePrivateKey());
-  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
-  const [sender, created] = (await Promise.all(
-    [owner.address, otherOwner].map((who) =>
-      publicClient.readContract({
-        address: factory,
-        abi: simpleAccountFactoryAbi,
-        functionName: "getAddress",
-        args: [who, 0n],
-      }),
-    ),
-  )) as [Address, Address];
+  const account = await newSimpleAccount(publicClient, factory);
+  const { sender, created, initCode, createOther: call } = account;
   await mintTestTokens({ publicClient, walletClient: bundler }, sender, MINTED);
   step(n++, `ERC20 mode: smart account ${sender} (not deployed, no ether) given ${tusd(MINTED)}`);
 
-  const initCode = concat([
-    factory,
-    encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner.address, 0n] }),
-  ]);
-  const call = encodeFunctionData({
-    abi: simpleAccountFactoryAbi,
-    functionName: "createAccount",
-    args: [otherOwner, 0n],
-  });
   const quoted = await rpc<{ paymasterAddress: Address; feeQuotes: FeeQuote[] }>(context, "pm_getFeeQuoteOrData", [
     // The batch as it will be, its approve at a finite placeholder amount (an unlimited one would spare postOp the
     // allowance write, and quote a little low).
@@ -114,14 +93,7 @@ export async function runTokenPaidDemo(context: TokenDemoContext): Promise<numbe
   // What the SDK approves from a quote; the batch approves it, then makes the call.
   const approved = BigInt(Math.ceil(quote.maxGasFee * 10 ** quote.decimal));
   const callData = batchCallData(tokenPaymaster, approved, call, factory);
-  const signed = await rpc<{
-    paymasterAndData: Hex;
-    callGasLimit: number;
-    verificationGasLimit: number;
-    preVerificationGas: string;
-    maxFeePerGas: Hex;
-    maxPriorityFeePerGas: Hex;
-  }>(context, "pm_sponsorUserOperation", [
+  const signed = await rpc<SponsoredGas>(context, "pm_sponsorUserOperation", [
     { sender, nonce: "0x0", initCode, callData, signature: "0x" },
     { mode: "ERC20", calculateGasLimits: true, tokenInfo: { feeTokenAddress: LOCAL_TEST_TOKEN_ADDRESS } },
   ]);
@@ -134,26 +106,7 @@ export async function runTokenPaidDemo(context: TokenDemoContext): Promise<numbe
       `${signed.preVerificationGas}; paymasterAndData ${(signed.paymasterAndData.length - 2) / 2} bytes`,
   );
 
-  const unsigned: UserOperation = {
-    sender,
-    nonce: 0n,
-    initCode,
-    callData,
-    callGasLimit: BigInt(signed.callGasLimit),
-    verificationGasLimit: BigInt(signed.verificationGasLimit),
-    preVerificationGas: BigInt(signed.preVerificationGas),
-    maxFeePerGas: BigInt(signed.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(signed.maxPriorityFeePerGas),
-    paymasterAndData: signed.paymasterAndData,
-    signature: "0x",
-  };
-  const userOpHash = await publicClient.readContract({
-    address: ENTRY_POINT_V06_ADDRESS,
-    abi: entryPointAbi,
-    functionName: "getUserOpHash",
-    args: [unsigned],
-  });
-  const op = { ...unsigned, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+  const { op } = await ownerSigned(publicClient, account, callData, signed);
 
   const paymaster = { address: tokenPaymaster, abi: tokenPaymasterArtifact.abi } as const;
   const balance = () =>
@@ -165,13 +118,7 @@ export async function runTokenPaidDemo(context: TokenDemoContext): Promise<numbe
     });
   const deposit = () => publicClient.readContract({ ...paymaster, functionName: "getDeposit" });
   const [balanceBefore, depositBefore] = await Promise.all([balance(), deposit()]);
-  const hash = await bundler.writeContract({
-    address: ENTRY_POINT_V06_ADDRESS,
-    abi: entryPointAbi,
-    functionName: "handleOps",
-    args: [[op], bundler.account.address],
-  });
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  const { hash, receipt } = await sendHandleOps(publicClient, bundler, op);
   step(n++, `Signed by the owner and sent with handleOps: ${receipt.status} in block ${receipt.blockNumber}`);
   if (receipt.status !== "success") throw new Error(`handleOps reverted: ${hash}`);
   const [event] = parseEventLogs({ abi: entryPointAbi, eventName: "UserOperationEvent", logs: receipt.logs });
