@@ -32,6 +32,7 @@ import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtur
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { addPolicy, linkFundingWallet, whitelist } from "../helpers/dappSetup";
+import { freshAccount } from "../helpers/freshAccount";
 
 const CHAIN_ID = 31337;
 const INFINITISM = { name: "INFINITISM", version: "1.0.0" };
@@ -241,18 +242,7 @@ async function hasCode(address: Address): Promise<boolean> {
 async function runFlow(service: Service, fees: "sent" | "omitted", bundlerUrl: string) {
   const env = requireChain();
   const owner = privateKeyToAccount(generatePrivateKey());
-  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
-  const created = await env.publicClient.readContract({
-    address: factory,
-    abi: simpleAccountFactoryAbi,
-    functionName: "getAddress",
-    args: [otherOwner, 0n],
-  });
-  const call = encodeFunctionData({
-    abi: simpleAccountFactoryAbi,
-    functionName: "createAccount",
-    args: [otherOwner, 0n],
-  });
+  const { sender: created, factoryData: call } = await freshAccount(env.publicClient, factory);
   const partial = await firstOperation(owner, call);
   const clientFees = fees === "sent" ? await env.publicClient.estimateFeesPerGas() : undefined;
   const usedAtStart = await limitUsed(service);

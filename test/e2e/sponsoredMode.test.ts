@@ -41,6 +41,7 @@ import {
   startLocalChain,
 } from "../contracts/fixtures";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { freshAccount } from "../helpers/freshAccount";
 import { sentUserOpV06 } from "../helpers/userOps";
 
 const AA24 = "AA24 signature error";
@@ -318,18 +319,7 @@ test("an operation sponsored over HTTP deploys the account, runs the whitelisted
   const owner = privateKeyToAccount(generatePrivateKey());
   const salt = 7n;
   // The whitelisted method's observable effect: another account, for another owner, exists afterwards.
-  const otherOwner = privateKeyToAccount(generatePrivateKey()).address;
-  const created = await env.publicClient.readContract({
-    address: factory,
-    abi: simpleAccountFactoryAbi,
-    functionName: "getAddress",
-    args: [otherOwner, 0n],
-  });
-  const call = encodeFunctionData({
-    abi: simpleAccountFactoryAbi,
-    functionName: "createAccount",
-    args: [otherOwner, 0n],
-  });
+  const { owner: otherOwner, sender: created, factoryData: call } = await freshAccount(env.publicClient, factory);
   const unsigned = await firstOperation(env, owner, salt, call);
   assert.equal(unsigned.nonce, 0n);
   assert.equal(await hasCode(env, unsigned.sender), false);

@@ -28,6 +28,7 @@ import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
+import { freshAccount } from "../helpers/freshAccount";
 import { ESTIMATED_GAS, userOpV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
@@ -110,23 +111,6 @@ const versions: VersionCase[] = [
   packedVersion("0.9"),
 ];
 
-/** A fresh owner's account address under `factory`, and the factory call that creates it. */
-async function freshAccount(factory: Address): Promise<{ sender: Address; factoryData: Hex; owner: Address }> {
-  const owner = privateKeyToAccount(generatePrivateKey()).address;
-  const sender = await env.publicClient.readContract({
-    address: factory,
-    abi: simpleAccountFactoryAbi,
-    functionName: "getAddress",
-    args: [owner, 0n],
-  });
-  const factoryData = encodeFunctionData({
-    abi: simpleAccountFactoryAbi,
-    functionName: "createAccount",
-    args: [owner, 0n],
-  });
-  return { sender, factoryData, owner };
-}
-
 /** EntryPoint v0.8 and later name the contract through which they call factories. */
 const senderCreatorAbi = parseAbi(["function senderCreator() view returns (address)"]);
 
@@ -188,7 +172,7 @@ for (const version of versions) {
     const what = version.version === "0.6" ? "initCode" : "a factory";
 
     test("an account not deployed yet, naming its factory: a deployment, sponsored under the rule", async () => {
-      const { sender, factoryData } = await freshAccount(version.factory());
+      const { sender, factoryData } = await freshAccount(env.publicClient, version.factory());
       const op = version.operation(sender, factoryData, true);
       const stub = await ask(withDeploymentRule, "pm_getPaymasterStubData", op, version.entryPoint());
       assert.equal(stub.status, 200, JSON.stringify(stub.body));
@@ -203,7 +187,7 @@ for (const version of versions) {
     });
 
     test("the same without the rule: refused as a deployment that is not sponsored", async () => {
-      const { sender, factoryData } = await freshAccount(version.factory());
+      const { sender, factoryData } = await freshAccount(env.publicClient, version.factory());
       const reply = await ask(
         withoutDeploymentRule,
         "pm_getPaymasterData",
@@ -219,7 +203,7 @@ for (const version of versions) {
     });
 
     test("a deployed account that still names its factory: refused by the wallet-deployment rule", async () => {
-      const { sender, factoryData, owner } = await freshAccount(version.factory());
+      const { sender, factoryData, owner } = await freshAccount(env.publicClient, version.factory());
       await deployDirectly(version, owner, sender);
       const op = version.operation(sender, factoryData, true);
       for (const dapp of [withDeploymentRule, withoutDeploymentRule]) {
@@ -236,7 +220,7 @@ for (const version of versions) {
     });
 
     test("a deployed account without a factory: an ordinary call, sponsored", async () => {
-      const { sender, factoryData, owner } = await freshAccount(version.factory());
+      const { sender, factoryData, owner } = await freshAccount(env.publicClient, version.factory());
       await deployDirectly(version, owner, sender);
       const reply = await ask(
         withoutDeploymentRule,
@@ -255,7 +239,7 @@ test("v0.9 parallel signing: the commit step refuses a deployed account that sti
   // sequential signing.
   const v09 = versions.find((version) => version.version === "0.9");
   assert.ok(v09);
-  const { sender, factoryData, owner } = await freshAccount(v09.factory());
+  const { sender, factoryData, owner } = await freshAccount(env.publicClient, v09.factory());
   await deployDirectly(v09, owner, sender);
   const reply = await rpc(t, withDeploymentRule, "pm_getPaymasterData", [
     v09.operation(sender, factoryData, true),
@@ -274,7 +258,7 @@ test("a node that does not answer: an operation naming a factory is refused, nev
   const other = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, dead]]) });
   try {
     const dapp = await chainDapp(other);
-    const { sender, factoryData } = await freshAccount(env.chain.info.simpleAccountFactory);
+    const { sender, factoryData } = await freshAccount(env.publicClient, env.chain.info.simpleAccountFactory);
     const reply = await rpc(other, dapp, "pm_getPaymasterStubData", [
       versions[0]?.operation(sender, factoryData, true),
       ENTRY_POINT_V06_ADDRESS,
