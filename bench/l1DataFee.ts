@@ -162,7 +162,8 @@ try {
   for (const tip of [1_000_000_000n, 1_000_000n]) {
     const line: string[] = [];
     for (const [name, [op, entryPoint]] of Object.entries(shapes)) {
-      const pending = startL1FeeReading(sponsoring, entryPoint, op);
+      // The bench runs outside any service context: the wall clock keeps the operator fee's cache.
+      const pending = startL1FeeReading(sponsoring, entryPoint, op, Date.now());
       if (!pending) throw new Error("the chain's model reads no L1 fee");
       const gas = l1DataGasOf(
         pending.model,

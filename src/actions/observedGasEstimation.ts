@@ -1,24 +1,25 @@
-import { estimateUserOperationGas } from "../gasEstimation/gasEstimation";
+import { type EstimateRequest, estimateUserOperationGas } from "../gasEstimation/gasEstimation";
 import { OperationRevertedError } from "../gasEstimation/gasEstimationErrors";
-import { estimateUserOperationGasV07 } from "../gasEstimation/gasEstimationV07";
+import { type EstimateRequestV07, estimateUserOperationGasV07 } from "../gasEstimation/gasEstimationV07";
 import type { ActionContext } from "./context";
 
-type Observing = Pick<ActionContext, "metrics">;
+/** The service's metrics, and its clock, which the estimate is made at. */
+type Observing = Pick<ActionContext, "metrics" | "deps">;
 
-/** estimateUserOperationGas (v0.6), timed and counted in the gas-estimation metrics of the service. */
+/** estimateUserOperationGas (v0.6) at the service's clock, timed and counted in the gas-estimation metrics. */
 export function observedGasEstimate(
   ctx: Observing,
-  input: Parameters<typeof estimateUserOperationGas>[0],
+  input: Omit<EstimateRequest, "nowMs">,
 ): ReturnType<typeof estimateUserOperationGas> {
-  return observed(ctx, input.chain.chainId, () => estimateUserOperationGas(input));
+  return observed(ctx, input.chain.chainId, () => estimateUserOperationGas({ ...input, nowMs: ctx.deps.now() }));
 }
 
-/** estimateUserOperationGasV07 (v0.7 on), timed and counted the same way. */
+/** estimateUserOperationGasV07 (v0.7 on), at the service's clock, timed and counted the same way. */
 export function observedGasEstimateV07(
   ctx: Observing,
-  input: Parameters<typeof estimateUserOperationGasV07>[0],
+  input: Omit<EstimateRequestV07, "nowMs">,
 ): ReturnType<typeof estimateUserOperationGasV07> {
-  return observed(ctx, input.chain.chainId, () => estimateUserOperationGasV07(input));
+  return observed(ctx, input.chain.chainId, () => estimateUserOperationGasV07({ ...input, nowMs: ctx.deps.now() }));
 }
 
 async function observed<T>(ctx: Observing, chain: number, estimate: () => Promise<T>): Promise<T> {

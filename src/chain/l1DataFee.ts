@@ -77,11 +77,15 @@ const OPERATOR_FEE_TTL_MS = 60_000;
 
 const operatorFees = new Map<string, { at: number; fee: Promise<OperatorFee> }>();
 
+/**
+ * Reads the transaction's L1 fee. `nowMs` is the service's clock (its context's `now`), by which the operator fee's
+ * reading is kept OPERATOR_FEE_TTL_MS.
+ */
 export async function readL1Fee(
   client: PublicClient,
   model: ComputedL1Model,
   question: L1FeeQuestion,
-  nowMs: number = Date.now(),
+  nowMs: number,
 ): Promise<L1FeeReading> {
   const oracle = model.oracle as Address;
   const place = model.model === "op-stack" ? `GasPriceOracle ${oracle}` : `NodeInterface ${oracle}`;

@@ -48,6 +48,8 @@ export type OperationToEstimate = Pick<UserOperation, "sender" | "nonce" | "init
 
 export interface EstimateRequest {
   chain: SponsoringChain;
+  /** The service's clock when the estimate starts (ms): the L1 fee's operator-fee cache is kept by it. */
+  nowMs: number;
   userOp: OperationToEstimate;
   /** The client's account signature; `0x` when it sent none (a dummy of the final length stands in). */
   signature: Hex;
@@ -104,6 +106,7 @@ export function estimateUserOperationGas(
 
 async function estimate({
   chain,
+  nowMs,
   userOp,
   signature,
   terms,
@@ -138,7 +141,7 @@ async function estimate({
   // the chain's bundler, whose estimate carries the fee, is the only one to ask.
   const l1 =
     chain.rpcUrl || !chain.bundlerUrl
-      ? startL1FeeReading(chain, chain.entryPoint, op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }))
+      ? startL1FeeReading(chain, chain.entryPoint, op({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }), nowMs)
       : undefined;
   let stub: UserOperation;
   let limits: { callGasLimit: bigint; verificationGasLimit: bigint; preVerificationGas: bigint };

@@ -28,6 +28,8 @@ export type OperationToEstimateV07 = Omit<
 
 export interface EstimateRequestV07 {
   chain: SponsoringChain;
+  /** The service's clock when the estimate starts (ms): the L1 fee's operator-fee cache is kept by it. */
+  nowMs: number;
   version: LaterEntryPointVersion;
   entryPoint: Address;
   userOp: OperationToEstimateV07;
@@ -67,6 +69,7 @@ export function estimateUserOperationGasV07(
 
 async function estimate({
   chain,
+  nowMs,
   version,
   entryPoint,
   userOp,
@@ -80,7 +83,7 @@ async function estimate({
     preVerificationGas: userOp.preVerificationGas ?? 0n,
     signature: stubAccountSignature(signature ?? "0x"),
   };
-  const l1 = chain.rpcUrl || !chain.bundlerUrl ? startL1FeeReading(chain, entryPoint, op) : undefined;
+  const l1 = chain.rpcUrl || !chain.bundlerUrl ? startL1FeeReading(chain, entryPoint, op, nowMs) : undefined;
   let measured: { callGasLimit: bigint; verificationGasLimit: bigint; preVerificationGas: bigint };
   let paymasterVerificationGasLimit: bigint | undefined;
   if (chain.bundlerUrl) {

@@ -46,12 +46,14 @@ function computedL1Model(chain: SponsoringChain): ComputedL1Model | undefined {
 /**
  * Starts reading the L1 fee of the bundle transaction carrying `op` (its gas values are replaced by placeholders and
  * its signatures by incompressible bytes of the same length); undefined where the chain's model needs no reading.
- * Throws EstimationUnavailableError where the model needs the node and the chain has none.
+ * `nowMs` is the service's clock, which the operator fee's cache is kept by. Throws EstimationUnavailableError where
+ * the model needs the node and the chain has none.
  */
 export function startL1FeeReading(
   chain: SponsoringChain,
   entryPoint: Address,
   op: UserOperation | UserOperationV07,
+  nowMs: number,
 ): PendingL1Fee | undefined {
   const model = computedL1Model(chain);
   if (!model) return undefined;
@@ -62,7 +64,7 @@ export function startL1FeeReading(
     );
   }
   const transaction = serializedHandleOps(chain.chainId, entryPoint, handleOpsCalldata(priced(op), entryPoint));
-  const reading = readL1Fee(client, model, { transaction, to: entryPoint }).catch((error: unknown) => {
+  const reading = readL1Fee(client, model, { transaction, to: entryPoint }, nowMs).catch((error: unknown) => {
     if (error instanceof L1FeeUnreadableError) {
       throw new EstimationUnavailableError(`its L1 data fee could not be read: ${error.message}`);
     }

@@ -99,6 +99,8 @@ function terms() {
 function request(op: UserOperation, overrides: Partial<EstimateRequest> = {}): EstimateRequest {
   return {
     chain,
+    // This chain charges no L1 fee, so nothing here reads the clock: the wall clock stands in for the service's.
+    nowMs: Date.now(),
     userOp: { sender: op.sender, nonce: op.nonce, initCode: op.initCode, callData: op.callData },
     signature: "0x",
     terms: terms(),
