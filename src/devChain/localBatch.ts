@@ -23,6 +23,7 @@ const RECEIPT_WAIT_MS = 60_000;
  * block that holds it would never be asked for again.
  */
 export async function confirm(publicClient: PublicClient, hash: Hex, what: string): Promise<void> {
+  // Real time: a wait on the local chain's mining, outside any service context (the chain is set up before one exists).
   const deadline = Date.now() + RECEIPT_WAIT_MS;
   for (;;) {
     const receipt = await publicClient.getTransactionReceipt({ hash }).catch((error: unknown) => {

@@ -161,6 +161,8 @@ export function readLocalChainInfo(dataDir: string): LocalChainInfo | undefined 
 export async function startLocalChain(options: LocalChainOptions): Promise<LocalChain> {
   const { dataDir } = options;
   const timeoutMs = options.startTimeoutMs ?? LOCAL_CHAIN_START_TIMEOUT_MS;
+  // This module's times are real time: anvil's start and stop, and the start's date, come before the service's context
+  // exists (main.ts starts the chain first) and are waits on another process, which no service clock moves.
   const deadline = Date.now() + timeoutMs;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const stateFile = path.join(dataDir, ANVIL_STATE_FILE);

@@ -44,6 +44,8 @@ export function closeConnectionsGently(server: Server): { begin(): void } {
     if (graceEndsMs !== undefined) closeAfter(answers);
   });
   const closeIdle = server.closeIdleConnections.bind(server);
+  // The grace is real time, measured beside the sweep's timer, and not the context's clock: a test that moves the
+  // service's clock must not close, or keep open, a connection a client is about to use.
   server.closeIdleConnections = () => {
     if (graceEndsMs === undefined || Date.now() >= graceEndsMs) closeIdle();
   };
