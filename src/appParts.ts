@@ -3,6 +3,7 @@ import { Alerts } from "./alerts/alerts";
 import { ContractWatch } from "./chain/contractWatch";
 import { type SponsoringChain, sponsoringChains } from "./chain/sponsoringChains";
 import type { AppContext } from "./context";
+import { DEFAULT_EVENT_TIMERS, EventDelivery } from "./events/delivery";
 import { CredentialCache } from "./http/credentialCache";
 import { TokenUse } from "./http/tokenUse";
 import { createMetrics, type Metrics } from "./metrics/metrics";
@@ -25,6 +26,8 @@ export interface SharedParts {
   /** One tally of the sponsorships being signed for the deposit rules and the alerts' periodic check. */
   inFlight: InFlightCharges;
   alerts: Alerts;
+  /** Delivers the event endpoints' queues (every instance works them; each endpoint is one instance's at a time). */
+  events: EventDelivery;
   credentials: CredentialCache;
 }
 
@@ -45,8 +48,9 @@ export async function startSharedParts(app: FastifyInstance, ctx: AppContext): P
   const outstanding = new OutstandingCharges(ctx.db);
   const inFlight = new InFlightCharges();
   const alerts = startAlerts(app, ctx, { chains, outstanding, inFlight, metrics });
+  const events = await startEventDelivery(app, ctx, metrics);
   const credentials = await followCredentials(app, ctx, setups);
-  return { setups, chains, contractWatch, metrics, outstanding, inFlight, alerts, credentials };
+  return { setups, chains, contractWatch, metrics, outstanding, inFlight, alerts, events, credentials };
 }
 
 /** Our contracts checked on every chain, when the context asks: the first pass before the app answers. */
@@ -85,6 +89,24 @@ function startAlerts(
   // Closing waits for the alerts being decided and a delivery pass under way, so nothing is written after close.
   app.addHook("onClose", () => alerts.stop());
   return alerts;
+}
+
+/** The event endpoints' delivery, listening for queued deliveries before the app answers. */
+async function startEventDelivery(app: FastifyInstance, ctx: AppContext, metrics: Metrics): Promise<EventDelivery> {
+  const settings = webhookSettings(ctx.webhooks);
+  const events = new EventDelivery({
+    db: ctx.db,
+    settings,
+    guard: guardOf(settings, () => app.addresses()),
+    now: ctx.now,
+    log: app.log,
+    metrics,
+    timers: ctx.events ?? { ...DEFAULT_EVENT_TIMERS, pollMs: undefined },
+  });
+  await events.start();
+  // Closing waits for the attempts under way, so nothing is written after close.
+  app.addHook("onClose", () => events.stop());
+  return events;
 }
 
 /**

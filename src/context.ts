@@ -1,5 +1,6 @@
 import type { AlertTimers } from "./alerts/alerts";
 import type { ChainConfig, FailureThrottleConfig, HttpLimits, Secret, TrustProxy } from "./config";
+import type { EventTimers } from "./events/delivery";
 import type { CredentialCache } from "./http/credentialCache";
 import type { Metrics } from "./metrics/metrics";
 import type { Signer } from "./signer/signer";
@@ -41,6 +42,12 @@ export interface AppContext {
    * check. Absent (tests, contexts built by hand): alerts are still queued and sent at once, never retried.
    */
   alerts?: AlertTimers;
+  /**
+   * How the event endpoints' deliveries pace themselves (src/events/delivery.ts): the poll, the retries' backoff, when a
+   * failing endpoint is turned off. Absent (tests, contexts built by hand): the defaults without the poll, so delivery
+   * runs on the database's notifications and this process's own retries.
+   */
+  events?: EventTimers;
   /** Who tokens and apiKeys are, kept in memory; absent: the app makes its own. Tests pass one to look into it. */
   credentials?: CredentialCache;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */

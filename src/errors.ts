@@ -36,6 +36,7 @@ export const messages = {
   activeMustBeBoolean: "active must be a boolean value",
   webhookIdMustBeString: "webhookId must be a string",
   webhookNotFound: "Webhook not found",
+  eventEndpointNotFound: "Event endpoint not found",
   paymasterNotFound: "Paymaster not found",
   policyNotFound: "Policy not found",
   policyNameExists: "Policy name already exists",
@@ -111,6 +112,7 @@ export class ContractNotFoundError extends fixedError(400, messages.contractNotF
 export class InvalidSignatureError extends fixedError(400, messages.invalidSignature) {}
 export class UserNotFoundError extends fixedError(404, messages.userNotFound) {}
 export class WebhookNotFoundError extends fixedError(404, messages.webhookNotFound) {}
+export class EventEndpointNotFoundError extends fixedError(404, messages.eventEndpointNotFound) {}
 export class PaymasterNotFoundError extends fixedError(404, messages.paymasterNotFound) {}
 export class PolicyNotFoundError extends fixedError(404, messages.policyNotFound) {}
 export class AccountNotFoundError extends fixedError(404, messages.accountNotFound) {}

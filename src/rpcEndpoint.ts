@@ -23,7 +23,7 @@ export async function registerRpcEndpoint(
     quotas: quotaCounterOf(ctx.db),
     sponsor: {
       signer: ctx.signer,
-      log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships")),
+      log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships"), ctx.now),
       commitments: new SignatureCommitments(ctx.db),
       now: ctx.now,
       ...(contractWatch ? { contractRefusal: (chainId, paymaster) => contractWatch.refusal(chainId, paymaster) } : {}),

@@ -4,9 +4,10 @@ import { MAX_CREATED_MICROS, type PageKey } from "../storage/pageKey";
 
 /**
  * Which of a list's parts a key belongs to: the rule list is the rules and then the whitelisted contracts, each in its
- * own creation order, so its cursor says which part it stopped in. The sponsorship ledger is one part, newest first.
+ * own creation order, so its cursor says which part it stopped in. The sponsorship ledger is one part, newest first,
+ * as is an event endpoint's list of delivery attempts.
  */
-export type ListPart = "policy" | "contract" | "sponsorship";
+export type ListPart = "policy" | "contract" | "sponsorship" | "attempt";
 
 export interface PageCursor {
   part: ListPart;
@@ -18,7 +19,7 @@ export interface PageRequest {
   after: PageCursor | undefined;
 }
 
-const PART_CODES: Record<ListPart, string> = { policy: "p", contract: "c", sponsorship: "s" };
+const PART_CODES: Record<ListPart, string> = { policy: "p", contract: "c", sponsorship: "s", attempt: "a" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MICROS = /^\d{1,18}$/;
 

@@ -6,6 +6,7 @@ import { auditLogRoutes } from "./auditLog";
 import { refuseReadScopeBeforeBody } from "./auth";
 import { chainRoutes } from "./chains";
 import { contractRoutes } from "./contracts";
+import { eventEndpointRoutes } from "./eventEndpoints";
 import { fundingRoutes } from "./funding";
 import { limitUsageRoutes } from "./limitUsage";
 import { managementOf, useManagementSchemas } from "./management";
@@ -53,6 +54,7 @@ export async function registerManagement(
       policyRoutes(api, management);
       limitUsageRoutes(api, management);
       webhookRoutes(api, management);
+      eventEndpointRoutes(api, management);
       sponsorshipRoutes(api, management);
       tokenRoutes(api, management);
       auditLogRoutes(api, management);

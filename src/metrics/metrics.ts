@@ -32,6 +32,10 @@ export interface Metrics {
   readonly settlementLagBlocks: Gauge<"chain_id">;
   readonly tokenChargeFailures: Counter<"chain_id" | "version">;
   readonly alerts: Counter<"event" | "outcome">;
+  readonly eventDeliveries: Counter<"outcome">;
+  readonly eventDelaySeconds: Histogram;
+  readonly eventBacklog: Gauge;
+  readonly eventEndpointsDisabled: Counter;
   readonly ledgerRows: Gauge;
   readonly ledgerBytes: Gauge;
 }
@@ -126,6 +130,28 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: "paymaster_alerts_total",
       help: "Alert delivery attempts by event (deposit.low, limit.reached) and outcome: sent, retried (a failed attempt to be tried again), failed (given up after an hour)",
       labelNames: ["event", "outcome"],
+      registers,
+    }),
+    eventDeliveries: new Counter({
+      name: "paymaster_event_deliveries_total",
+      help: "Event delivery attempts to dApps' event endpoints by outcome: delivered (a 2xx answer) or failed (retried later)",
+      labelNames: ["outcome"],
+      registers,
+    }),
+    eventDelaySeconds: new Histogram({
+      name: "paymaster_event_delivery_delay_seconds",
+      help: "From an event's fact (the record, the settlement, the alert's reading) to its delivery, retries included",
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    }),
+    eventBacklog: new Gauge({
+      name: "paymaster_event_backlog",
+      help: "Event deliveries queued and not yet made, every instance's and every endpoint's (turned-off ones included)",
+      registers,
+    }),
+    eventEndpointsDisabled: new Counter({
+      name: "paymaster_event_endpoints_disabled_total",
+      help: "Event endpoints the service turned off because their deliveries failed for a day",
       registers,
     }),
     ledgerRows: new Gauge({

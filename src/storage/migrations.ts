@@ -726,6 +726,115 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       ALTER TABLE signature_commitments ADD PRIMARY KEY (chain_id, entry_point, sender, nonce, paymaster_id);
     `,
   },
+  {
+    id: 28,
+    sql: `
+      -- Event endpoints (docs/events.md): where a paymaster's events are pushed, signed as Standard Webhooks. The
+      -- secrets are sealed (AES-256-GCM under a key derived from the webhook signing key), never kept in clear; during
+      -- a rotation's grace period the previous one signs too, until previous_secret_until_ms (the service's clock).
+      -- disabled_reason: why the service turned the endpoint off (it failed for a day); null otherwise.
+      CREATE TABLE event_endpoints (
+        id uuid PRIMARY KEY,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        url text NOT NULL,
+        events text[] NOT NULL,
+        description text,
+        enabled boolean NOT NULL DEFAULT true,
+        disabled_reason text,
+        secret text NOT NULL,
+        previous_secret text,
+        previous_secret_until_ms bigint,
+        created_ms bigint NOT NULL
+      );
+      CREATE INDEX event_endpoints_by_paymaster ON event_endpoints (paymaster_id);
+      -- Where delivery to an endpoint stands, apart from the endpoint so that delivery's frequent writes touch no row
+      -- the management API audits: the last sequence number given out, when the head of its queue is next due, since
+      -- when it has been failing, and the lease of the instance delivering to it (one at a time, so in order).
+      CREATE TABLE event_endpoint_progress (
+        endpoint_id uuid PRIMARY KEY REFERENCES event_endpoints (id) ON DELETE CASCADE,
+        last_sequence bigint NOT NULL DEFAULT 0,
+        next_attempt_ms bigint NOT NULL DEFAULT 0,
+        failing_since_ms bigint,
+        lease_until_ms bigint NOT NULL DEFAULT 0,
+        lease_token uuid
+      );
+      -- The outbox: one row per fact (a sponsorship signed, included, reverted or expired; a deposit low; a limit
+      -- reached), written in the transaction of the fact itself, when an endpoint of the paymaster subscribes to it.
+      CREATE TABLE events (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        event_id uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+        paymaster_id uuid NOT NULL REFERENCES paymasters (id) ON DELETE CASCADE,
+        chain_id bigint NOT NULL,
+        type text NOT NULL,
+        data jsonb NOT NULL,
+        at_ms bigint NOT NULL
+      );
+      CREATE INDEX events_by_paymaster ON events (paymaster_id, at_ms);
+      -- One fact to one endpoint. The sequence is given when delivery first sees the row (in id order, among the rows
+      -- committed by then), so that rows committed out of id order still go out in one order that never changes.
+      CREATE TABLE event_deliveries (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        endpoint_id uuid NOT NULL REFERENCES event_endpoints (id) ON DELETE CASCADE,
+        event_id bigint NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+        sequence bigint,
+        attempts integer NOT NULL DEFAULT 0,
+        delivered_ms bigint
+      );
+      CREATE INDEX event_deliveries_unsequenced ON event_deliveries (endpoint_id, id) WHERE sequence IS NULL;
+      CREATE INDEX event_deliveries_pending ON event_deliveries (endpoint_id, sequence) WHERE delivered_ms IS NULL;
+      CREATE INDEX event_deliveries_by_event ON event_deliveries (event_id);
+      -- Every attempt, for the dApp to look into: its outcome, the answer's status and how long it took.
+      CREATE TABLE event_attempts (
+        id uuid PRIMARY KEY,
+        endpoint_id uuid NOT NULL REFERENCES event_endpoints (id) ON DELETE CASCADE,
+        delivery_id bigint NOT NULL,
+        event_id uuid NOT NULL,
+        type text NOT NULL,
+        sequence bigint NOT NULL,
+        attempt integer NOT NULL,
+        delivered boolean NOT NULL,
+        status_code integer,
+        error text,
+        duration_ms integer NOT NULL,
+        at_ms bigint NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX event_attempts_by_endpoint ON event_attempts (endpoint_id, created_at DESC, id DESC);
+      -- Delivery wakes up at once, on every instance, when a transaction queued something (a statement's rows, once).
+      CREATE FUNCTION notify_event_deliveries() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM queued) THEN
+          PERFORM pg_notify('paymaster_events', TG_TABLE_SCHEMA || ':queued');
+        END IF;
+        RETURN NULL;
+      END;
+      $fn$;
+      CREATE TRIGGER event_deliveries_queued AFTER INSERT ON event_deliveries REFERENCING NEW TABLE AS queued
+        FOR EACH STATEMENT EXECUTE FUNCTION notify_event_deliveries();
+      CREATE TRIGGER event_endpoints_audit AFTER INSERT OR UPDATE OR DELETE ON event_endpoints
+        FOR EACH ROW EXECUTE FUNCTION audit_row_change();
+      -- The audit log masks the previous secret of a rotation too.
+      CREATE OR REPLACE FUNCTION audit_row_view(item jsonb) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $fn$
+      DECLARE
+        key text;
+      BEGIN
+        item := item - 'setup_version' - 'funding_message' - 'last_used_ms';
+        FOREACH key IN ARRAY ARRAY['api_key', 'previous_api_key', 'token_hash', 'secret', 'previous_secret'] LOOP
+          IF item ? key AND item->key <> 'null'::jsonb THEN item := jsonb_set(item, ARRAY[key], '"***"'); END IF;
+        END LOOP;
+        FOREACH key IN ARRAY ARRAY['url', 'webhook_url'] LOOP
+          IF jsonb_typeof(item->key) = 'string' THEN
+            item := jsonb_set(item, ARRAY[key], to_jsonb(audit_masked_url(item->>key)));
+          END IF;
+        END LOOP;
+        IF jsonb_typeof(item->'policy_data'->'url') = 'string' THEN
+          item := jsonb_set(item, '{policy_data,url}', to_jsonb(audit_masked_url(item->'policy_data'->>'url')));
+        END IF;
+        RETURN item;
+      END;
+      $fn$;
+    `,
+  },
 ];
 
 /**
@@ -733,6 +842,9 @@ const MIGRATIONS: { id: number; sql: string }[] = [
  * account id alone, and only from its own schema.
  */
 export const CREDENTIALS_CHANNEL = "paymaster_credentials";
+
+/** The channel of migration 28's notifications: a transaction queued event deliveries ("schema:queued"). */
+export const EVENTS_CHANNEL = "paymaster_events";
 
 /** Any fixed number: it names the lock that keeps two starting instances from migrating at once. */
 const MIGRATION_LOCK = 4337_0001;

@@ -55,9 +55,37 @@ export interface SponsorshipRecord {
 export type LedgerMode = "SPONSORED" | "ERC20";
 
 /**
+ * sponsorship.signed (docs/events.md) for each sponsored row whose paymaster has an event endpoint subscribed to it,
+ * queued to every such endpoint that is enabled: in the records' statement, so the event exists exactly when its record
+ * does. The event's time is the batch's by the service clock ($25, one element), else the database's.
+ */
+const SIGNED_EVENTS = `signed_events AS (
+    INSERT INTO events (paymaster_id, chain_id, type, data, at_ms)
+    SELECT i.paymaster_id, i.chain_id, 'sponsorship.signed',
+      jsonb_build_object('paymasterId', i.paymaster_id, 'chainId', i.chain_id, 'userOpHash', i.user_op_hash,
+        'sender', i.sender, 'nonce', i.nonce::text, 'entryPoint', i.entry_point, 'mode', i.mode,
+        'maxCostWei', i.worst_case_wei::text, 'heldWei', i.max_charge::text, 'paymasterAddress', i.paymaster_address,
+        'validAfter', i.valid_after, 'validUntil', i.valid_until,
+        'tokenCharge', (SELECT jsonb_build_object('feeToken', o->>'feeToken', 'symbol', o->>'symbol',
+            'maxTokenCost', o->>'maxTokenCost', 'exchangeRate', o->>'exchangeRate', 'priceMarkup', o->'priceMarkup')
+          FROM jsonb_array_elements(i.rule_outcomes) AS o WHERE i.mode = 'ERC20' AND o->>'rule' = 'ERC20' LIMIT 1)),
+      COALESCE(($25::text[])[1]::bigint, (extract(epoch FROM now()) * 1000)::bigint)
+    FROM inserted i
+    WHERE i.sponsored AND EXISTS (SELECT 1 FROM event_endpoints e
+      WHERE e.paymaster_id = i.paymaster_id AND 'sponsorship.signed' = ANY (e.events))
+    ORDER BY i.id
+    RETURNING id, paymaster_id, type
+  ), signed_deliveries AS (
+    INSERT INTO event_deliveries (endpoint_id, event_id)
+    SELECT e.id, s.id FROM signed_events s
+    JOIN event_endpoints e ON e.paymaster_id = s.paymaster_id AND e.enabled AND s.type = ANY (e.events)
+    ORDER BY s.id, e.id
+  )`;
+
+/**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
- * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike). Alone, the
- * statement is its own transaction: all of it is written or none.
+ * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike), and the
+ * sponsorship.signed events they make. Alone, the statement is its own transaction: all of it is written or none.
  */
 const RECORDS = `
   WITH inserted AS (
@@ -75,8 +103,9 @@ const RECORDS = `
       AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
         valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge, native_usd_price,
         entry_point, mode, worst_case, l1_data_gas)
-    RETURNING chain_id, paymaster_address, funding_address, valid_until, max_charge, sponsored
-  )
+    RETURNING id, paymaster_id, chain_id, sender, nonce, user_op_hash, entry_point, mode, worst_case_wei, paymaster_address,
+      funding_address, valid_until, valid_after, max_charge, sponsored, rule_outcomes
+  ), ${SIGNED_EVENTS}
   INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
   SELECT chain_id, paymaster_address, funding_address, (valid_until + 59) / 60 * 60, SUM(max_charge)
   FROM inserted
@@ -88,19 +117,19 @@ const RECORDS = `
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
 /**
- * The same, with the spending-limit reservations the batch made ($25 on: usage deltas, then reservations): computed
+ * The same, with the spending-limit reservations the batch made ($26 on: usage deltas, then reservations): computed
  * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
  * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
  */
 const RECORDS_AND_LIMITS = `
   WITH limit_usage_written AS (
     INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
-    SELECT * FROM unnest($25::uuid[], $26::bigint[], $27::text[], $28::numeric[])
+    SELECT * FROM unnest($26::uuid[], $27::bigint[], $28::text[], $29::numeric[])
     ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
   ), limit_reservations_written AS (
     INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
-    SELECT * FROM unnest($29::uuid[], $30::bigint[], $31::text[], $32::numeric[], $33::text[], $34::numeric[],
-      $35::bigint[])
+    SELECT * FROM unnest($30::uuid[], $31::bigint[], $32::text[], $33::numeric[], $34::text[], $35::numeric[],
+      $36::bigint[])
     ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
     DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
   ), ${RECORDS.trim().slice("WITH ".length)}`;
@@ -187,7 +216,9 @@ const DEADLOCK_RETRIES = 3;
 export class SponsorshipLog {
   readonly #insert: Batcher<Pending, RecordOutcome>;
 
-  constructor(db: Database, observe?: BatchObserver) {
+  /** `now`: the service's clock, the time of the events a batch makes; absent (tests of the ledger alone): the database's. */
+  constructor(db: Database, observe?: BatchObserver, now?: () => number) {
+    const batchTime = (): ArrayParameter => [now ? String(now()) : null];
     // Embedded: the limits are kept in memory and written by the records' statement (PostgreSQL: reserved in the
     // database, in the records' transaction).
     const memory = memoryLedgerOf(db);
@@ -198,18 +229,18 @@ export class SponsorshipLog {
     this.#insert = new Batcher(
       async (items) => {
         if (memory && write) {
-          const outcomes = await memory.exclusive(() => recordWithMemory(db, write, items, memory));
+          const outcomes = await memory.exclusive(() => recordWithMemory(db, write, items, memory, batchTime()));
           statistics.wrote(items.length);
           return outcomes;
         }
         for (let attempt = 1; ; attempt++) {
           try {
             // Without limits to reserve, the one statement is the whole transaction.
-            if (!items.some((item) => item.claim)) return await recordBatch(queryWith(db), items, []);
+            if (!items.some((item) => item.claim)) return await recordBatch(queryWith(db), items, batchTime(), []);
             return await db.transaction(async (tx) => {
               const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
               const { outcomes, writes } = await reserveLimits(tx, claimed);
-              return recordBatch(queryWith(tx), items, outcomes, writes);
+              return recordBatch(queryWith(tx), items, batchTime(), outcomes, writes);
             });
           } catch (error) {
             if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw error;
@@ -248,13 +279,14 @@ async function recordWithMemory(
   write: WriteBatch,
   items: Pending[],
   memory: MemoryLedger,
+  at: ArrayParameter,
 ): Promise<RecordOutcome[]> {
   try {
     const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
-    if (claimed.length === 0) return await recordBatch(write, items, []);
+    if (claimed.length === 0) return await recordBatch(write, items, at, []);
     await memory.prepare(db);
     const plan = memory.plan(claimed);
-    const outcomes = await recordBatch(write, items, plan.outcomes, plan.writes);
+    const outcomes = await recordBatch(write, items, at, plan.outcomes, plan.writes);
     plan.commit();
     return outcomes;
   } catch (error) {
@@ -271,6 +303,7 @@ async function recordWithMemory(
 async function recordBatch(
   write: WriteBatch,
   items: Pending[],
+  at: ArrayParameter,
   reserved: ReserveOutcome[],
   limits: LimitWrites = NO_LIMIT_WRITES,
 ): Promise<RecordOutcome[]> {
@@ -284,8 +317,8 @@ async function recordBatch(
     outcomes[position] = { ok: false, reason };
     rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
   }
-  if (limits.reservations.length === 0) await write(RECORDS, columns(rows));
-  else await write(RECORDS_AND_LIMITS, [...columns(rows), ...limitColumns(limits)]);
+  if (limits.reservations.length === 0) await write(RECORDS, [...columns(rows), at]);
+  else await write(RECORDS_AND_LIMITS, [...columns(rows), at, ...limitColumns(limits)]);
   return outcomes;
 }
 

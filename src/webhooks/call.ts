@@ -10,12 +10,10 @@ import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from "./signature";
 export const MAX_RESPONSE_BYTES = 16 * 1024;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 2_000;
 
-export interface CallOptions {
+interface CallBase {
   guard: GuardPolicy;
   /** For the whole call: DNS, connection, request, response headers and body. */
   timeoutMs: number;
-  /** The account's webhook secret, the HMAC key of the signature header. */
-  secret: string;
   maxResponseBytes?: number;
   lookup?: Lookup;
   /** The service's clock (ms): the signature's timestamp. */
@@ -24,8 +22,19 @@ export interface CallOptions {
   verdict?: (body: string) => CallResult;
 }
 
-/** `ok` means the webhook answered `arePoliciesVerified: true`; anything else is a refusal with its reason. */
-export type CallResult = { ok: true } | { ok: false; reason: string };
+/**
+ * How a call is signed: with the account's webhook secret (the HMAC key of x-paymaster-signature), or with headers of
+ * the caller's own made at the call's timestamp (unix seconds) over the signed text (the event endpoints' Standard
+ * Webhooks signatures).
+ */
+export type CallOptions = CallBase &
+  ({ secret: string } | { signedHeaders: (timestamp: number, signedText: string) => Record<string, string> });
+
+/**
+ * `ok` means the webhook answered `arePoliciesVerified: true`; anything else is a refusal with its reason. `status`:
+ * the HTTP status of the answer, when one came.
+ */
+export type CallResult = { ok: true; status?: number } | { ok: false; reason: string; status?: number };
 
 const refused = (reason: string): CallResult => ({ ok: false, reason });
 
@@ -72,11 +81,13 @@ function send(
   const timestamp = Math.floor(options.nowMs() / 1000);
   const target = `${url.pathname}${url.search}`;
   const body = request.method === "POST" ? Buffer.from(request.body, "utf8") : undefined;
+  const signedText = request.method === "POST" ? request.body : target;
   const headers: Record<string, string | number> = {
     accept: "application/json",
     "user-agent": "paymaster-service-webhook/1",
-    [TIMESTAMP_HEADER]: timestamp,
-    [SIGNATURE_HEADER]: signWebhook(options.secret, timestamp, request.method === "POST" ? request.body : target),
+    ...("secret" in options
+      ? { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: signWebhook(options.secret, timestamp, signedText) }
+      : options.signedHeaders(timestamp, signedText)),
   };
   if (body) {
     headers["content-type"] = "application/json";
@@ -119,9 +130,11 @@ function readVerdict(
   response: IncomingMessage,
   maxBytes: number,
   verdictOf: (body: string) => CallResult,
-  finish: (result: CallResult) => void,
+  settle: (result: CallResult) => void,
 ): void {
   const status = response.statusCode ?? 0;
+  // Whatever the outcome, the status that came with it.
+  const finish = (result: CallResult) => settle({ ...result, status });
   const tooLarge = refused(`response larger than ${maxBytes} bytes`);
   const early =
     status >= 300 && status < 400

@@ -296,6 +296,1108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/public/sdk/event-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The paymaster's event endpoints (never their secrets) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ms since the epoch */
+                                createdAt: number;
+                                /** @description The dApp's note; null when none */
+                                description: string | null;
+                                /** @description Why the service turned the endpoint off (it failed for a day); null when enabled or turned off by the dApp */
+                                disabledReason: string | null;
+                                enabled: boolean;
+                                events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                                /** @description Since when its deliveries have been failing (ms); null while they succeed */
+                                failingSince: number | null;
+                                /** @description UUID */
+                                id: string;
+                                /** @description Deliveries not yet made */
+                                pending: number;
+                                /** @description Until when (ms) the secret a rotation replaced still signs beside the new one; null when none */
+                                previousSecretUntil: number | null;
+                                url: string;
+                            }[];
+                            /** @enum {string} */
+                            message: "Event endpoints fetched";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add an event endpoint; its signing secret is in this answer only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A note of the dApp's own */
+                        description?: string;
+                        /**
+                         * @description The events sent to the endpoint (one named twice counts once)
+                         * @example [
+                         *       "sponsorship.signed",
+                         *       "sponsorship.included"
+                         *     ]
+                         */
+                        events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                        /**
+                         * @description http or https URL
+                         * @example https://hooks.example.com/verify
+                         */
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ms since the epoch */
+                                createdAt: number;
+                                /** @description The dApp's note; null when none */
+                                description: string | null;
+                                /** @description Why the service turned the endpoint off (it failed for a day); null when enabled or turned off by the dApp */
+                                disabledReason: string | null;
+                                enabled: boolean;
+                                events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                                /** @description Since when its deliveries have been failing (ms); null while they succeed */
+                                failingSince: number | null;
+                                /** @description UUID */
+                                id: string;
+                                /** @description Deliveries not yet made */
+                                pending: number;
+                                /** @description Until when (ms) the secret a rotation replaced still signs beside the new one; null when none */
+                                previousSecretUntil: number | null;
+                                /**
+                                 * @description The signing secret (whsec_…): shown in this answer only, stored sealed
+                                 * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                                 */
+                                secret: string;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            message: "Event endpoint created";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @example url resolves to 10.0.0.5, a private address
+                             * @example events must be a list of events, each one of sponsorship.signed, sponsorship.included, sponsorship.reverted, sponsorship.expired, deposit.low, limit.reached
+                             * @example A paymaster has at most 10 event endpoints
+                             */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/public/sdk/event-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event endpoint (never its secret) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ms since the epoch */
+                                createdAt: number;
+                                /** @description The dApp's note; null when none */
+                                description: string | null;
+                                /** @description Why the service turned the endpoint off (it failed for a day); null when enabled or turned off by the dApp */
+                                disabledReason: string | null;
+                                enabled: boolean;
+                                events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                                /** @description Since when its deliveries have been failing (ms); null while they succeed */
+                                failingSince: number | null;
+                                /** @description UUID */
+                                id: string;
+                                /** @description Deliveries not yet made */
+                                pending: number;
+                                /** @description Until when (ms) the secret a rotation replaced still signs beside the new one; null when none */
+                                previousSecretUntil: number | null;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            message: "Event endpoint fetched";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Remove an endpoint with its queue */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            message: "Event endpoint deleted";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change an endpoint's url or events, or turn it on or off (on again: its queue resumes in order) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        enabled?: boolean;
+                        /**
+                         * @description The events sent to the endpoint (one named twice counts once)
+                         * @example [
+                         *       "sponsorship.signed",
+                         *       "sponsorship.included"
+                         *     ]
+                         */
+                        events?: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                        /**
+                         * @description http or https URL
+                         * @example https://hooks.example.com/verify
+                         */
+                        url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ms since the epoch */
+                                createdAt: number;
+                                /** @description The dApp's note; null when none */
+                                description: string | null;
+                                /** @description Why the service turned the endpoint off (it failed for a day); null when enabled or turned off by the dApp */
+                                disabledReason: string | null;
+                                enabled: boolean;
+                                events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                                /** @description Since when its deliveries have been failing (ms); null while they succeed */
+                                failingSince: number | null;
+                                /** @description UUID */
+                                id: string;
+                                /** @description Deliveries not yet made */
+                                pending: number;
+                                /** @description Until when (ms) the secret a rotation replaced still signs beside the new one; null when none */
+                                previousSecretUntil: number | null;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            message: "Event endpoint updated";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @example url resolves to 10.0.0.5, a private address
+                             * @example enabled must be true or false
+                             */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v2/public/sdk/event-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery attempts, newest first, a page at a time */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The `nextCursor` of the previous page; leave it out for the first page */
+                    cursor?: string;
+                    /**
+                     * @description Rows per page, 1 to 500; asks for pages (100 when only `cursor` is given)
+                     * @example 100
+                     */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description When the attempt was made, ms since the epoch */
+                                at: number;
+                                /** @description 1 for the first attempt at this delivery */
+                                attempt: number;
+                                delivered: boolean;
+                                durationMs: number;
+                                /** @description Why the attempt failed; null when delivered */
+                                error: string | null;
+                                /** @description The event's id, the webhook-id header */
+                                eventId: string;
+                                /** @description The event's number in this endpoint's order */
+                                sequence: number;
+                                /** @description The answer's status; null when none came */
+                                statusCode: number | null;
+                                /** @enum {unknown} */
+                                type: "sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached";
+                            }[];
+                            /** @enum {string} */
+                            message: "Event deliveries fetched";
+                            /** @description The cursor of the next page, null after the last */
+                            nextCursor: string | null;
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "message": "cursor must be the nextCursor of a previous page of this list"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example cursor must be the nextCursor of a previous page of this list */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/public/sdk/event-endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send again, after what is queued, the events of a time range the endpoint subscribes to */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Events from this instant (included), ms since the epoch
+                         * @example 1767225600000
+                         */
+                        from: number;
+                        /**
+                         * @description Events before this instant (excluded), ms since the epoch
+                         * @example 1767225600000
+                         */
+                        to: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                queued: number;
+                            };
+                            /** @enum {string} */
+                            message: "Events queued again";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @example from must be a time in milliseconds since the epoch: a whole number
+                             * @example from must not be after to
+                             * @example The range holds more than 10000 events: replay a shorter one
+                             */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/public/sdk/event-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the signing secret; the old one keeps signing beside it for graceSeconds */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The endpoint's id (UUID); any other id is not found */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description How long the replaced secret keeps signing beside the new one; 0: it stops at once
+                         * @example 86400
+                         */
+                        graceSeconds: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description ms since the epoch */
+                                createdAt: number;
+                                /** @description The dApp's note; null when none */
+                                description: string | null;
+                                /** @description Why the service turned the endpoint off (it failed for a day); null when enabled or turned off by the dApp */
+                                disabledReason: string | null;
+                                enabled: boolean;
+                                events: ("sponsorship.signed" | "sponsorship.included" | "sponsorship.reverted" | "sponsorship.expired" | "deposit.low" | "limit.reached")[];
+                                /** @description Since when its deliveries have been failing (ms); null while they succeed */
+                                failingSince: number | null;
+                                /** @description UUID */
+                                id: string;
+                                /** @description Deliveries not yet made */
+                                pending: number;
+                                /** @description Until when (ms) the secret a rotation replaced still signs beside the new one; null when none */
+                                previousSecretUntil: number | null;
+                                /**
+                                 * @description The signing secret (whsec_…): shown in this answer only, stored sealed
+                                 * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                                 */
+                                secret: string;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            message: "Event endpoint secret rotated";
+                            /** @enum {number} */
+                            statusCode: 200;
+                        };
+                    };
+                };
+                /** @description Bad input: the message names the field and the problem */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 400,
+                         *       "message": "graceSeconds must be a whole number of seconds from 0 to 604800"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example graceSeconds must be a whole number of seconds from 0 to 604800 */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 400;
+                        };
+                    };
+                };
+                /** @description The credential headers are missing or not accepted */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 401,
+                         *       "message": "Auth token and API key is required in the headers"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Auth token and API key is required in the headers */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 401;
+                        };
+                    };
+                };
+                /** @description The token has the read scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example This authToken has the read scope: it may read (GET) but not change anything */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 403;
+                        };
+                    };
+                };
+                /** @description No such record for this dApp */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 404,
+                         *       "message": "Event endpoint not found"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Event endpoint not found */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 404;
+                        };
+                    };
+                };
+                /** @description Too many requests with wrong credentials from this address */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "statusCode": 429,
+                         *       "message": "Too many requests with wrong credentials from this address: try again in 60 s"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @example Too many requests with wrong credentials from this address: try again in 60 s */
+                            message: string;
+                            /** @enum {number} */
+                            statusCode: 429;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/public/sdk/funding-balance/{paymasterId}": {
         parameters: {
             query?: never;
