@@ -7,7 +7,7 @@
 // Also a SimpleAccount deployed through the v0.9 SimpleAccountFactory, and ERC20 mode (TUSD) on v0.9. The paymaster's
 // validation and postOp gas is read from anvil's call tracer and printed.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import {
   type Address,
@@ -38,33 +38,18 @@ import { tokenPaymasterV07Artifact } from "../../src/bindings/paymasters/tokenAr
 import { LOCAL_TEST_TOKEN_ADDRESS, mintTestTokens } from "../../src/devChain/tokenDeployment";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm } from "../contracts/v07/localStacks";
-import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
-import type { Dapp } from "../helpers/app";
+import { bundlerFor, type Sent } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { paymasterHookGas } from "../helpers/paymasterHookGas";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 
 const DEPOSIT = parseEther("1");
 
-let stack: AltoStack | undefined;
-let dapp: Dapp;
-let endpoint: string;
-
-before(async () => {
-  stack = await startAltoStack({
-    entryPoints: ["0.6", "0.9"],
-    feeTokens: true,
-    deposits: { versions: ["0.9"], value: DEPOSIT },
-  });
-  dapp = await chainDapp(stack.t);
-  endpoint = stack.endpoint(dapp);
-});
-
-after(() => stack?.stop());
-
-function started(): AltoStack {
-  assert.ok(stack, "the chain, Alto or the service did not start");
-  return stack;
-}
+const { started, endpoint } = altoStackFile(
+  { entryPoints: ["0.6", "0.9"], feeTokens: true, deposits: { versions: ["0.9"], value: DEPOSIT } },
+  chainDapp,
+);
 
 const v09 = () => started().env.chain.info.entryPoints["0.9"];
 
@@ -108,16 +93,8 @@ async function delegatedAccount() {
   return { owner, account, authorization };
 }
 
-async function rpc(
-  method: string,
-  params: unknown[],
-): Promise<{ result?: Record<string, Hex>; error?: { code: number; message: string } }> {
-  const response = await fetch(endpoint, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return (await response.json()) as { result?: Record<string, Hex>; error?: { code: number; message: string } };
+async function rpc(method: string, params: unknown[]) {
+  return (await postJsonRpc<Record<string, Hex>>(endpoint(), method, params)).body;
 }
 
 describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
@@ -125,7 +102,7 @@ describe("EntryPoint v0.9, sequential signing (viem's ERC-7677 flow)", () => {
     const { owner, account, authorization } = await delegatedAccount();
     assert.ok(isAddressEqual(account.entryPoint.address, v09().entryPoint), "viem's default v0.9 EntryPoint is ours");
     const sent: Sent = [];
-    const bundler = bundlerFor(started(), endpoint, account, sent);
+    const bundler = bundlerFor(started(), endpoint(), account, sent);
     const depositBefore = await depositOf();
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -157,7 +134,7 @@ describe("EntryPoint v0.9, a SimpleAccount deployed by the v0.9 SimpleAccountFac
       factoryAddress: v09().simpleAccountFactory,
     });
     const sent: Sent = [];
-    const bundler = bundlerFor(started(), endpoint, account, sent);
+    const bundler = bundlerFor(started(), endpoint(), account, sent);
     const depositBefore = await depositOf();
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -173,7 +150,7 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
   /** Gas for the operation, as viem's ERC-7677 flow prepares it (stub, Alto's estimate), then our fields dropped. */
   async function preparedOperation() {
     const { owner, account, authorization } = await delegatedAccount();
-    const bundler = bundlerFor(started(), endpoint, account);
+    const bundler = bundlerFor(started(), endpoint(), account);
     const prepared = await bundler.prepareUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     // Our fields are replaced at commit; the sequential signature inside paymasterData goes with them.
     const op = { ...(prepared as unknown as UserOperation<"0.9">), paymasterData: undefined };
@@ -283,7 +260,7 @@ describe("EntryPoint v0.9, ERC20 mode through ERC-7677 with { token }", () => {
         minted,
       ),
     );
-    const bundler = bundlerFor(started(), endpoint, account);
+    const bundler = bundlerFor(started(), endpoint(), account);
     const calls = [
       {
         to: LOCAL_TEST_TOKEN_ADDRESS,

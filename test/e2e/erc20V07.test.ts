@@ -8,12 +8,11 @@
 // with the gas estimated by Alto over the token paymaster's stub; on v0.6 the same ERC-7677 flow through v0.6's token
 // paymaster; and a sender holding none of the token refused by the service with what it holds and the maximum.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import { createPimlicoClient } from "permissionless/clients/pimlico";
 import {
   type Address,
-  BaseError,
   encodeFunctionData,
   erc20Abi,
   type Hex,
@@ -21,7 +20,6 @@ import {
   isAddressEqual,
   parseEventLogs,
   parseUnits,
-  RpcRequestError,
   toHex,
 } from "viem";
 import { createBundlerClient, type SmartAccount, type UserOperationReceipt } from "viem/account-abstraction";
@@ -38,9 +36,11 @@ import {
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm } from "../contracts/v07/localStacks";
-import { type AltoStack, bundlerFor, startAltoStack } from "../helpers/altoStack";
-import type { Dapp } from "../helpers/app";
+import { bundlerFor } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
 import { TARGET } from "../helpers/chainApp";
+import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 
 /** What each new account is given: 100 TUSD (6 decimals) and no ether. */
 const MINTED = 100_000_000n;
@@ -48,23 +48,10 @@ const MINTED = 100_000_000n;
 const APPROVED = 20_000_000n;
 const UNKNOWN_TOKEN: Address = "0x00000000000000000000000000000000000000aa";
 
-let stack: AltoStack | undefined;
-let dapp: Dapp;
-let endpoint: string;
-
-before(async () => {
-  stack = await startAltoStack({ entryPoints: ["0.6", "0.7", "0.8"], feeTokens: true });
-  // ERC20 mode needs no funding wallet, policy or whitelist: a bare dApp's apiKey is enough.
-  dapp = await stack.t.dapp();
-  endpoint = stack.endpoint(dapp);
-});
-
-after(() => stack?.stop());
-
-function started(): AltoStack {
-  assert.ok(stack, "the chain, Alto or the service did not start");
-  return stack;
-}
+// ERC20 mode needs no funding wallet, policy or whitelist: a bare dApp's apiKey is enough.
+const { started, dapp, endpoint } = altoStackFile({ entryPoints: ["0.6", "0.7", "0.8"], feeTokens: true }, (t) =>
+  t.dapp(),
+);
 
 function tokenPaymasterOf(version: LaterEntryPointVersion): Address {
   const paymaster = started().env.chain.info.entryPoints[version].tokenPaymaster;
@@ -114,7 +101,7 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a SimpleAccount holding only TUSD pays its operation in TUSD, mined by Alto", async (tc) => {
       const { env, t } = started();
       const account = await fundedAccount(version);
-      const bundler = bundlerFor(started(), endpoint, account);
+      const bundler = bundlerFor(started(), endpoint(), account);
       const hash = await bundler.sendUserOperation({
         calls: batch(version),
         paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
@@ -140,7 +127,7 @@ for (const version of ["0.7", "0.8"] as const) {
       assert.equal(MINTED - (await balanceOf(account.address)), charged.args.amount, "TUSD down by the charge");
       assert.equal(await env.publicClient.getBalance({ address: account.address }), 0n, "no ether was needed");
       // The record the service made when it signed: under the EntryPoint's userOpHash, with the maximum it allowed.
-      const [record, ...others] = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+      const [record, ...others] = (await listSponsorships(t.db, dapp().paymasterId)).filter(
         (r) => r.user_op_hash?.toLowerCase() === hash.toLowerCase(),
       );
       assert.ok(record && others.length === 0, "one record with the EntryPoint's userOpHash");
@@ -152,18 +139,15 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("an unknown token reaches the caller as the paymaster's -32602 with our reason", async () => {
       const account = await fundedAccount(version);
-      const refusal = await bundlerFor(started(), endpoint, account)
-        .sendUserOperation({ calls: batch(version), paymasterContext: { token: UNKNOWN_TOKEN } })
-        .then(
-          () => assert.fail("an unknown fee token was accepted"),
-          (error: unknown) => error,
-        );
-      assert.ok(refusal instanceof BaseError, String(refusal));
-      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
-      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
-      assert.equal(rpcError.code, -32602);
-      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
-      assert.ok(refusal.message.includes(`Fee token ${UNKNOWN_TOKEN} is not supported (chain 31337 accepts`));
+      await paymasterRefusal(
+        bundlerFor(started(), endpoint(), account).sendUserOperation({
+          calls: batch(version),
+          paymasterContext: { token: UNKNOWN_TOKEN },
+        }),
+        endpoint(),
+        -32602,
+        `Fee token ${UNKNOWN_TOKEN} is not supported (chain 31337 accepts`,
+      );
       assert.equal(await balanceOf(account.address), MINTED, "nothing was charged");
     });
   });
@@ -206,27 +190,17 @@ describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { 
       maxPriorityFeePerGas: toHex(fees.maxPriorityFeePerGas),
       signature: await account.getStubSignature(),
     };
-    const response = await fetch(endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "pm_getFeeQuoteOrData",
-        params: [operation, entryPoint.address, { tokenList: [LOCAL_TEST_TOKEN_ADDRESS] }],
-      }),
-    });
-    const reply = (await response.json()) as {
-      result?: { paymasterAddress: string; feeQuotes: { tokenAddress: string; maxGasFee: number }[] };
-      error?: unknown;
-    };
+    const { body: reply } = await postJsonRpc<{
+      paymasterAddress: string;
+      feeQuotes: { tokenAddress: string; maxGasFee: number }[];
+    }>(endpoint(), "pm_getFeeQuoteOrData", [operation, entryPoint.address, { tokenList: [LOCAL_TEST_TOKEN_ADDRESS] }]);
     assert.ok(reply.result, JSON.stringify(reply.error));
     assert.ok(isAddressEqual(reply.result.paymasterAddress as Address, tokenPaymasterOf(version)));
     const [quote] = reply.result.feeQuotes;
     assert.ok(quote && quote.maxGasFee > 0, JSON.stringify(reply.result));
     const quotedMaximum = parseUnits(String(quote.maxGasFee), 6);
 
-    const pimlico = createPimlicoClient({ transport: http(endpoint), entryPoint });
+    const pimlico = createPimlicoClient({ transport: http(endpoint()), entryPoint });
     let answer: Record<string, unknown> | undefined;
     const bundler = createBundlerClient({
       account,
@@ -291,7 +265,7 @@ describe("EntryPoint v0.6, ERC20 mode through ERC-7677 with { token }", () => {
       },
       { to: TARGET, value: 0n },
     ];
-    const bundler = bundlerFor(started(), endpoint, account);
+    const bundler = bundlerFor(started(), endpoint(), account);
     const hash = await bundler.sendUserOperation({ calls, paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS } });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     assert.equal(receipt.success, true, "UserOperationEvent.success");
@@ -329,19 +303,15 @@ describe("EntryPoint v0.8, a sender without enough of the token", () => {
       maxPriorityFeePerGas: "0x3b9aca00",
       signature: await account.getStubSignature(),
     };
-    const call = async (method: string) => {
-      const response = await fetch(endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method,
-          params: [operation, account.entryPoint.address, "0x7a69", { token: LOCAL_TEST_TOKEN_ADDRESS }],
-        }),
-      });
-      return (await response.json()) as { error?: { code: number; message: string } };
-    };
+    const call = async (method: string) =>
+      (
+        await postJsonRpc(endpoint(), method, [
+          operation,
+          account.entryPoint.address,
+          "0x7a69",
+          { token: LOCAL_TEST_TOKEN_ADDRESS },
+        ])
+      ).body;
     const reply = await call("pm_getPaymasterData");
     assert.equal(reply.error?.code, -32602, JSON.stringify(reply));
     assert.match(

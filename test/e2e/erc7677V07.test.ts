@@ -7,18 +7,16 @@
 // operation, whose gas the service has Alto estimate. Each mined operation is checked on chain: UserOperationEvent of
 // the version's EntryPoint with success, our paymaster paying, and the dApp's deposit in that paymaster charged.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/accounts";
 import { createPimlicoClient } from "permissionless/clients/pimlico";
 import {
   type Address,
-  BaseError,
   type Hex,
   http,
   isAddressEqual,
   parseEther,
   parseEventLogs,
-  RpcRequestError,
   type SignedAuthorization,
 } from "viem";
 import { createBundlerClient, type UserOperationReceipt } from "viem/account-abstraction";
@@ -31,10 +29,11 @@ import {
 } from "../../src/bindings/paymasters/verifyingPaymasterGasV07";
 import type { LaterEntryPointVersion } from "../../src/config";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
-import type { Dapp } from "../helpers/app";
+import { bundlerFor, type Sent } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { whitelist } from "../helpers/dappSetup";
+import { paymasterRefusal } from "../helpers/paymasterRefusal";
 
 /** A second whitelisted address (a call without data), for batches. */
 const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
@@ -42,26 +41,14 @@ const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
 const STRANGER: Address = "0x3333333333333333333333333333333333333333";
 const DEPOSIT = parseEther("1");
 
-let stack: AltoStack | undefined;
-let dapp: Dapp;
-let endpoint: string;
-
-before(async () => {
-  stack = await startAltoStack({
-    entryPoints: ["0.6", "0.7", "0.8"],
-    deposits: { versions: ["0.7", "0.8"], value: DEPOSIT },
-  });
-  dapp = await chainDapp(stack.t);
-  await whitelist(stack.t, dapp, OTHER_TARGET, [], []);
-  endpoint = stack.endpoint(dapp);
-});
-
-after(() => stack?.stop());
-
-function started(): AltoStack {
-  assert.ok(stack, "the chain, Alto or the service did not start");
-  return stack;
-}
+const { started, dapp, endpoint } = altoStackFile(
+  { entryPoints: ["0.6", "0.7", "0.8"], deposits: { versions: ["0.7", "0.8"], value: DEPOSIT } },
+  async (t) => {
+    const dapp = await chainDapp(t);
+    await whitelist(t, dapp, OTHER_TARGET, [], []);
+    return dapp;
+  },
+);
 
 function paymasterOf(version: LaterEntryPointVersion): Address {
   return started().env.chain.info.entryPoints[version].verifyingPaymaster;
@@ -105,7 +92,7 @@ async function checkMined(
   assert.equal(depositBefore - (await depositOf(version)), charged.args.charge);
   // The record the service made when it signed names the operation by the hash the EntryPoint gave it (what
   // settlement matches on), with the sender and nonce.
-  const records = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+  const records = (await listSponsorships(t.db, dapp().paymasterId)).filter(
     (r) => r.user_op_hash?.toLowerCase() === event.args.userOpHash.toLowerCase(),
   );
   assert.equal(records.length, 1, "one sponsorship record with the EntryPoint's userOpHash");
@@ -140,7 +127,7 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a permissionless SimpleAccount's first operation is sponsored by us and mined", async (tc) => {
       const account = await simpleAccount(version);
       const sent: Sent = [];
-      const bundler = bundlerFor(started(), endpoint, account, sent);
+      const bundler = bundlerFor(started(), endpoint(), account, sent);
       const depositBefore = await depositOf(version);
       const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
       const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -153,7 +140,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("a batch of two whitelisted calls (executeBatch) is sponsored and mined", async () => {
       const account = await simpleAccount(version);
-      const bundler = bundlerFor(started(), endpoint, account);
+      const bundler = bundlerFor(started(), endpoint(), account);
       const depositBefore = await depositOf(version);
       const calls = [
         { to: TARGET, value: 0n },
@@ -170,25 +157,18 @@ for (const version of ["0.7", "0.8"] as const) {
     test("a call that is not whitelisted reaches the caller as an error with our reason", async () => {
       const account = await simpleAccount(version);
       const sent: Sent = [];
-      const bundler = bundlerFor(started(), endpoint, account, sent);
-      const refusal = await bundler
-        .sendUserOperation({
+      const bundler = bundlerFor(started(), endpoint(), account, sent);
+      await paymasterRefusal(
+        bundler.sendUserOperation({
           calls: [
             { to: TARGET, value: 0n },
             { to: STRANGER, value: 0n },
           ],
-        })
-        .then(
-          () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
-          (error: unknown) => error,
-        );
-      assert.ok(refusal instanceof BaseError, String(refusal));
-      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
-      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
-      assert.equal(rpcError.code, -32003);
-      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
-      const reason = `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`;
-      assert.ok(refusal.message.includes(reason), refusal.message);
+        }),
+        endpoint(),
+        -32003,
+        `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`,
+      );
       // Refused at the stub: the rules that spend nothing run there, so the bundler never estimated it.
       assert.deepEqual(
         sent.map((r) => r.method),
@@ -216,7 +196,7 @@ describe("EntryPoint v0.8, an EIP-7702 account", () => {
       nonce: 0,
     });
     const sent: Sent = [];
-    const bundler = bundlerFor(started(), endpoint, account, sent);
+    const bundler = bundlerFor(started(), endpoint(), account, sent);
     const depositBefore = await depositOf("0.8");
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }], authorization });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
@@ -234,7 +214,7 @@ describe("EntryPoint v0.7, pimlico's pm_sponsorUserOperation [userOp, entryPoint
   test("the service has the bundler estimate the gas, signs, and the operation is mined", async () => {
     const { env, alto } = started();
     const entryPoint = { address: env.chain.info.entryPoints["0.7"].entryPoint, version: "0.7" } as const;
-    const pimlico = createPimlicoClient({ transport: http(endpoint), entryPoint });
+    const pimlico = createPimlicoClient({ transport: http(endpoint()), entryPoint });
     const account = await simpleAccount("0.7");
     let answer: Record<string, unknown> | undefined;
     const bundler = createBundlerClient({

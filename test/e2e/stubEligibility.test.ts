@@ -5,29 +5,19 @@
 // costs more than the dApp's per-operation cap, (c) a sender on the dApp's blocklist. The reason reaches the caller in the error viem throws. An operation
 // within the cap goes on to be sponsored and mined, so the stub refuses nothing the final request would accept.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import { BaseError, parseEther, parseGwei, RpcRequestError } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
+import { bundlerFor, type Sent } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
 import type { Dapp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
 import { addPolicy, linkFundingWallet, whitelist } from "../helpers/dappSetup";
 
-let stack: AltoStack | undefined;
-
-before(async () => {
-  stack = await startAltoStack({ entryPoints: ["0.7"], deposits: { versions: ["0.7"], value: parseEther("1") } });
-});
-
-after(() => stack?.stop());
-
-function started(): AltoStack {
-  assert.ok(stack, "the chain, Alto or the service did not start");
-  return stack;
-}
+const { started } = altoStackFile({ entryPoints: ["0.7"], deposits: { versions: ["0.7"], value: parseEther("1") } });
 
 /** A dApp paying from the funded wallet for deployments and calls to TARGET. */
 async function shop(name: string): Promise<Dapp> {

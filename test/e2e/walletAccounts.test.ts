@@ -9,9 +9,9 @@
 // at the stub. A Safe's batch is refused whatever its calls: permissionless sends it as a delegatecall to
 // MultiSendCallOnly, and the service sponsors no Safe delegatecall.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { toKernelSmartAccount, toNexusSmartAccount, toSafeSmartAccount } from "permissionless/accounts";
-import { type Address, BaseError, type Hex, isAddressEqual, parseEther, parseEventLogs, RpcRequestError } from "viem";
+import { type Address, type Hex, isAddressEqual, parseEther, parseEventLogs } from "viem";
 import {
   entryPoint06Abi,
   entryPoint07Abi,
@@ -22,34 +22,20 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ACCOUNT_FAMILIES } from "../../src/devChain/accountFamilies";
 import { listSponsorships } from "../../src/storage/sponsorships";
-import { type AltoStack, bundlerFor, type Sent, startAltoStack } from "../helpers/altoStack";
-import type { Dapp } from "../helpers/app";
+import { bundlerFor, type Sent } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
+import { paymasterRefusal } from "../helpers/paymasterRefusal";
 
 const DEPOSIT = parseEther("1");
 /** Not whitelisted: a call to it is refused by the contract rule. */
 const STRANGER: Address = "0x3333333333333333333333333333333333333333";
 
-let stack: AltoStack | undefined;
-let dapp: Dapp;
-let endpoint: string;
-
-before(async () => {
-  stack = await startAltoStack({
-    entryPoints: ["0.6", "0.7"],
-    deposits: { versions: ["0.6", "0.7"], value: DEPOSIT },
-  });
-  // Wallet deployment allowed and TARGET the one whitelisted contract.
-  dapp = await chainDapp(stack.t);
-  endpoint = stack.endpoint(dapp);
-});
-
-after(() => stack?.stop());
-
-function started(): AltoStack {
-  assert.ok(stack, "the chain, Alto or the service did not start");
-  return stack;
-}
+// Wallet deployment allowed and TARGET the one whitelisted contract.
+const { started, dapp, endpoint } = altoStackFile(
+  { entryPoints: ["0.6", "0.7"], deposits: { versions: ["0.6", "0.7"], value: DEPOSIT } },
+  chainDapp,
+);
 
 type Version = "0.6" | "0.7";
 
@@ -68,7 +54,7 @@ async function firstOperationMined(account: SmartAccount, version: Version): Pro
   const { env, t } = started();
   assert.equal(await env.publicClient.getCode({ address: account.address }), undefined, "a new account");
   const sent: Sent = [];
-  const bundler = bundlerFor(started(), endpoint, account, sent);
+  const bundler = bundlerFor(started(), endpoint(), account, sent);
   const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n, data: "0x" as Hex }] });
   const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
 
@@ -90,7 +76,7 @@ async function firstOperationMined(account: SmartAccount, version: Version): Pro
   assert.equal(event.args.userOpHash, hash);
   const code = await env.publicClient.getCode({ address: account.address });
   assert.ok(code && code !== "0x", "the operation deployed the account");
-  const [record, ...more] = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+  const [record, ...more] = (await listSponsorships(t.db, dapp().paymasterId)).filter(
     (r) => r.user_op_hash?.toLowerCase() === hash.toLowerCase(),
   );
   assert.ok(record && more.length === 0, "one sponsorship record under the EntryPoint's userOpHash");
@@ -191,18 +177,14 @@ describe("each account's calls are read through its layout", () => {
     test(`${name}: a call to a contract that is not whitelisted is refused at the stub, with our reason`, async () => {
       const account = await build();
       const sent: Sent = [];
-      const refusal = await bundlerFor(started(), endpoint, account, sent)
-        .sendUserOperation({ calls: [...batchOf(name), { to: STRANGER, value: 0n }] })
-        .then(
-          () => assert.fail("a call to a contract that is not whitelisted was sponsored"),
-          (error: unknown) => error,
-        );
-      assert.ok(refusal instanceof BaseError, String(refusal));
-      const rpcError = refusal.walk((cause) => cause instanceof RpcRequestError);
-      assert.ok(rpcError instanceof RpcRequestError, refusal.message);
-      assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
-      const reason = `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`;
-      assert.ok(refusal.message.includes(reason), refusal.message);
+      await paymasterRefusal(
+        bundlerFor(started(), endpoint(), account, sent).sendUserOperation({
+          calls: [...batchOf(name), { to: STRANGER, value: 0n }],
+        }),
+        endpoint(),
+        -32003,
+        `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`,
+      );
       assert.deepEqual(
         sent.map((r) => r.method),
         ["pm_getPaymasterStubData"],
@@ -217,17 +199,10 @@ test("a Safe's batch, which permissionless sends as a delegatecall to MultiSendC
     { to: TARGET, value: 0n },
     { to: TARGET, value: 0n },
   ];
-  const refusal = await bundlerFor(started(), endpoint, account)
-    .sendUserOperation({ calls })
-    .then(
-      () => assert.fail("a Safe delegatecall was sponsored"),
-      (error: unknown) => error,
-    );
-  assert.ok(refusal instanceof BaseError, String(refusal));
-  assert.ok(
-    refusal.message.includes(
-      "Not sponsored: Smart contract data not found: Safe delegatecall operations are never sponsored",
-    ),
-    refusal.message,
+  await paymasterRefusal(
+    bundlerFor(started(), endpoint(), account).sendUserOperation({ calls }),
+    endpoint(),
+    -32003,
+    "Not sponsored: Smart contract data not found: Safe delegatecall operations are never sponsored",
   );
 });
