@@ -60,6 +60,7 @@ import {
   startArbitrumChain,
   startOpStackChain,
 } from "../helpers/l2Chains";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 
 const serviceKey = generatePrivateKey();
 const serviceSigner = createSigner(serviceKey);
@@ -152,12 +153,7 @@ async function minedV06(chain: LocalChain, stacks: PaymasterStacks): Promise<Tra
 }
 
 async function altoCall(url: string, method: string, params: unknown[]) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return (await response.json()) as { result?: unknown; error?: { message: string } };
+  return (await postJsonRpc(url, method, params)).body;
 }
 
 function startAltoOn(chain: LocalChain, chainType: "op-stack" | "arbitrum", entryPoints: Address[]) {

@@ -25,21 +25,21 @@ import type { ChainConfig } from "../../src/config";
 import { LOCAL_VERIFYING_PAYMASTER_ADDRESS, simpleAccountFactoryDeployment } from "../../src/devChain/deployments";
 import { addVerifyingPaymasterSigner, deployLocalStack } from "../../src/devChain/localDeployment";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
-import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { sendAndWaitV06 } from "../helpers/bundlerV06";
 import { addPolicy, linkFundingWallet, whitelist } from "../helpers/dappSetup";
 import { freshAccount } from "../helpers/freshAccount";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 
 const CHAIN_ID = 31337;
 const INFINITISM = { name: "INFINITISM", version: "1.0.0" };
 const factory = simpleAccountFactoryDeployment.address;
 const serviceSigner = createSigner(generatePrivateKey());
 const fundingWallet = privateKeyToAccount(anvilKeys.fundingWallet);
-const RECEIPT_TIMEOUT_MS = 30_000;
 
 interface Service {
   app: TestApp;
@@ -167,58 +167,18 @@ interface SponsorResult {
 
 async function sponsorOverHttp(service: Service, userOp: Record<string, unknown>) {
   const started = performance.now();
-  const response = await fetch(`${service.baseUrl}/api/v1/${CHAIN_ID}/${service.dapp.apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "pm_sponsorUserOperation",
-      params: [
-        { ...userOp, signature: "0x" },
-        { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: INFINITISM } },
-      ],
-    }),
-  });
-  const body = (await response.json()) as { result?: SponsorResult; error?: unknown };
-  assert.equal(response.status, 200, JSON.stringify(body));
+  const { status, body } = await postJsonRpc<SponsorResult>(
+    `${service.baseUrl}/api/v1/${CHAIN_ID}/${service.dapp.apiKey}`,
+    "pm_sponsorUserOperation",
+    [
+      { ...userOp, signature: "0x" },
+      { mode: "SPONSORED", calculateGasLimits: true, sponsorshipInfo: { smartAccountInfo: INFINITISM } },
+    ],
+  );
+  assert.equal(status, 200, JSON.stringify(body));
   assert.ok(body.result, JSON.stringify(body));
   assert.equal(body.result.reason, undefined, `refused: ${body.result.reason}`);
   return { result: body.result, ms: Math.round(performance.now() - started) };
-}
-
-async function bundlerCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await response.json()) as { result?: T; error?: { message: string } };
-  assert.equal(body.error, undefined, `${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
-
-interface UserOperationReceipt {
-  success: boolean;
-  actualGasUsed: Hex;
-  actualGasCost: Hex;
-  receipt: { gasUsed: Hex; status: Hex };
-}
-
-/** eth_sendUserOperation to Alto, then eth_getUserOperationReceipt until it is mined. */
-async function sendAndWait(url: string, op: UserOperation): Promise<UserOperationReceipt> {
-  const userOpHash = await bundlerCall<Hex>(url, "eth_sendUserOperation", [
-    toRpcUserOperation(op),
-    ENTRY_POINT_V06_ADDRESS,
-  ]);
-  assert.equal(userOpHash, getUserOpHash(op, ENTRY_POINT_V06_ADDRESS, CHAIN_ID));
-  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
-  for (;;) {
-    const receipt = await bundlerCall<UserOperationReceipt | null>(url, "eth_getUserOperationReceipt", [userOpHash]);
-    if (receipt) return receipt;
-    assert.ok(Date.now() < deadline, `not mined within ${RECEIPT_TIMEOUT_MS} ms\n${alto?.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 /** What the dApp's NATIVE_ASSET limit counts in its current cycle, in wei. */
@@ -289,7 +249,7 @@ async function runFlow(service: Service, fees: "sent" | "omitted", bundlerUrl: s
     usedAtStart + worstCaseCostWei(op),
     "the limit reserved the worst case of the signed values",
   );
-  const receipt = await sendAndWait(bundlerUrl, op);
+  const receipt = await sendAndWaitV06(bundlerUrl, op, CHAIN_ID, () => alto?.output() ?? "");
   assert.equal(receipt.success, true, JSON.stringify(receipt));
   assert.equal(receipt.receipt.status, "0x1");
   assert.equal(await hasCode(partial.sender), true, "the account was not deployed");

@@ -28,16 +28,16 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
-import { toRpcUserOperation } from "../../src/gasEstimation/gasEstimationBundler";
 import { createSigner } from "../../src/signer/signer";
 import { anvilKeys, type LocalChain, startLocalChain } from "../contracts/fixtures";
 import { type Alto, startAlto } from "../helpers/alto";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { sendAndWaitV06 } from "../helpers/bundlerV06";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 
 const CHAIN_ID = 31337;
 const factory = simpleAccountFactoryDeployment.address;
 const serviceSigner = createSigner(generatePrivateKey());
-const RECEIPT_TIMEOUT_MS = 30_000;
 /** What each new account is given: 100 TUSD and no ether. */
 const MINTED = 100_000_000n;
 const tokenPaymaster = { address: LOCAL_TOKEN_PAYMASTER_ADDRESS, abi: tokenPaymasterArtifact.abi } as const;
@@ -112,25 +112,8 @@ function requireChain(): LocalChain {
   return chain;
 }
 
-async function call<T>(url: string, method: string, params: unknown[]): Promise<{ status: number; body: T }> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
-type RpcReply<T> = { result?: T; error?: { code: number; message: string } };
-
 async function serviceCall<T>(service: Service, method: string, params: unknown[]) {
-  return call<RpcReply<T>>(`${service.baseUrl}/api/v1/${CHAIN_ID}/${service.dapp.apiKey}`, method, params);
-}
-
-async function bundlerCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const { body } = await call<RpcReply<T>>(url, method, params);
-  assert.equal(body.error, undefined, `${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
+  return postJsonRpc<T>(`${service.baseUrl}/api/v1/${CHAIN_ID}/${service.dapp.apiKey}`, method, params);
 }
 
 interface FeeQuote {
@@ -152,14 +135,6 @@ interface Erc20Result {
   preVerificationGas: string;
   maxFeePerGas?: Hex;
   maxPriorityFeePerGas?: Hex;
-}
-
-interface UserOperationReceipt {
-  success: boolean;
-  actualGasCost: Hex;
-  actualGasUsed: Hex;
-  paymaster: Address;
-  receipt: { transactionHash: Hex; gasUsed: Hex; status: Hex };
 }
 
 /** A new account, its first operation's initCode, and a call for it: the factory creates a second account. */
@@ -236,21 +211,6 @@ async function setAllowanceRequired(required: boolean): Promise<void> {
     .wallet(anvilKeys.owner)
     .writeContract({ ...tokenPaymaster, functionName: "setAllowanceRequired", args: [required] });
   await env.publicClient.waitForTransactionReceipt({ hash });
-}
-
-async function sendAndWait(url: string, op: UserOperation): Promise<UserOperationReceipt> {
-  const userOpHash = await bundlerCall<Hex>(url, "eth_sendUserOperation", [
-    toRpcUserOperation(op),
-    ENTRY_POINT_V06_ADDRESS,
-  ]);
-  assert.equal(userOpHash, getUserOpHash(op, ENTRY_POINT_V06_ADDRESS, CHAIN_ID));
-  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
-  for (;;) {
-    const receipt = await bundlerCall<UserOperationReceipt | null>(url, "eth_getUserOperationReceipt", [userOpHash]);
-    if (receipt) return receipt;
-    assert.ok(Date.now() < deadline, `not mined within ${RECEIPT_TIMEOUT_MS} ms\n${alto?.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 /**
@@ -331,7 +291,7 @@ async function runFlow(
     paymasterDeposit(),
     tokenBalance(LOCAL_TOKEN_PAYMASTER_ADDRESS),
   ]);
-  const receipt = await sendAndWait(bundlerUrl, op);
+  const receipt = await sendAndWaitV06(bundlerUrl, op, CHAIN_ID, () => alto?.output() ?? "");
   assert.equal(receipt.success, true, JSON.stringify(receipt));
   assert.equal(receipt.paymaster.toLowerCase(), LOCAL_TOKEN_PAYMASTER_ADDRESS.toLowerCase());
   const code = await env.publicClient.getCode({ address: account.created });

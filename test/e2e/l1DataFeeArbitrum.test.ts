@@ -21,6 +21,7 @@ import {
   type PaymasterStacks,
   startArbitrumChain,
 } from "../helpers/l2Chains";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 import { withAnsweredFieldsV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 42161;
@@ -79,12 +80,7 @@ after(async () => {
 });
 
 async function bundler(method: string, params: unknown[]) {
-  const response = await fetch(alto.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return (await response.json()) as { result?: unknown; error?: { message: string } };
+  return (await postJsonRpc(alto.url, method, params)).body;
 }
 
 /** A fresh v0.7 SimpleAccount's first operation, sponsored by `app` with the gas left out, signed by its owner. */
