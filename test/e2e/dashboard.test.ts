@@ -25,6 +25,7 @@ import { simpleAccountFactoryArtifact } from "../../src/bindings/paymasters/arti
 import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { launchChromium, screenshotBothSizes, watchConsole } from "../helpers/browser";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
 
 let dataDir: string;
@@ -192,24 +193,18 @@ async function sponsorThroughRpc(apiKey: string) {
     paymasterAndData: "0x",
     signature: "0x",
   };
-  const reply = await fetch(`${service.baseUrl}/api/v1/${chain.chainId}/${apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "pm_sponsorUserOperation",
-      params: [
-        userOp,
-        {
-          mode: "SPONSORED",
-          calculateGasLimits: true,
-          sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
-        },
-      ],
-    }),
-  });
-  const body = (await reply.json()) as { result?: { paymasterAndData: Hex; reason?: string }; error?: unknown };
+  const { body } = await postJsonRpc<{ paymasterAndData: Hex; reason?: string }>(
+    `${service.baseUrl}/api/v1/${chain.chainId}/${apiKey}`,
+    "pm_sponsorUserOperation",
+    [
+      userOp,
+      {
+        mode: "SPONSORED",
+        calculateGasLimits: true,
+        sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
+      },
+    ],
+  );
   assert.ok(body.result && !body.result.reason, `sponsored: ${JSON.stringify(body)}`);
   assert.ok(body.result.paymasterAndData.length > 2);
   return sender;

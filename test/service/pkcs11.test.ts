@@ -24,6 +24,7 @@ import { decodeVerifyingPaymasterAndData } from "../../src/bindings/paymasters/p
 import { ANVIL_FIRST_ACCOUNT } from "../../src/devChain/deployments";
 import { readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { postJsonRpc } from "../helpers/postJsonRpc";
 import { embeddedEnv, type RunningService, runScript, spawnService, startService } from "../helpers/service";
 import { createSoftHsm, type SoftHsm } from "../helpers/softHsm";
 
@@ -114,26 +115,20 @@ test("the development start signs through the token: /readyz names it, no key fi
   });
   const op = deploymentOperation(chain.simpleAccountFactory, sender, owner);
   const hex = (value: bigint) => `0x${value.toString(16)}`;
-  const reply = await fetch(`${service.baseUrl}/api/v1/31337/${apiKey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "pm_sponsorUserOperation",
-      params: [
-        Object.fromEntries(
-          Object.entries({ ...op, signature: "0x" }).map(([k, v]) => [k, typeof v === "bigint" ? hex(v) : v]),
-        ),
-        {
-          mode: "SPONSORED",
-          calculateGasLimits: false,
-          sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
-        },
-      ],
-    }),
-  });
-  const body = (await reply.json()) as { result?: { paymasterAndData: Hex; reason?: string } };
+  const { body } = await postJsonRpc<{ paymasterAndData: Hex; reason?: string }>(
+    `${service.baseUrl}/api/v1/31337/${apiKey}`,
+    "pm_sponsorUserOperation",
+    [
+      Object.fromEntries(
+        Object.entries({ ...op, signature: "0x" }).map(([k, v]) => [k, typeof v === "bigint" ? hex(v) : v]),
+      ),
+      {
+        mode: "SPONSORED",
+        calculateGasLimits: false,
+        sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } },
+      },
+    ],
+  );
   assert.ok(body.result && !body.result.reason, JSON.stringify(body));
   const data = decodeVerifyingPaymasterAndData(body.result.paymasterAndData);
   assert.equal(data.paymaster.toLowerCase(), chain.verifyingPaymaster.toLowerCase());
