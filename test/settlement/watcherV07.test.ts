@@ -20,6 +20,7 @@ import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { SponsorshipLog } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
+import { handleOpsV07, signByAccountV07 } from "../contracts/v07/fixtures";
 import {
   checkSponsored,
   confirm,
@@ -29,10 +30,8 @@ import {
 } from "../contracts/v07/localStacks";
 import {
   draftOperation,
-  handleOps,
   newAccount,
   quote,
-  signByAccount,
   signByService,
   TOKENS,
   type TokenChainV07,
@@ -259,7 +258,7 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
     // Tokens enough for validation's balance check, but no approve: postOp's transferFrom has no allowance to use.
     const account = await newAccount(chain, TOKENS(1_000n));
     const draft = await draftOperation(chain, account, []);
-    const op = await signByAccount(
+    const op = await signByAccountV07(
       chain,
       await signByService(chain, draft.op, await quote(chain, draft)),
       account.owner,
@@ -276,7 +275,7 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
       ruleOutcomes: [],
       paymasterAddress: stack.tokenPaymaster.toLowerCase(),
     });
-    const receipt = await handleOps(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+    const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
     assert.ok(event && isAddressEqual(event.args.paymaster, stack.tokenPaymaster));
     assert.equal(event.args.success, false);

@@ -19,7 +19,7 @@ import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../../src/devChain
 import { createSigner, type Signer } from "../../../src/signer/signer";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
-import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";
+import { anvilKeys, type LocalChain, revertOf, type SponsorOptions, startLocalChain } from "../fixtures";
 
 export interface SponsoredV07 extends LocalChain {
   version: EntryPointVersion;
@@ -146,13 +146,8 @@ export async function newAccountOperationV07(
   return { op, owner, maxFeePerGas, maxPriorityFeePerGas };
 }
 
-export interface SponsorOptionsV07 {
-  paymaster: Address;
-  paymasterId: Address;
-  signer: Signer;
-  validUntil: number;
-  validAfter: number;
-  chainId: number;
+/** v0.6's terms, and the paymaster's own gas limits, which v0.7 signs too. */
+export interface SponsorOptionsV07 extends SponsorOptions {
   paymasterVerificationGasLimit: bigint;
   paymasterPostOpGasLimit: bigint;
 }
@@ -164,11 +159,17 @@ export async function sponsorV07(op: PackedUserOperation, options: SponsorOption
 }
 
 /**
+ * What the steps below need of a chain: its clients, and the EntryPoint of the version the operation is for. Both the
+ * verifying and the token paymaster's chains have it, so the steps serve both.
+ */
+export type EntryPointChainV07 = Pick<SponsoredV07, "publicClient" | "wallet" | "entryPoint" | "version">;
+
+/**
  * The account's signature last, over the EntryPoint's userOpHash (which covers paymasterAndData): SimpleAccount 0.7
  * checks an EIP-191 signature of it, SimpleAccount 0.8 a raw one (the v0.8 hash is already EIP-712 typed data).
  */
 export async function signByAccountV07(
-  env: SponsoredV07,
+  env: EntryPointChainV07,
   op: PackedUserOperation,
   owner: PrivateKeyAccount,
 ): Promise<PackedUserOperation> {
@@ -186,7 +187,7 @@ export async function signByAccountV07(
 }
 
 /** Runs handleOps as a bundler would, paying `beneficiary`, and returns the receipt; throws if the EntryPoint reverts. */
-export async function handleOpsV07(env: SponsoredV07, ops: PackedUserOperation[], beneficiary: Address) {
+export async function handleOpsV07(env: EntryPointChainV07, ops: PackedUserOperation[], beneficiary: Address) {
   const hash = await env.wallet(anvilKeys.bundler).writeContract({
     address: env.entryPoint,
     abi: entryPointV07Abi,
@@ -196,16 +197,19 @@ export async function handleOpsV07(env: SponsoredV07, ops: PackedUserOperation[]
   return env.publicClient.waitForTransactionReceipt({ hash });
 }
 
-/** The EntryPoint's FailedOp / FailedOpWithRevert for a bundle, from handleOps through eth_call. */
-export function failedOpOfV07(env: SponsoredV07, ops: PackedUserOperation[]) {
+/** handleOps through eth_call, as a bundler simulates a bundle before sending it. */
+export function simulateOpsV07(env: EntryPointChainV07, ops: PackedUserOperation[]) {
   const bundler = privateKeyToAccount(anvilKeys.bundler).address;
-  return revertOf(
-    env.publicClient.simulateContract({
-      address: env.entryPoint,
-      abi: entryPointV07Abi,
-      functionName: "handleOps",
-      args: [ops, bundler],
-      account: bundler,
-    }),
-  );
+  return env.publicClient.simulateContract({
+    address: env.entryPoint,
+    abi: entryPointV07Abi,
+    functionName: "handleOps",
+    args: [ops, bundler],
+    account: bundler,
+  });
+}
+
+/** The EntryPoint's FailedOp / FailedOpWithRevert for a bundle, from handleOps through eth_call. */
+export function failedOpOfV07(env: EntryPointChainV07, ops: PackedUserOperation[]) {
+  return revertOf(simulateOpsV07(env, ops));
 }

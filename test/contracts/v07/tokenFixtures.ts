@@ -39,7 +39,7 @@ import { simpleAccountFactoryAbi } from "../../../src/devChain/simpleAccount";
 import { createSigner, type Signer } from "../../../src/signer/signer";
 import type { AnvilOptions } from "../../helpers/anvil";
 import { deployEntryPointStack } from "../../helpers/entryPointsV07";
-import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";
+import { anvilKeys, type LocalChain, startLocalChain } from "../fixtures";
 
 /** Six decimals like USDC; 3,000 tokens per ether, signed as the rate and given by the aggregator alike. */
 const TOKEN_DECIMALS = 6;
@@ -274,53 +274,6 @@ export async function signByService(
   const context = { ...terms, paymaster: env.paymaster };
   const signature = await terms.signer.signHash(getTokenPaymasterHashV07(op, context));
   return { ...op, paymasterAndData: encodeTokenPaymasterAndDataV07({ ...context, signature }) };
-}
-
-/** The account's signature last, over the userOpHash: EIP-191 for SimpleAccount 0.7, raw for 0.8 (EIP-712 hash). */
-export async function signByAccount(
-  env: TokenChainV07,
-  op: PackedUserOperation,
-  owner: PrivateKeyAccount,
-): Promise<PackedUserOperation> {
-  const userOpHash = await env.publicClient.readContract({
-    address: env.entryPoint,
-    abi: entryPointV07Abi,
-    functionName: "getUserOpHash",
-    args: [op],
-  });
-  const signature =
-    env.version === "0.7"
-      ? await owner.signMessage({ message: { raw: userOpHash } })
-      : await owner.sign({ hash: userOpHash });
-  return { ...op, signature };
-}
-
-/** Runs handleOps as a bundler would; throws if the EntryPoint reverts the bundle. */
-export async function handleOps(env: TokenChainV07, ops: PackedUserOperation[], beneficiary: Address) {
-  const hash = await env.wallet(anvilKeys.bundler).writeContract({
-    address: env.entryPoint,
-    abi: entryPointV07Abi,
-    functionName: "handleOps",
-    args: [ops, beneficiary],
-  });
-  return env.publicClient.waitForTransactionReceipt({ hash });
-}
-
-/** handleOps through eth_call, as a bundler simulates a bundle before sending it. */
-export function simulateOps(env: TokenChainV07, ops: PackedUserOperation[]) {
-  const bundler = privateKeyToAccount(anvilKeys.bundler).address;
-  return env.publicClient.simulateContract({
-    address: env.entryPoint,
-    abi: entryPointV07Abi,
-    functionName: "handleOps",
-    args: [ops, bundler],
-    account: bundler,
-  });
-}
-
-/** The EntryPoint's FailedOp / FailedOpWithRevert for a bundle. */
-export function failedOp(env: TokenChainV07, ops: PackedUserOperation[]) {
-  return revertOf(simulateOps(env, ops));
 }
 
 /** ABI-encoded terms for a raw paymasterAndData that our encoder would refuse to lay out. */

@@ -15,14 +15,13 @@ import {
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
 } from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { handleOpsV07, signByAccountV07 } from "./fixtures";
 import {
   approveCall,
   draftOperation,
-  handleOps,
   newAccount,
   paymasterCalls,
   quote,
-  signByAccount,
   signByService,
   startTokenChainV07,
   TOKENS,
@@ -66,8 +65,8 @@ for (const version of ["0.7", "0.8"] as const) {
             oracleAggregator: env.aggregator,
             exchangeRate: 0n,
           });
-          const op = await signByAccount(env, await signByService(env, draft.op, terms), account.owner);
-          const receipt = await handleOps(env, [op], account.address);
+          const op = await signByAccountV07(env, await signByService(env, draft.op, terms), account.owner);
+          const receipt = await handleOpsV07(env, [op], account.address);
           const calls = await paymasterCalls(env, receipt.transactionHash);
           const gasOf = (name: string) => calls.find((call) => call.name === name)?.gasUsed ?? 0n;
           const event = operationEvent(receipt);

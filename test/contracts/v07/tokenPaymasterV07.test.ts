@@ -50,13 +50,12 @@ import {
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import { createSigner } from "../../../src/signer/signer";
 import { anvilKeys, revertOf } from "../fixtures";
+import { failedOpOfV07, handleOpsV07, signByAccountV07, simulateOpsV07 } from "./fixtures";
 import {
   approveCall,
   type Call,
   type DraftV07,
   draftOperation,
-  failedOp,
-  handleOps,
   MARKUP,
   mintTokens,
   newAccount,
@@ -67,9 +66,7 @@ import {
   quote,
   RATE,
   rawTermsWords,
-  signByAccount,
   signByService,
-  simulateOps,
   startTokenChainV07,
   type TestAccount,
   TOKENS,
@@ -144,7 +141,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const terms = await quote(env, draft, options.terms);
       const signed = await signByService(env, draft.op, terms);
       const changed = options.change ? options.change(signed) : signed;
-      return { op: await signByAccount(env, changed, account.owner), draft, terms };
+      return { op: await signByAccountV07(env, changed, account.owner), draft, terms };
     }
     /** An account holding `mint` tokens whose operation approves the paymaster for its maximum charge, then `calls`. */
     async function approvingOp(mint: bigint, calls: (account: TestAccount, maxCharge: bigint) => Call[]) {
@@ -256,7 +253,7 @@ for (const version of ["0.7", "0.8"] as const) {
       ]);
       const depositBefore = await deposit();
 
-      const receipt = await handleOps(env, [op], freshAddress());
+      const receipt = await handleOpsV07(env, [op], freshAddress());
       const event = userOperationEvent(receipt);
       assert.equal(event.success, true);
       assert.ok(isAddressEqual(event.paymaster, env.paymaster));
@@ -313,7 +310,7 @@ for (const version of ["0.7", "0.8"] as const) {
         }),
       });
       const before = await tokenBalance(account.address);
-      const secondReceipt = await handleOps(env, [second.op], freshAddress());
+      const secondReceipt = await handleOpsV07(env, [second.op], freshAddress());
       const secondEvent = userOperationEvent(secondReceipt);
       assert.equal(secondEvent.success, true);
       const secondCalls = await paymasterCalls(env, secondReceipt.transactionHash);
@@ -376,7 +373,7 @@ for (const version of ["0.7", "0.8"] as const) {
         draft,
         terms: { priceSource: PRICE_SOURCE.oracle, oracleAggregator: env.aggregator, exchangeRate: 0n },
       });
-      const receipt = await handleOps(env, [op], freshAddress());
+      const receipt = await handleOpsV07(env, [op], freshAddress());
       assert.equal(userOperationEvent(receipt).success, true);
       const calls = await paymasterCalls(env, receipt.transactionHash);
       const postOp = calls.find((call) => call.name === "postOp");
@@ -400,7 +397,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const account = await newAccount(env, TOKENS(100n));
       const calls = [approveCall(env, TOKENS(10n))];
       const valid = await tokenOp(account, calls);
-      await simulateOps(env, [valid.op]);
+      await simulateOpsV07(env, [valid.op]);
 
       /** Rewrites one 32-byte word of the terms (0 validUntil ... 5 priceMarkup), keeping the signature. */
       const withWord = (index: number, value: bigint) => (op: PackedUserOperation) => ({
@@ -447,7 +444,7 @@ for (const version of ["0.7", "0.8"] as const) {
         otherSigner: (await tokenOp(account, calls, { terms: { signer: createSigner(generatePrivateKey()) } })).op,
       };
       for (const [name, op] of Object.entries(tampered)) {
-        assert.deepEqual(await failedOp(env, [op]), { errorName: "FailedOp", args: [0n, AA34] }, name);
+        assert.deepEqual(await failedOpOfV07(env, [op]), { errorName: "FailedOp", args: [0n, AA34] }, name);
       }
 
       const short = (
@@ -455,7 +452,7 @@ for (const version of ["0.7", "0.8"] as const) {
           change: (op) => ({ ...op, paymasterAndData: slice(op.paymasterAndData, 0, 309) }),
         })
       ).op;
-      const failure = await failedOp(env, [short]);
+      const failure = await failedOpOfV07(env, [short]);
       assert.equal(failure.errorName, "FailedOpWithRevert");
       assert.deepEqual(decodeErrorResult({ abi: errorString, data: failure.args[2] as Hex }).args, [
         "TokenPaymasterV07: signature must be 65 bytes (r,s,v)",
@@ -482,7 +479,7 @@ for (const version of ["0.7", "0.8"] as const) {
           args: [unsigned, terms],
         });
         const signature = await env.serviceSigner.signHash(hash);
-        return signByAccount(env, { ...draft.op, paymasterAndData: concat([head, signature]) }, account.owner);
+        return signByAccountV07(env, { ...draft.op, paymasterAndData: concat([head, signature]) }, account.owner);
       };
       const cases: [Partial<TokenFeeTerms>, string][] = [
         [{ priceMarkup: 999_999 }, "priceMarkup must be 1e6 to 2e6 (millionths)"],
@@ -492,7 +489,7 @@ for (const version of ["0.7", "0.8"] as const) {
         [{ priceSource: 2 as 0 }, "priceSource must be 0 (signed rate) or 1 (oracle)"],
       ];
       for (const [change, reason] of cases) {
-        const failure = await failedOp(env, [await rawOp({ ...base, ...change })]);
+        const failure = await failedOpOfV07(env, [await rawOp({ ...base, ...change })]);
         assert.equal(failure.errorName, "FailedOpWithRevert", reason);
         assert.deepEqual(
           decodeErrorResult({ abi: errorString, data: failure.args[2] as Hex }).args,
@@ -501,7 +498,8 @@ for (const version of ["0.7", "0.8"] as const) {
         );
       }
       // The bounds themselves pass, and the raw layout is the encoder's.
-      for (const priceMarkup of [1_000_000, 2_000_000]) await simulateOps(env, [await rawOp({ ...base, priceMarkup })]);
+      for (const priceMarkup of [1_000_000, 2_000_000])
+        await simulateOpsV07(env, [await rawOp({ ...base, priceMarkup })]);
       const raw = await rawOp(base);
       const encoded = await signByService(env, draft.op, base);
       assert.equal(raw.paymasterAndData, encoded.paymasterAndData);
@@ -521,7 +519,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const batch = [approveCall(env, maxCharge), transferCall(env, recipient, TOKENS(1n))];
       const draft = await draftOperation(env, account, batch, limits);
       const { op } = await tokenOp(account, batch, { draft });
-      const receipt = await handleOps(env, [op], freshAddress());
+      const receipt = await handleOpsV07(env, [op], freshAddress());
       assert.equal(userOperationEvent(receipt).success, false);
       assert.equal(charges(receipt).length, 0);
       assert.equal(
@@ -537,7 +535,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const { op } = await tokenOp(account, [approveCall(env, TOKENS(10n))], {
         terms: { chainId: env.anvil.chainId + 1 },
       });
-      assert.deepEqual(await failedOp(env, [op]), { errorName: "FailedOp", args: [0n, AA34] });
+      assert.deepEqual(await failedOpOfV07(env, [op]), { errorName: "FailedOp", args: [0n, AA34] });
     });
 
     test("an expired or not yet valid window is refused (AA32)", async () => {
@@ -545,9 +543,9 @@ for (const version of ["0.7", "0.8"] as const) {
       const now = Number((await env.publicClient.getBlock()).timestamp);
       const calls = [approveCall(env, TOKENS(10n))];
       const expired = await tokenOp(account, calls, { terms: { validUntil: now - 1, validAfter: now - 600 } });
-      assert.deepEqual(await failedOp(env, [expired.op]), { errorName: "FailedOp", args: [0n, AA32] });
+      assert.deepEqual(await failedOpOfV07(env, [expired.op]), { errorName: "FailedOp", args: [0n, AA32] });
       const notYet = await tokenOp(account, calls, { terms: { validUntil: now + 7200, validAfter: now + 3600 } });
-      assert.deepEqual(await failedOp(env, [notYet.op]), { errorName: "FailedOp", args: [0n, AA32] });
+      assert.deepEqual(await failedOpOfV07(env, [notYet.op]), { errorName: "FailedOp", args: [0n, AA32] });
     });
 
     test("a paymaster deposit below the operation's prefund is refused (AA31)", async () => {
@@ -560,14 +558,14 @@ for (const version of ["0.7", "0.8"] as const) {
       });
       await env.publicClient.waitForTransactionReceipt({ hash });
       assert.equal(await deposit(), prefund - 1n);
-      assert.deepEqual(await failedOp(env, [op]), { errorName: "FailedOp", args: [0n, AA31] });
+      assert.deepEqual(await failedOpOfV07(env, [op]), { errorName: "FailedOp", args: [0n, AA31] });
       const topUp = await env.wallet(anvilKeys.stranger).writeContract({
         ...paymaster(),
         functionName: "deposit",
         value: 1n,
       });
       await env.publicClient.waitForTransactionReceipt({ hash: topUp });
-      await simulateOps(env, [op]);
+      await simulateOpsV07(env, [op]);
     });
 
     test("a sender holding less than the maximum charge is refused in validation, to the base unit (AA33)", async () => {
@@ -584,14 +582,14 @@ for (const version of ["0.7", "0.8"] as const) {
         },
       });
       await mintTokens(env, account.address, maxCharge - 1n);
-      const failure = await failedOp(env, [op]);
+      const failure = await failedOpOfV07(env, [op]);
       assert.equal(failure.errorName, "FailedOpWithRevert");
       assert.equal(failure.args[1], AA33);
       assert.deepEqual(decodeErrorResult({ abi: errorString, data: failure.args[2] as Hex }).args, [
         "TokenPaymasterV07: fee token balance below the maximum charge",
       ]);
       await mintTokens(env, account.address, 1n);
-      const receipt = await handleOps(env, [op], freshAddress());
+      const receipt = await handleOpsV07(env, [op], freshAddress());
       assert.equal(userOperationEvent(receipt).success, true);
     });
 
@@ -608,7 +606,7 @@ for (const version of ["0.7", "0.8"] as const) {
       for (const [name, calls] of Object.entries(cases)) {
         const { account, op } = await approvingOp(TOKENS(100n), calls);
         const depositBefore = await deposit();
-        const receipt = await handleOps(env, [op], freshAddress());
+        const receipt = await handleOpsV07(env, [op], freshAddress());
         const event = userOperationEvent(receipt);
         assert.equal(event.success, false, name);
         // The EntryPoint undid the execution: the account keeps its tokens, nothing reached `elsewhere`.
