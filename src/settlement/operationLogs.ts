@@ -19,6 +19,12 @@ import type { OperationEvent } from "../storage/settlement";
 
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
 const postOpRevertReason = getAbiItem({ abi: entryPointV07Abi, name: "PostOpRevertReason" });
+const userOperationRevertReason = getAbiItem({ abi: entryPointAbi, name: "UserOperationRevertReason" });
+/** What our token paymasters log in postOp (v0.6's and v0.7's alike; TokenChargeFailed is v0.6's alone). */
+const tokenChargeEvents = parseAbi([
+  "event TokenCharged(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost, uint256 exchangeRate, uint32 priceMarkup)",
+  "event TokenChargeFailed(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost)",
+]);
 
 /** One EntryPoint of a chain and our paymasters on it. */
 export interface WatchedEntryPoint {
@@ -48,6 +54,12 @@ export function watchedEntryPoints(chain: SponsoringChain): WatchedEntryPoint[] 
   return watched;
 }
 
+/** Our token paymasters on the chain, every EntryPoint version's: whose charges the events report. */
+export function tokenPaymastersOf(chain: SponsoringChain): Address[] {
+  const served = [...chain.entryPoints.values()].map((entry) => entry.tokenPaymaster);
+  return [chain.tokenPaymaster, ...served].filter((address) => address !== undefined);
+}
+
 /** An operation our v0.7/v0.8 token paymaster paid for whose token charge failed (its gas came from our deposit). */
 export interface TokenChargeFailure {
   version: KnownEntryPointVersion;
@@ -67,16 +79,19 @@ export interface OperationLogs {
 
 /**
  * The logs of blocks fromBlock..toBlock: one eth_getLogs for the UserOperationEvents of all watched EntryPoints and
- * paymasters, and beside it one for PostOpRevertReason when a v0.7/v0.8 token paymaster is watched.
+ * paymasters, and beside it one for PostOpRevertReason when a v0.7/v0.8 token paymaster is watched, one for our token
+ * paymasters' charges (`tokenPaymasters`, for the events' figures), and one for the revert reasons of the operations
+ * whose execution failed, when some did.
  */
 export async function readOperationLogs(
   client: PublicClient,
   watched: readonly WatchedEntryPoint[],
   fromBlock: bigint,
   toBlock: bigint,
+  tokenPaymasters: readonly Address[] = [],
 ): Promise<OperationLogs> {
   const withTokenPaymaster = watched.filter((entry) => entry.tokenPaymaster !== undefined);
-  const [operationLogs, revertLogs] = await Promise.all([
+  const [operationLogs, revertLogs, chargeLogs] = await Promise.all([
     client.getLogs({
       address: watched.map((entry) => entry.entryPoint),
       event: userOperationEvent,
@@ -94,6 +109,9 @@ export async function readOperationLogs(
           toBlock,
           strict: true,
         }),
+    tokenPaymasters.length === 0
+      ? Promise.resolve([])
+      : client.getLogs({ address: [...tokenPaymasters], events: tokenChargeEvents, fromBlock, toBlock, strict: true }),
   ]);
   // The filter matches any listed paymaster on any listed EntryPoint; only each EntryPoint's own paymasters count.
   const ours = operationLogs.filter((log) =>
@@ -103,16 +121,39 @@ export async function readOperationLogs(
         entry.paymasters.some((paymaster) => isAddressEqual(paymaster, log.args.paymaster)),
     ),
   );
-  const events = ours.map((log) => ({
-    userOpHash: log.args.userOpHash,
-    sender: log.args.sender,
-    nonce: log.args.nonce,
-    success: log.args.success,
-    actualGasCost: log.args.actualGasCost,
-    actualGasUsed: log.args.actualGasUsed,
-    txHash: log.transactionHash,
-    blockNumber: log.blockNumber,
-  }));
+  const revertReasons = await executionReverts(client, ours, fromBlock, toBlock);
+  const events: OperationEvent[] = ours.map((log) => {
+    const charge = chargeLogs.find(
+      (candidate) =>
+        candidate.transactionHash === log.transactionHash &&
+        candidate.args.userOpHash === log.args.userOpHash &&
+        isAddressEqual(candidate.address, log.args.paymaster),
+    );
+    const reason = revertReasons.get(`${log.transactionHash}:${log.args.userOpHash}`);
+    return {
+      userOpHash: log.args.userOpHash,
+      sender: log.args.sender,
+      nonce: log.args.nonce,
+      success: log.args.success,
+      actualGasCost: log.args.actualGasCost,
+      actualGasUsed: log.args.actualGasUsed,
+      txHash: log.transactionHash,
+      blockNumber: log.blockNumber,
+      ...(reason === undefined ? {} : { revertReason: reason }),
+      ...(charge?.eventName === "TokenCharged"
+        ? {
+            tokenCharge: {
+              feeToken: charge.args.feeToken.toLowerCase(),
+              amount: charge.args.amount,
+              exchangeRate: charge.args.exchangeRate,
+            },
+          }
+        : {}),
+      ...(charge?.eventName === "TokenChargeFailed"
+        ? { tokenChargeFailure: `the token charge failed: ${charge.args.amount} of token ${charge.args.feeToken} owed` }
+        : {}),
+    };
+  });
   // PostOpRevertReason names no paymaster: the operation's UserOperationEvent (same transaction, same hash) does.
   const tokenChargeFailures: TokenChargeFailure[] = [];
   for (const log of revertLogs) {
@@ -124,17 +165,47 @@ export async function readOperationLogs(
     if (!entry?.tokenPaymaster || !operation || !isAddressEqual(operation.args.paymaster, entry.tokenPaymaster)) {
       continue;
     }
+    const reason = describeRevert(log.args.revertReason);
     tokenChargeFailures.push({
       version: entry.version,
       userOpHash: log.args.userOpHash,
       sender: log.args.sender,
       nonce: log.args.nonce,
-      reason: describeRevert(log.args.revertReason),
+      reason,
       txHash: log.transactionHash,
       blockNumber: log.blockNumber,
     });
+    const event = events.find((e) => e.userOpHash === log.args.userOpHash && e.txHash === log.transactionHash);
+    if (event) event.tokenChargeFailure = `the token charge failed: ${reason}`;
   }
   return { events, tokenChargeFailures };
+}
+
+/**
+ * Why each failed execution reverted, by transaction and user operation hash: the EntryPoint's
+ * UserOperationRevertReason, asked for only when an operation of ours failed (rare, so no cost on the usual pass).
+ */
+async function executionReverts(
+  client: PublicClient,
+  ours: readonly { address: Address; transactionHash: Hex; args: { userOpHash: Hex; success: boolean } }[],
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<Map<string, string>> {
+  const failed = ours.filter((log) => !log.args.success);
+  const reasons = new Map<string, string>();
+  if (failed.length === 0) return reasons;
+  const logs = await client.getLogs({
+    address: [...new Set(failed.map((log) => log.address))],
+    event: userOperationRevertReason,
+    args: { userOpHash: failed.map((log) => log.args.userOpHash) },
+    fromBlock,
+    toBlock,
+    strict: true,
+  });
+  for (const log of logs) {
+    reasons.set(`${log.transactionHash}:${log.args.userOpHash}`, describeRevert(log.args.revertReason));
+  }
+  return reasons;
 }
 
 /** The errors a failed token pull reverts with: the EntryPoint's wrapper, OpenZeppelin's ERC20 and SafeERC20, a string. */

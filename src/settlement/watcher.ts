@@ -1,4 +1,4 @@
-import type { PublicClient } from "viem";
+import type { Address, PublicClient } from "viem";
 import { chainClient } from "../chain/chainClient";
 import { CLOCK_SKEW_SECONDS } from "../chain/clockSkew";
 import { describeChainError, EXPIRY_MARGIN_SECONDS } from "../chain/paymasterDeposit";
@@ -17,6 +17,7 @@ import {
 import {
   readOperationLogs,
   type TokenChargeFailure,
+  tokenPaymastersOf,
   type WatchedEntryPoint,
   watchedEntryPoints,
 } from "./operationLogs";
@@ -71,6 +72,8 @@ class ChainSettlement {
   readonly #log?: SettlementLog;
   readonly #metrics?: Metrics;
   readonly #entryPoints: readonly WatchedEntryPoint[];
+  /** Our token paymasters, whose charges the sponsorship events report. */
+  readonly #tokenPaymasters: readonly Address[];
   #range: number;
   #genesis?: string;
   #queue: Promise<unknown> = Promise.resolve();
@@ -89,6 +92,7 @@ class ChainSettlement {
     this.#log = options.log;
     this.#metrics = options.metrics;
     this.#entryPoints = watchedEntryPoints(chain);
+    this.#tokenPaymasters = tokenPaymastersOf(chain);
   }
 
   /** The EntryPoint versions read, and our paymasters on each. */
@@ -189,11 +193,13 @@ class ChainSettlement {
   }
 
   async #logs(fromBlock: bigint, toBlock: bigint) {
-    return readOperationLogs(this.#client, this.#entryPoints, fromBlock, toBlock).catch((error: unknown) => {
-      // Providers cap the range or the result size of eth_getLogs: the next pass asks for less.
-      this.#range = Math.max(1, Math.floor(this.#range / 2));
-      throw error;
-    });
+    return readOperationLogs(this.#client, this.#entryPoints, fromBlock, toBlock, this.#tokenPaymasters).catch(
+      (error: unknown) => {
+        // Providers cap the range or the result size of eth_getLogs: the next pass asks for less.
+        this.#range = Math.max(1, Math.floor(this.#range / 2));
+        throw error;
+      },
+    );
   }
 
   /**

@@ -1,5 +1,7 @@
 import type { Database, Queryable } from "./database";
+import { queueEvents } from "./eventOutbox";
 import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
+import { EVENT_COLUMNS, expiryEvents, inclusionEvents, type ReleasedForEvents } from "./settlementEvents";
 
 /** How far settlement has read a chain. */
 export interface ChainCursor {
@@ -51,6 +53,12 @@ export interface OperationEvent {
   actualGasUsed: bigint;
   txHash: string;
   blockNumber: bigint;
+  /** Why the execution reverted (the EntryPoint's UserOperationRevertReason), when it did. */
+  revertReason?: string;
+  /** ERC20 mode: what our token paymaster charged the sender (its TokenCharged). */
+  tokenCharge?: { feeToken: string; amount: bigint; exchangeRate: bigint };
+  /** ERC20 mode: why the token charge failed (TokenChargeFailed, or PostOpRevertReason on v0.7 and v0.8). */
+  tokenChargeFailure?: string;
 }
 
 export interface RangeOutcome {
@@ -117,7 +125,7 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
            e.cost AS actual_cost, s.native_usd_price::text AS native_usd_price, ${HOLD_COLUMNS},
-           s.released_at IS NOT NULL AS was_released`,
+           s.released_at IS NOT NULL AS was_released, ${EVENT_COLUMNS}`,
         [
           events.map((e) => e.userOpHash.toLowerCase()),
           events.map((e) => e.actualGasCost.toString()),
@@ -129,18 +137,24 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
           chainId,
         ],
       );
-      const released = await tx.query<HoldRow>(
+      const released = await tx.query<HoldRow & ReleasedForEvents>(
         `UPDATE sponsorships s SET released_at = $3::timestamptz
          FROM unnest($1::text[], $2::numeric[]) AS e(sender, nonce)
          WHERE s.chain_id = $4 AND s.sender = e.sender AND s.nonce = e.nonce
            AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL
-         RETURNING ${HOLD_COLUMNS}`,
+         RETURNING ${HOLD_COLUMNS}, ${EVENT_COLUMNS}`,
         [events.map((e) => e.sender.toLowerCase()), events.map((e) => e.nonce.toString()), at, chainId],
       );
       superseded = released.length;
       // A row released earlier (mined after its expiry was assumed) no longer holds anything.
       await takeFromHolds(tx, [...settled.filter((row) => !row.was_released), ...released]);
       reservations = await settleReservations(tx, settled, options.validAfterSkewSeconds, memoryLedgerOf(db));
+      // The dApps' events, with what they report: the outbox row commits with the settlement or not at all.
+      await queueEvents(
+        tx,
+        [...inclusionEvents(settled, events), ...expiryEvents(released, "superseded")],
+        options.atMs,
+      );
     }
     await tx.query("UPDATE chain_cursors SET last_block = $2, updated_at = now() WHERE chain_id = $1", [
       chainId,
@@ -150,7 +164,7 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
   });
 }
 
-interface SettledRow extends HoldRow {
+interface SettledRow extends HoldRow, ReleasedForEvents {
   paymaster_id: string;
   sender: string;
   nonce: string;
@@ -358,13 +372,14 @@ async function releaseExpiredAlone(
       [chainId, cutoff],
     );
     const reservations = await finishReservations(tx, targets, memoryLedgerOf(db));
-    const released = await tx.query<HoldRow>(
+    const released = await tx.query<HoldRow & ReleasedForEvents>(
       `UPDATE sponsorships s SET released_at = $3::timestamptz
        WHERE s.chain_id = $1 AND s.sponsored AND s.settled_at IS NULL AND s.released_at IS NULL AND s.valid_until < $2
-       RETURNING ${HOLD_COLUMNS}`,
+       RETURNING ${HOLD_COLUMNS}, ${EVENT_COLUMNS}`,
       [chainId, cutoff, new Date(options.atMs).toISOString()],
     );
     await takeFromHolds(tx, released);
+    await queueEvents(tx, expiryEvents(released, "expired"), options.atMs);
     // Every sponsorship of these minutes is released by now: their rows can only hold zero.
     await tx.query("DELETE FROM deposit_holds WHERE chain_id = $1 AND valid_until_minute < $2", [chainId, cutoff]);
     return { sponsorships: released.length, reservations };
