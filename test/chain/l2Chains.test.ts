@@ -3,7 +3,7 @@
 // NodeInterface stand-in answers at 0x…C8. On both, the local EntryPoints and our paymasters deploy as on the ordinary
 // local chain and a sponsored operation is mined, and Alto starts in the chain's mode and reads the chain's L1 figures.
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import {
   type Address,
   decodeFunctionResult,
@@ -61,6 +61,7 @@ import {
   startOpStackChain,
 } from "../helpers/l2Chains";
 import { postJsonRpc } from "../helpers/postJsonRpc";
+import { revertEachTest } from "../helpers/revertEachTest";
 
 const serviceKey = generatePrivateKey();
 const serviceSigner = createSigner(serviceKey);
@@ -171,19 +172,13 @@ function startAltoOn(chain: LocalChain, chainType: "op-stack" | "arbitrum", entr
 describe("an OP-stack chain (anvil in OP mode, Fjord's GasPriceOracle)", () => {
   let op: OpStackChain;
   let stacks: PaymasterStacks;
-  let snapshot: Hex;
   before(async () => {
     op = await startOpStackChain();
     stacks = await deployPaymasterStacks(op, serviceSigner.address);
     await depositV06(op, stacks);
   });
   after(() => op?.anvil.stop());
-  beforeEach(async () => {
-    snapshot = await op.testClient.snapshot();
-  });
-  afterEach(async () => {
-    await op.testClient.revert({ id: snapshot });
-  });
+  revertEachTest(() => op.testClient);
 
   test("runs on chain 10 with the predeploys' code and Fjord on", async () => {
     assert.equal(await op.publicClient.getChainId(), 10);
@@ -334,19 +329,13 @@ describe("an OP-stack chain (anvil in OP mode, Fjord's GasPriceOracle)", () => {
 describe("an Arbitrum chain (chain 42161, our NodeInterface stand-in)", () => {
   let arbitrum: ArbitrumChain;
   let stacks: PaymasterStacks;
-  let snapshot: Hex;
   before(async () => {
     arbitrum = await startArbitrumChain();
     stacks = await deployPaymasterStacks(arbitrum, serviceSigner.address);
     await depositV06(arbitrum, stacks);
   });
   after(() => arbitrum?.anvil.stop());
-  beforeEach(async () => {
-    snapshot = await arbitrum.testClient.snapshot();
-  });
-  afterEach(async () => {
-    await arbitrum.testClient.revert({ id: snapshot });
-  });
+  revertEachTest(() => arbitrum.testClient);
 
   test("the stand-in answers at 0x…C8 in eth_call: a constant and a figure per byte, the fees as set", async () => {
     assert.equal(await arbitrum.publicClient.getChainId(), 42161);

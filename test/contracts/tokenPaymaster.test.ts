@@ -7,7 +7,7 @@
 // earlier operation, paid in ether or sponsored. The approve-in-the-same-batch flow of the public service's SDK works
 // only once the owner turns allowanceRequired off, and the last tests show what that costs the owner.
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, test } from "node:test";
+import { after, before, test } from "node:test";
 import {
   type Abi,
   type Address,
@@ -58,6 +58,7 @@ import {
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
 import { createSigner, type Signer } from "../../src/signer/signer";
+import { revertEachTest } from "../helpers/revertEachTest";
 import {
   anvilKeys,
   failedOpOf,
@@ -83,7 +84,6 @@ const TOKENS = (whole: bigint) => whole * 10n ** BigInt(LOCAL_TEST_TOKEN.decimal
 
 let env: LocalChain;
 let serviceSigner: Signer;
-let snapshot: Hex;
 
 before(async () => {
   env = await startLocalChain({ chainId: 4337 });
@@ -94,12 +94,7 @@ before(async () => {
   await addTokenPaymasterSigner(owner, serviceSigner.address);
 });
 after(() => env?.anvil.stop());
-beforeEach(async () => {
-  snapshot = await env.testClient.snapshot();
-});
-afterEach(async () => {
-  await env.testClient.revert({ id: snapshot });
-});
+revertEachTest(() => env.testClient);
 
 const paymaster = { address: LOCAL_TOKEN_PAYMASTER_ADDRESS, abi: tokenPaymasterArtifact.abi } as const;
 const token = { address: LOCAL_TEST_TOKEN_ADDRESS, abi: testTokenArtifact.abi } as const;

@@ -1,7 +1,7 @@
 // The VerifyingPaymaster against the real EntryPoint v0.6 on anvil, with user operations built and signed by the
 // service's own encoder and signer. Each test runs from the same snapshot, so none sees another's deposits.
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, test } from "node:test";
+import { after, before, test } from "node:test";
 import {
   type Address,
   concat,
@@ -18,6 +18,7 @@ import type { UserOperation } from "../../src/bindings/entryPoints/userOperation
 import { verifyingPaymasterArtifact } from "../../src/bindings/paymasters/artifacts";
 import { getVerifyingPaymasterHash } from "../../src/bindings/paymasters/paymasterAndData";
 import { createSigner } from "../../src/signer/signer";
+import { revertEachTest } from "../helpers/revertEachTest";
 import {
   anvilKeys,
   failedOpOf,
@@ -40,7 +41,6 @@ const fundingWallet = privateKeyToAccount(anvilKeys.fundingWallet).address;
 const otherFundingWallet = privateKeyToAccount(anvilKeys.otherFundingWallet).address;
 
 let env: Sponsored;
-let snapshot: Hex;
 let overheadGas: bigint;
 
 before(async () => {
@@ -50,12 +50,7 @@ before(async () => {
   overheadGas = await env.publicClient.readContract({ ...paymaster(), functionName: "POST_OP_OVERHEAD_GAS" });
 });
 after(() => env?.anvil.stop());
-beforeEach(async () => {
-  snapshot = await env.testClient.snapshot();
-});
-afterEach(async () => {
-  await env.testClient.revert({ id: snapshot });
-});
+revertEachTest(() => env.testClient);
 
 function paymaster() {
   return { address: env.paymaster, abi: verifyingPaymasterArtifact.abi } as const;

@@ -2,7 +2,7 @@
 // anvil, with operations built and signed by the service's own encoder and signer, and approving the paymaster in their
 // own batch as wallets do. Each version gets its own chain; each test runs from the same snapshot.
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import {
   type Address,
   concat,
@@ -15,7 +15,6 @@ import {
   parseEventLogs,
   slice,
   type TransactionReceipt,
-  toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
@@ -23,12 +22,7 @@ import {
   ENTRY_POINT_V08_ADDRESS,
   entryPointV07Abi,
 } from "../../../src/bindings/entryPoints/entryPointV07";
-import {
-  type PackedUserOperation,
-  packAccountGasLimits,
-  packGasFees,
-  packInitCode,
-} from "../../../src/bindings/entryPoints/packedUserOperation";
+import type { PackedUserOperation } from "../../../src/bindings/entryPoints/packedUserOperation";
 import { testTokenArtifact, tokenPaymasterV07Artifact } from "../../../src/bindings/paymasters/tokenArtifacts";
 import {
   PRICE_SOURCE,
@@ -49,6 +43,8 @@ import {
 } from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import { createSigner } from "../../../src/signer/signer";
+import { freshAddress, randomBigInt, randomHex, randomPackedOperation } from "../../helpers/randomPackedOperation";
+import { revertEachTest } from "../../helpers/revertEachTest";
 import { anvilKeys, revertOf } from "../fixtures";
 import { failedOpOfV07, handleOpsV07, signByAccountV07, simulateOpsV07 } from "./fixtures";
 import {
@@ -85,20 +81,9 @@ const canonical: Record<EntryPointVersion, Address> = {
 };
 const errorString = parseAbi(["error Error(string)"]);
 
-function randomBigInt(bytes: number): bigint {
-  return BigInt(toHex(crypto.getRandomValues(new Uint8Array(bytes))));
-}
-function randomHex(bytes: number): Hex {
-  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
-}
-function freshAddress(): Address {
-  return privateKeyToAccount(generatePrivateKey()).address;
-}
-
 for (const version of ["0.7", "0.8"] as const) {
   describe(`TokenPaymasterV07 on EntryPoint v${version}`, () => {
     let env: TokenChainV07;
-    let snapshot: Hex;
 
     before(async () => {
       // Not anvil's default 31337, so a chain id the contract took from anywhere but block.chainid would show.
@@ -106,12 +91,7 @@ for (const version of ["0.7", "0.8"] as const) {
       assert.equal(env.entryPoint, canonical[version]);
     });
     after(() => env?.anvil.stop());
-    beforeEach(async () => {
-      snapshot = await env.testClient.snapshot();
-    });
-    afterEach(async () => {
-      await env.testClient.revert({ id: snapshot });
-    });
+    revertEachTest(() => env.testClient);
 
     function paymaster() {
       return { address: env.paymaster, abi: tokenPaymasterV07Artifact.abi } as const;
@@ -168,20 +148,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("our hash is the contract's getHash for random operations and terms, and the layout parses alike", async () => {
       for (let i = 0; i < 8; i++) {
-        const op: PackedUserOperation = {
-          sender: freshAddress(),
-          nonce: randomBigInt(32),
-          initCode: i % 2 === 0 ? "0x" : packInitCode(freshAddress(), randomHex(1 + i * 13)),
-          callData: randomHex(i * 37),
-          accountGasLimits: packAccountGasLimits({
-            verificationGasLimit: randomBigInt(16),
-            callGasLimit: randomBigInt(16),
-          }),
-          preVerificationGas: randomBigInt(32),
-          gasFees: packGasFees({ maxPriorityFeePerGas: randomBigInt(16), maxFeePerGas: randomBigInt(16) }),
-          paymasterAndData: "0x",
-          signature: randomHex(65),
-        };
+        const op = randomPackedOperation(i);
         const terms: TokenFeeTerms = {
           priceSource: i % 2 === 0 ? PRICE_SOURCE.exchangeRate : PRICE_SOURCE.oracle,
           validUntil: Number(randomBigInt(6)),

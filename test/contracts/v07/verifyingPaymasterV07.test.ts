@@ -2,7 +2,7 @@
 // on anvil, with operations built and signed by the service's own encoder and signer. Each version gets its own chain;
 // each test runs from the same snapshot, so none sees another's deposits.
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import {
   type Address,
   decodeErrorResult,
@@ -12,7 +12,6 @@ import {
   parseAbi,
   parseEther,
   parseEventLogs,
-  toHex,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
@@ -20,12 +19,7 @@ import {
   ENTRY_POINT_V08_ADDRESS,
   entryPointV07Abi,
 } from "../../../src/bindings/entryPoints/entryPointV07";
-import {
-  type PackedUserOperation,
-  packAccountGasLimits,
-  packGasFees,
-  packInitCode,
-} from "../../../src/bindings/entryPoints/packedUserOperation";
+import type { PackedUserOperation } from "../../../src/bindings/entryPoints/packedUserOperation";
 import { verifyingPaymasterV07Artifact } from "../../../src/bindings/paymasters/artifacts";
 import {
   decodeVerifyingPaymasterAndDataV07,
@@ -34,6 +28,8 @@ import {
 } from "../../../src/bindings/paymasters/paymasterAndDataV07";
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
 import { createSigner } from "../../../src/signer/signer";
+import { freshAddress, randomBigInt, randomHex, randomPackedOperation } from "../../helpers/randomPackedOperation";
+import { revertEachTest } from "../../helpers/revertEachTest";
 import { anvilKeys, latestTimestamp } from "../fixtures";
 import {
   type DraftV07,
@@ -64,17 +60,9 @@ const revertingCallData = encodeFunctionData({
   functionName: "nonexistent",
 });
 
-function randomBigInt(bytes: number): bigint {
-  return BigInt(toHex(crypto.getRandomValues(new Uint8Array(bytes))));
-}
-function randomHex(bytes: number): Hex {
-  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
-}
-
 for (const version of ["0.7", "0.8"] as const) {
   describe(`VerifyingPaymasterV07 on EntryPoint v${version}`, () => {
     let env: SponsoredV07;
-    let snapshot: Hex;
     let overheadGas: bigint;
 
     before(async () => {
@@ -84,12 +72,7 @@ for (const version of ["0.7", "0.8"] as const) {
       overheadGas = await env.publicClient.readContract({ ...paymaster(), functionName: "POST_OP_OVERHEAD_GAS" });
     });
     after(() => env?.anvil.stop());
-    beforeEach(async () => {
-      snapshot = await env.testClient.snapshot();
-    });
-    afterEach(async () => {
-      await env.testClient.revert({ id: snapshot });
-    });
+    revertEachTest(() => env.testClient);
 
     function paymaster() {
       return { address: env.paymaster, abi: verifyingPaymasterV07Artifact.abi } as const;
@@ -132,9 +115,6 @@ for (const version of ["0.7", "0.8"] as const) {
     ): Promise<PackedUserOperation> {
       return signByAccountV07(env, await sponsorV07(draft.op, await terms(overrides)), draft.owner);
     }
-    function freshAddress(): Address {
-      return privateKeyToAccount(generatePrivateKey()).address;
-    }
     /** Runs one operation and returns what the EntryPoint and the paymaster reported about it. */
     async function run(op: PackedUserOperation) {
       const beneficiary = freshAddress();
@@ -162,20 +142,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
     test("our hash is the contract's getHash for random operations and terms", async () => {
       for (let i = 0; i < 8; i++) {
-        const op: PackedUserOperation = {
-          sender: freshAddress(),
-          nonce: randomBigInt(32),
-          initCode: i % 2 === 0 ? "0x" : packInitCode(freshAddress(), randomHex(1 + i * 13)),
-          callData: randomHex(i * 37),
-          accountGasLimits: packAccountGasLimits({
-            verificationGasLimit: randomBigInt(16),
-            callGasLimit: randomBigInt(16),
-          }),
-          preVerificationGas: randomBigInt(32),
-          gasFees: packGasFees({ maxPriorityFeePerGas: randomBigInt(16), maxFeePerGas: randomBigInt(16) }),
-          paymasterAndData: "0x",
-          signature: randomHex(65),
-        };
+        const op = randomPackedOperation(i);
         const context = {
           paymaster: env.paymaster,
           chainId: env.anvil.chainId,
