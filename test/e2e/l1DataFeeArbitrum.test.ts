@@ -5,7 +5,6 @@
 // Alto and mined; the same operation priced without the L1 part (the chains file saying "none") is refused.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, type Hex, parseAbi, parseEther } from "viem";
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -15,6 +14,7 @@ import type { Dapp, TestApp } from "../helpers/app";
 import { TARGET } from "../helpers/chainApp";
 import { appFromChainsEntry, sponsoringDapp } from "../helpers/chainsFileApp";
 import { rpc } from "../helpers/dappSetup";
+import { freshOperationV07 } from "../helpers/freshOperationV07";
 import {
   type ArbitrumChain,
   deployPaymasterStacks,
@@ -86,21 +86,9 @@ async function bundler(method: string, params: unknown[]) {
 /** A fresh v0.7 SimpleAccount's first operation, sponsored by `app` with the gas left out, signed by its owner. */
 async function sponsoredOperation(app: { t: TestApp; dapp: Dapp }) {
   const stack = stacks.later["0.7"];
-  const account = await toSimpleSmartAccount({
-    client: chain.publicClient,
-    owner: privateKeyToAccount(generatePrivateKey()),
-    entryPoint: { address: stack.entryPoint, version: "0.7" },
-    factoryAddress: stack.simpleAccountFactory,
+  const { account, op } = await freshOperationV07(chain.publicClient, "0.7", stack, {
+    calls: [{ to: TARGET as Address, value: 0n }],
   });
-  const block = await chain.publicClient.getBlock();
-  const op = {
-    sender: account.address,
-    nonce: 0n,
-    ...(await account.getFactoryArgs()),
-    callData: await account.encodeCalls([{ to: TARGET as Address, value: 0n }]),
-    maxPriorityFeePerGas: 1_000_000_000n,
-    maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000_000n,
-  };
   const reply = await rpc(app.t, app.dapp, "pm_sponsorUserOperation", [
     formatUserOperationRequest(op as UserOperation),
     stack.entryPoint,

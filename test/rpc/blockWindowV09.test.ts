@@ -6,7 +6,6 @@
 // commitment lives in seconds. The same paymaster's v0.8 signatures stay in seconds; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { toSimpleSmartAccount } from "permissionless/accounts";
 import {
   type Address,
   decodeAbiParameters,
@@ -34,6 +33,7 @@ import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
+import { freshOperationV07 } from "../helpers/freshOperationV07";
 
 const CHAIN_ID = 31337;
 const BLOCKS = 5;
@@ -68,27 +68,15 @@ const patch = (body: Record<string, unknown>) =>
 /** A fresh SimpleAccount's first operation at `version`'s EntryPoint (factory and a call to TARGET), unsigned. */
 async function freshOperation(version: "0.8" | "0.9") {
   const stack = env.chain.info.entryPoints[version];
-  // permissionless 0.4.1 has no v0.9 account; its v0.8 SimpleAccount signs as v0.9's does (the EIP-712 hash).
-  const account = await toSimpleSmartAccount({
-    client: env.publicClient,
-    owner: privateKeyToAccount(generatePrivateKey()),
-    entryPoint: { address: stack.entryPoint, version: "0.8" },
-    factoryAddress: stack.simpleAccountFactory,
-  });
-  const block = await env.publicClient.getBlock();
+  const fresh = await freshOperationV07(env.publicClient, version, stack, { calls: [{ to: TARGET, value: 0n }] });
   const op: UserOperation<"0.8"> = {
-    sender: account.address,
-    nonce: 0n,
-    ...(await account.getFactoryArgs()),
-    callData: await account.encodeCalls([{ to: TARGET, value: 0n }]),
+    ...fresh.op,
     callGasLimit: 100_000n,
     verificationGasLimit: 500_000n,
     preVerificationGas: 60_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-    maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000_000n,
     signature: "0x",
   };
-  return { account, op, entryPoint: stack.entryPoint };
+  return { account: fresh.account, op, entryPoint: stack.entryPoint };
 }
 
 /** pm_getPaymasterData for the operation; the answer's fields put on it, and its window as signed. */

@@ -4,10 +4,9 @@
 // call that reverts is -32602 with the reason; a signed operation never carries a zero gas limit.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, type Hex, hexToBigInt, isAddressEqual, parseEther, parseEventLogs } from "viem";
 import { formatUserOperationRequest, toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import type { ChainConfig } from "../../src/config";
 import { anvilKeys } from "../contracts/fixtures";
@@ -15,6 +14,7 @@ import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
+import { freshOperationV07 } from "../helpers/freshOperationV07";
 
 const CHAIN_ID = 31337;
 type Version = "0.7" | "0.8" | "0.9";
@@ -45,24 +45,8 @@ async function freshOperation(
   calls: { to: Address; value: bigint; data?: Hex }[] = [{ to: TARGET, value: 0n }],
 ) {
   const stack = env.chain.info.entryPoints[version];
-  // permissionless 0.4.1 has no v0.9 account; its v0.8 SimpleAccount signs as v0.9's does (the EIP-712 hash).
-  const account = await toSimpleSmartAccount({
-    client: env.publicClient,
-    owner: privateKeyToAccount(generatePrivateKey()),
-    entryPoint: { address: stack.entryPoint, version: version === "0.7" ? "0.7" : "0.8" },
-    factoryAddress: stack.simpleAccountFactory,
-  });
-  const block = await env.publicClient.getBlock();
-  const op = {
-    sender: account.address,
-    nonce: 0n,
-    ...(await account.getFactoryArgs()),
-    callData: await account.encodeCalls(calls),
-    maxPriorityFeePerGas: 1_000_000_000n,
-    maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000_000n,
-    signature: "0x" as Hex,
-  };
-  return { account, op, entryPoint: stack.entryPoint };
+  const { account, op } = await freshOperationV07(env.publicClient, version, stack, { calls });
+  return { account, op: { ...op, signature: "0x" as Hex }, entryPoint: stack.entryPoint };
 }
 
 async function sponsor(op: Record<string, unknown>, entryPoint: Address) {

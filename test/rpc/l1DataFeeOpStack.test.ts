@@ -6,7 +6,6 @@
 // part (the chains file saying "none") costs the submitter about the L1 fee. With the oracle gone, nothing is signed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, encodeFunctionData, type Hex, parseAbi, parseEther, parseEventLogs } from "viem";
 import {
   formatUserOperationRequest,
@@ -22,6 +21,7 @@ import type { Dapp, TestApp } from "../helpers/app";
 import { INFINITISM, TARGET } from "../helpers/chainApp";
 import { appFromChainsEntry, sponsoringDapp } from "../helpers/chainsFileApp";
 import { rpc } from "../helpers/dappSetup";
+import { freshOperationV07 } from "../helpers/freshOperationV07";
 import { deployPaymasterStacks, type OpStackChain, type PaymasterStacks, startOpStackChain } from "../helpers/l2Chains";
 import { sentFieldsV06, withAnsweredFieldsV07, withAnsweredGas } from "../helpers/userOps";
 
@@ -178,21 +178,10 @@ describe("v0.6, Biconomy's form with calculateGasLimits, no bundler", () => {
 describe("v0.7, Pimlico's form with calculateGasLimits, no bundler", () => {
   test("estimated through the node, signed with the L1 part, and the submitter is made whole", async (t) => {
     const stack = stacks.later["0.7"];
-    const account = await toSimpleSmartAccount({
-      client: chain.publicClient,
-      owner: privateKeyToAccount(generatePrivateKey()),
-      entryPoint: { address: stack.entryPoint, version: "0.7" },
-      factoryAddress: stack.simpleAccountFactory,
+    const { account, op } = await freshOperationV07(chain.publicClient, "0.7", stack, {
+      calls: [{ to: TARGET, value: 0n }],
+      priorityFee: 1_000_000n,
     });
-    const block = await chain.publicClient.getBlock();
-    const op = {
-      sender: account.address,
-      nonce: 0n,
-      ...(await account.getFactoryArgs()),
-      callData: await account.encodeCalls([{ to: TARGET, value: 0n }]),
-      maxPriorityFeePerGas: 1_000_000n,
-      maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + 1_000_000n,
-    };
     const reply = await rpc(priced.t, priced.dapp, "pm_sponsorUserOperation", [
       formatUserOperationRequest({
         ...op,
