@@ -455,7 +455,26 @@ contract PermitTokenPaymasterV07 is IPaymaster, SignerSet {
             allowance = token.allowance(sender, address(this));
         }
         require(allowance >= prefund, "PermitTokenPaymasterV07: allowance below the maximum charge");
-        token.safeTransferFrom(sender, address(this), prefund);
+        _pullFrom(token, sender, prefund);
+    }
+
+    /**
+     * transferFrom with SafeERC20's acceptance (no answer, or true) and the token's reason on failure. Not SafeERC20
+     * itself: OpenZeppelin 4's checks this contract's ether balance before every call, and SELFBALANCE is among the
+     * opcodes ERC-7562 bans in validation (a staked entity is allowed it only by its latest revision). The allowance
+     * read before it already proved there is code at the token.
+     */
+    function _pullFrom(IERC20 token, address from, uint256 amount) private {
+        (bool ok, bytes memory answer) =
+            address(token).call(abi.encodeCall(IERC20.transferFrom, (from, address(this), amount)));
+        if (!ok) {
+            assembly {
+                revert(add(answer, 32), mload(answer))
+            }
+        }
+        require(
+            answer.length == 0 || abi.decode(answer, (bool)), "PermitTokenPaymasterV07: the token refused the transfer"
+        );
     }
 
     function _requireFromEntryPoint() private view {

@@ -215,7 +215,7 @@ describe("EntryPoint v0.7", () => {
     assert.equal(await tokenBalance(env(), STRANGER), strangerBefore + held - paid.max);
     assert.equal(await tokenBalance(env(), env().paymaster), paid.paymasterBefore + paid.event.charge);
     assert.equal(await tokenBalance(env(), sender.address), paid.event.refund, "the refund came back after the call");
-    report(t, "v0.7, a call that sends every token away (the refund writes a zero balance)", paid);
+    report(t, "v0.7, a call that sends every token away, permit, not the first charge", paid);
   });
 
   test("a permit someone else submitted to the token first does not stop the operation", async () => {
