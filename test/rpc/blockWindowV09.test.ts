@@ -5,7 +5,7 @@
 // ledger holds it in seconds all the while. Parallel signing carries the same window (mined too), while its
 // commitment lives in seconds. The same paymaster's v0.8 signatures stay in seconds; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import {
   type Address,
   decodeAbiParameters,
@@ -13,7 +13,6 @@ import {
   hexToBigInt,
   isAddressEqual,
   numberToHex,
-  parseEther,
   parseEventLogs,
 } from "viem";
 import {
@@ -24,42 +23,27 @@ import {
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
-import type { ChainConfig } from "../../src/config";
 import { MAX_VALIDITY_BLOCKS } from "../../src/schemas/management/validityBlocksLimit";
 import { BLOCK_NUMBER_FLAG, BLOCK_SKEW } from "../../src/sponsorship/blockWindow";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { confirm } from "../contracts/v07/localStacks";
+import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
 import { freshOperationV07 } from "../helpers/freshOperationV07";
+import { stacksAppFile } from "../helpers/stacksAppFile";
 
 const CHAIN_ID = 31337;
 const BLOCKS = 5;
 
-let env: LocalStacks;
-let t: TestApp;
 let dapp: Dapp;
-
-before(async () => {
-  env = await startLocalStacks();
-  const chain: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: env.chain.rpcUrl };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, chain]]) });
+const { env, t } = stacksAppFile({ deposits: ["0.8", "0.9"] }, async ({ t }) => {
   dapp = await chainDapp(t);
-  await depositForFunding(env, ["0.8", "0.9"], parseEther("1"));
-});
-
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    await env?.stop();
-  }
 });
 
 const patch = (body: Record<string, unknown>) =>
-  t.call("PATCH", "paymasterParameters", {
+  t().call("PATCH", "paymasterParameters", {
     token: dapp.token,
     apiKey: dapp.apiKey,
     body: { paymasterId: dapp.paymasterId, type: "validityBlocks", ...body },
@@ -67,8 +51,8 @@ const patch = (body: Record<string, unknown>) =>
 
 /** A fresh SimpleAccount's first operation at `version`'s EntryPoint (factory and a call to TARGET), unsigned. */
 async function freshOperation(version: "0.8" | "0.9") {
-  const stack = env.chain.info.entryPoints[version];
-  const fresh = await freshOperationV07(env.publicClient, version, stack, { calls: [{ to: TARGET, value: 0n }] });
+  const stack = env().chain.info.entryPoints[version];
+  const fresh = await freshOperationV07(env().publicClient, version, stack, { calls: [{ to: TARGET, value: 0n }] });
   const op: UserOperation<"0.8"> = {
     ...fresh.op,
     callGasLimit: 100_000n,
@@ -82,7 +66,7 @@ async function freshOperation(version: "0.8" | "0.9") {
 /** pm_getPaymasterData for the operation; the answer's fields put on it, and its window as signed. */
 async function sponsored(version: "0.8" | "0.9", context: Record<string, unknown> = {}) {
   const { account, op, entryPoint } = await freshOperation(version);
-  const reply = await rpc(t, dapp, "pm_getPaymasterData", [
+  const reply = await rpc(t(), dapp, "pm_getPaymasterData", [
     formatUserOperationRequest(op),
     entryPoint,
     numberToHex(CHAIN_ID),
@@ -113,15 +97,17 @@ function windowOf(paymasterData: Hex) {
 /** The account signs last; a plain EOA sends handleOps (v0.9 takes bundles from EOAs only). */
 async function handleOps(entryPoint: Address, op: UserOperation<"0.8">, signature: Hex) {
   const packed = toPackedUserOperation({ ...op, signature });
-  return env.wallet(anvilKeys.bundler).writeContract({
-    address: entryPoint,
-    abi: entryPointV07Abi,
-    functionName: "handleOps",
-    args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
-  });
+  return env()
+    .wallet(anvilKeys.bundler)
+    .writeContract({
+      address: entryPoint,
+      abi: entryPointV07Abi,
+      functionName: "handleOps",
+      args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
+    });
 }
 
-const head = () => env.publicClient.getBlockNumber({ cacheTime: 0 });
+const head = () => env().publicClient.getBlockNumber({ cacheTime: 0 });
 
 describe("PATCH paymasterParameters {type: validityBlocks}", () => {
   test("a bad number is a 400 naming blocks, and changes nothing", async () => {
@@ -134,7 +120,7 @@ describe("PATCH paymasterParameters {type: validityBlocks}", () => {
     const missing = await patch({});
     assert.equal(missing.status, 400);
     assert.equal(missing.body.message, "blocks is required");
-    const listed = await t.call("GET", "paymasterParameters", { token: dapp.token });
+    const listed = await t().call("GET", "paymasterParameters", { token: dapp.token });
     const mine = (listed.body.data as { paymasterId: string; validityBlocks: unknown }[]).find(
       (paymaster) => paymaster.paymasterId === dapp.paymasterId,
     );
@@ -142,8 +128,8 @@ describe("PATCH paymasterParameters {type: validityBlocks}", () => {
   });
 
   test("another paymaster's id is not found", async () => {
-    const other = await t.dapp();
-    const reply = await t.call("PATCH", "paymasterParameters", {
+    const other = await t().dapp();
+    const reply = await t().call("PATCH", "paymasterParameters", {
       token: dapp.token,
       apiKey: dapp.apiKey,
       body: { paymasterId: other.paymasterId, type: "validityBlocks", blocks: 10 },
@@ -170,7 +156,7 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     assert.equal(BigInt(window.validAfter) - flag, last - BigInt(BLOCKS) - BigInt(BLOCK_SKEW));
 
     const nowSeconds = Math.floor(Date.now() / 1000);
-    const [record] = (await listSponsorships(t.db, dapp.paymasterId)).filter(
+    const [record] = (await listSponsorships(t().db, dapp.paymasterId)).filter(
       (row) => row.sender === op.sender.toLowerCase(),
     );
     assert.ok(record?.sponsored, JSON.stringify(record));
@@ -178,19 +164,19 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     assert.ok(Number(record.valid_until) >= nowSeconds + 290, `held until ${record.valid_until}`);
     assert.ok(Number(record.valid_until) < BLOCK_NUMBER_FLAG);
 
-    const receipt = await confirm(env, handleOps(entryPoint, op, await account.signUserOperation(op)));
+    const receipt = await confirm(env(), handleOps(entryPoint, op, await account.signUserOperation(op)));
     assert.ok(receipt.blockNumber <= last, `mined in block ${receipt.blockNumber}, window ends at ${last}`);
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
     assert.ok(event && isAddressEqual(event.args.sender, op.sender));
     assert.equal(event.args.success, true);
-    assert.ok(isAddressEqual(event.args.paymaster, env.chain.info.entryPoints["0.9"].verifyingPaymaster));
+    assert.ok(isAddressEqual(event.args.paymaster, env().chain.info.entryPoints["0.9"].verifyingPaymaster));
   });
 
   test("v0.9: after its last block the EntryPoint refuses it (AA37), though its seconds would still hold", async () => {
     const { account, op, entryPoint, window } = await sponsored("0.9");
     const last = BigInt(window.validUntil) - BigInt(BLOCK_NUMBER_FLAG);
     const toMine = last - (await head()) + 1n;
-    await env.publicClient.request({ method: "anvil_mine" as never, params: [numberToHex(toMine)] as never });
+    await env().publicClient.request({ method: "anvil_mine" as never, params: [numberToHex(toMine)] as never });
     assert.equal(await head(), last + 1n);
     await assert.rejects(
       handleOps(entryPoint, op, await account.signUserOperation(op)),
@@ -209,7 +195,7 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     const { op, window, result } = await sponsored("0.9", { signingPhase: "commit" });
     assert.ok(result.paymasterSignature, "commit answers a placeholder paymasterSignature");
     assert.ok(window.validUntil >= BLOCK_NUMBER_FLAG && window.validAfter >= BLOCK_NUMBER_FLAG);
-    const [kept] = await t.db.query<{ valid_until: string }>(
+    const [kept] = await t().db.query<{ valid_until: string }>(
       "SELECT valid_until::text AS valid_until FROM signature_commitments WHERE sender = $1",
       [op.sender.toLowerCase()],
     );
@@ -219,15 +205,15 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
   });
 
   test("v0.9 parallel signing in blocks: commit, the account signs, finalize, mined by handleOps", async () => {
-    const stack = env.chain.info.entryPoints["0.9"];
+    const stack = env().chain.info.entryPoints["0.9"];
     const owner = privateKeyToAccount(generatePrivateKey());
-    const account = await toSimple7702SmartAccount({ client: env.publicClient, owner, entryPoint: "0.9" });
+    const account = await toSimple7702SmartAccount({ client: env().publicClient, owner, entryPoint: "0.9" });
     const authorization = await owner.signAuthorization({
       address: stack.simple7702Account as Address,
-      chainId: env.viemChain.id,
+      chainId: env().viemChain.id,
       nonce: 0,
     });
-    const block = await env.publicClient.getBlock();
+    const block = await env().publicClient.getBlock();
     const op: UserOperation<"0.9"> = {
       sender: owner.address,
       nonce: 0n,
@@ -244,7 +230,7 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
       authorization,
     };
     const ask = (userOp: UserOperation<"0.9">, signingPhase: "commit" | "finalize") =>
-      rpc(t, dapp, "pm_getPaymasterData", [
+      rpc(t(), dapp, "pm_getPaymasterData", [
         formatUserOperationRequest(userOp),
         stack.entryPoint,
         numberToHex(CHAIN_ID),
@@ -269,14 +255,16 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
     const paymasterSignature = (finalize.body.result as Record<string, Hex>).paymasterSignature as Hex;
     const packed = toPackedUserOperation({ ...withFields, signature, paymasterSignature });
     const receipt = await confirm(
-      env,
-      env.wallet(anvilKeys.bundler).writeContract({
-        address: stack.entryPoint,
-        abi: entryPointV07Abi,
-        functionName: "handleOps",
-        args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
-        authorizationList: [authorization],
-      }),
+      env(),
+      env()
+        .wallet(anvilKeys.bundler)
+        .writeContract({
+          address: stack.entryPoint,
+          abi: entryPointV07Abi,
+          functionName: "handleOps",
+          args: [[packed], privateKeyToAccount(anvilKeys.bundler).address],
+          authorizationList: [authorization],
+        }),
     );
     assert.ok(receipt.blockNumber <= BigInt(window.validUntil - BLOCK_NUMBER_FLAG), "mined inside the window");
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });

@@ -7,7 +7,7 @@
 // and runs the call (v0.6 to v0.8 fail it with AA10), so only the code read keeps that call from passing as a
 // deployment. On v0.8 an EIP-7702 authorization deploys, unless the EOA is already delegated to that account.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
   type Address,
   createWalletClient,
@@ -24,43 +24,29 @@ import type { ChainConfig } from "../../src/config";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { confirm } from "../contracts/v07/localStacks";
+import { type Dapp, startTestApp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { fundedDapp, rpc } from "../helpers/dappSetup";
 import { freshAccount } from "../helpers/freshAccount";
+import { stacksAppFile } from "../helpers/stacksAppFile";
 import { ESTIMATED_GAS, userOpV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 const context = { sponsorshipInfo: { smartAccountInfo: { name: "INFINITISM", version: "1.0.0" } } };
 const callTarget = encodeFunctionData({ abi: simpleAccountAbi, functionName: "execute", args: [TARGET, 0n, "0x"] });
 
-let env: LocalStacks;
-let t: TestApp;
 /** Has the WALLET_DEPLOYMENT rule and TARGET whitelisted. */
 let withDeploymentRule: Dapp;
 /** Has TARGET whitelisted only. */
 let withoutDeploymentRule: Dapp;
-
-before(async () => {
-  env = await startLocalStacks();
-  const chain: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: env.chain.rpcUrl };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, chain]]) });
+const { env, t } = stacksAppFile({ deposits: ["0.6", "0.7", "0.8", "0.9"] }, async ({ t }) => {
   withDeploymentRule = await chainDapp(t);
   withoutDeploymentRule = await fundedDapp(t, {
     fundingKey: anvilKeys.fundingWallet,
     contract: { address: TARGET },
     dapp: { name: "no deployment rule" },
   });
-  await depositForFunding(env, ["0.6", "0.7", "0.8", "0.9"], parseEther("1"));
-});
-
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    await env?.stop();
-  }
 });
 
 /** One version's factory, EntryPoint and operation shape, as a wallet sends it to the ERC-7677 methods. */
@@ -79,7 +65,7 @@ interface VersionCase {
  * both; only the EntryPoint and its factory differ.
  */
 function packedVersion(version: "0.7" | "0.9"): VersionCase {
-  const stack = () => env.chain.info.entryPoints[version];
+  const stack = () => env().chain.info.entryPoints[version];
   return {
     version,
     entryPoint: () => stack().entryPoint,
@@ -97,12 +83,12 @@ const versions: VersionCase[] = [
   {
     version: "0.6",
     entryPoint: () => ENTRY_POINT_V06_ADDRESS,
-    factory: () => env.chain.info.simpleAccountFactory,
+    factory: () => env().chain.info.simpleAccountFactory,
     factoryCallerIsSenderCreator: false,
     operation: (sender, factoryData, withFactory) => ({
       sender,
       nonce: "0x0",
-      initCode: withFactory ? `${env.chain.info.simpleAccountFactory}${factoryData.slice(2)}` : "0x",
+      initCode: withFactory ? `${env().chain.info.simpleAccountFactory}${factoryData.slice(2)}` : "0x",
       callData: callTarget,
       ...ESTIMATED_GAS,
     }),
@@ -127,37 +113,40 @@ async function deployDirectly(version: VersionCase, owner: Address, sender: Addr
     args: [owner, 0n],
   } as const;
   if (version.factoryCallerIsSenderCreator) {
-    const senderCreator = await env.publicClient.readContract({
+    const senderCreator = await env().publicClient.readContract({
       address: version.entryPoint(),
       abi: senderCreatorAbi,
       functionName: "senderCreator",
     });
-    const anvil = env.publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<void>;
+    const anvil = env().publicClient.request as unknown as (args: {
+      method: string;
+      params: unknown[];
+    }) => Promise<void>;
     await anvil({ method: "anvil_setBalance", params: [senderCreator, toHex(parseEther("1"))] });
     await anvil({ method: "anvil_impersonateAccount", params: [senderCreator] });
     try {
       const asSenderCreator = createWalletClient({
         account: senderCreator,
-        chain: env.viemChain,
-        transport: http(env.chain.rpcUrl),
+        chain: env().viemChain,
+        transport: http(env().chain.rpcUrl),
       });
-      await confirm(env, asSenderCreator.writeContract(call));
+      await confirm(env(), asSenderCreator.writeContract(call));
     } finally {
       await anvil({ method: "anvil_stopImpersonatingAccount", params: [senderCreator] });
     }
   } else {
-    await confirm(env, env.wallet(anvilKeys.stranger).writeContract(call));
+    await confirm(env(), env().wallet(anvilKeys.stranger).writeContract(call));
   }
-  const code = await env.publicClient.getCode({ address: sender });
+  const code = await env().publicClient.getCode({ address: sender });
   assert.ok(code && code !== "0x", "the account has code now");
 }
 
 const ask = (dapp: Dapp, method: string, op: Record<string, unknown>, entryPoint: Address) =>
-  rpc(t, dapp, method, [op, entryPoint, toHex(CHAIN_ID), context]);
+  rpc(t(), dapp, method, [op, entryPoint, toHex(CHAIN_ID), context]);
 
 /** The rule outcomes the service recorded for the sender's latest request. */
 async function recordedOutcomes(dapp: Dapp, sender: Address) {
-  const records = await listSponsorships(t.ctx.db, dapp.paymasterId);
+  const records = await listSponsorships(t().ctx.db, dapp.paymasterId);
   const latest = records.filter((record) => record.sender.toLowerCase() === sender.toLowerCase()).at(-1);
   assert.ok(latest, `a record for ${sender}`);
   return latest;
@@ -172,7 +161,7 @@ for (const version of versions) {
     const what = version.version === "0.6" ? "initCode" : "a factory";
 
     test("an account not deployed yet, naming its factory: a deployment, sponsored under the rule", async () => {
-      const { sender, factoryData } = await freshAccount(env.publicClient, version.factory());
+      const { sender, factoryData } = await freshAccount(env().publicClient, version.factory());
       const op = version.operation(sender, factoryData, true);
       const stub = await ask(withDeploymentRule, "pm_getPaymasterStubData", op, version.entryPoint());
       assert.equal(stub.status, 200, JSON.stringify(stub.body));
@@ -187,7 +176,7 @@ for (const version of versions) {
     });
 
     test("the same without the rule: refused as a deployment that is not sponsored", async () => {
-      const { sender, factoryData } = await freshAccount(env.publicClient, version.factory());
+      const { sender, factoryData } = await freshAccount(env().publicClient, version.factory());
       const reply = await ask(
         withoutDeploymentRule,
         "pm_getPaymasterData",
@@ -203,7 +192,7 @@ for (const version of versions) {
     });
 
     test("a deployed account that still names its factory: refused by the wallet-deployment rule", async () => {
-      const { sender, factoryData, owner } = await freshAccount(env.publicClient, version.factory());
+      const { sender, factoryData, owner } = await freshAccount(env().publicClient, version.factory());
       await deployDirectly(version, owner, sender);
       const op = version.operation(sender, factoryData, true);
       for (const dapp of [withDeploymentRule, withoutDeploymentRule]) {
@@ -220,7 +209,7 @@ for (const version of versions) {
     });
 
     test("a deployed account without a factory: an ordinary call, sponsored", async () => {
-      const { sender, factoryData, owner } = await freshAccount(env.publicClient, version.factory());
+      const { sender, factoryData, owner } = await freshAccount(env().publicClient, version.factory());
       await deployDirectly(version, owner, sender);
       const reply = await ask(
         withoutDeploymentRule,
@@ -239,9 +228,9 @@ test("v0.9 parallel signing: the commit step refuses a deployed account that sti
   // sequential signing.
   const v09 = versions.find((version) => version.version === "0.9");
   assert.ok(v09);
-  const { sender, factoryData, owner } = await freshAccount(env.publicClient, v09.factory());
+  const { sender, factoryData, owner } = await freshAccount(env().publicClient, v09.factory());
   await deployDirectly(v09, owner, sender);
-  const reply = await rpc(t, withDeploymentRule, "pm_getPaymasterData", [
+  const reply = await rpc(t(), withDeploymentRule, "pm_getPaymasterData", [
     v09.operation(sender, factoryData, true),
     v09.entryPoint(),
     toHex(CHAIN_ID),
@@ -255,10 +244,10 @@ test("v0.9 parallel signing: the commit step refuses a deployed account that sti
 test("a node that does not answer: an operation naming a factory is refused, never guessed", async () => {
   // Port 9 (discard) refuses connections on this machine: the code cannot be read.
   const dead: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: "http://127.0.0.1:9" };
-  const other = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, dead]]) });
+  const other = await startTestApp({ signer: env().serviceSigner, chains: new Map([[CHAIN_ID, dead]]) });
   try {
     const dapp = await chainDapp(other);
-    const { sender, factoryData } = await freshAccount(env.publicClient, env.chain.info.simpleAccountFactory);
+    const { sender, factoryData } = await freshAccount(env().publicClient, env().chain.info.simpleAccountFactory);
     const reply = await rpc(other, dapp, "pm_getPaymasterStubData", [
       versions[0]?.operation(sender, factoryData, true),
       ENTRY_POINT_V06_ADDRESS,
@@ -279,7 +268,7 @@ test("a node that does not answer: an operation naming a factory is refused, nev
 });
 
 describe("EntryPoint v0.8, EIP-7702: an authorization deploys unless the EOA already has that delegate", () => {
-  const delegate = () => env.chain.info.entryPoints["0.8"].simple7702Account as Address;
+  const delegate = () => env().chain.info.entryPoints["0.8"].simple7702Account as Address;
   /** An authorization as wallets send it; the service does not check its signature (the chain does). */
   const operation = (sender: Address) =>
     userOpV07(sender, 0, {
@@ -294,7 +283,7 @@ describe("EntryPoint v0.8, EIP-7702: an authorization deploys unless the EOA alr
         s: `0x${"22".repeat(32)}`,
       },
     });
-  const entryPoint = () => env.chain.info.entryPoints["0.8"].entryPoint;
+  const entryPoint = () => env().chain.info.entryPoints["0.8"].entryPoint;
 
   test("an EOA without code: the authorization is its deployment, refused without the rule", async () => {
     const sender = privateKeyToAccount(generatePrivateKey()).address;
@@ -310,7 +299,7 @@ describe("EntryPoint v0.8, EIP-7702: an authorization deploys unless the EOA alr
   test("an EOA already delegated to the same account: no deployment, sponsored without the rule", async () => {
     const sender = privateKeyToAccount(generatePrivateKey()).address;
     // The code an EIP-7702 delegation leaves on the EOA, set directly (anvil's cheat) rather than by a type-4 transaction.
-    await env.publicClient.request({
+    await env().publicClient.request({
       method: "anvil_setCode" as never,
       params: [sender, `0xef0100${delegate().slice(2).toLowerCase()}`] as never,
     });

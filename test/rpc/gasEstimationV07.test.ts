@@ -3,40 +3,24 @@
 // by the account over those figures, is mined by handleOps. The ledger records the L1 part (none on this chain); a
 // call that reverts is -32602 with the reason; a signed operation never carries a zero gas limit.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { type Address, type Hex, hexToBigInt, isAddressEqual, parseEther, parseEventLogs } from "viem";
+import { test } from "node:test";
+import { type Address, type Hex, hexToBigInt, isAddressEqual, parseEventLogs } from "viem";
 import { formatUserOperationRequest, toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
 import { privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
-import type { ChainConfig } from "../../src/config";
 import { anvilKeys } from "../contracts/fixtures";
-import { confirm, depositForFunding, type LocalStacks, startLocalStacks } from "../contracts/v07/localStacks";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { confirm } from "../contracts/v07/localStacks";
+import type { Dapp } from "../helpers/app";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
 import { freshOperationV07 } from "../helpers/freshOperationV07";
+import { stacksAppFile } from "../helpers/stacksAppFile";
 
-const CHAIN_ID = 31337;
 type Version = "0.7" | "0.8" | "0.9";
 
-let env: LocalStacks;
-let t: TestApp;
 let dapp: Dapp;
-
-before(async () => {
-  env = await startLocalStacks();
-  const chain: ChainConfig = { chainId: CHAIN_ID, name: "local", rpcUrl: env.chain.rpcUrl };
-  t = await startTestApp({ signer: env.serviceSigner, chains: new Map([[CHAIN_ID, chain]]) });
+const { env, t } = stacksAppFile({ deposits: ["0.7", "0.8", "0.9"] }, async ({ t }) => {
   dapp = await chainDapp(t);
-  await depositForFunding(env, ["0.7", "0.8", "0.9"], parseEther("1"));
-});
-
-after(async () => {
-  try {
-    await t?.close();
-  } finally {
-    await env?.stop();
-  }
 });
 
 /** A fresh SimpleAccount's first operation at `version`'s EntryPoint, with its fees and no gas limits. */
@@ -44,14 +28,14 @@ async function freshOperation(
   version: Version,
   calls: { to: Address; value: bigint; data?: Hex }[] = [{ to: TARGET, value: 0n }],
 ) {
-  const stack = env.chain.info.entryPoints[version];
-  const { account, op } = await freshOperationV07(env.publicClient, version, stack, { calls });
+  const stack = env().chain.info.entryPoints[version];
+  const { account, op } = await freshOperationV07(env().publicClient, version, stack, { calls });
   return { account, op: { ...op, signature: "0x" as Hex }, entryPoint: stack.entryPoint };
 }
 
 async function sponsor(op: Record<string, unknown>, entryPoint: Address) {
   const { signature: _, ...sent } = op;
-  return rpc(t, dapp, "pm_sponsorUserOperation", [
+  return rpc(t(), dapp, "pm_sponsorUserOperation", [
     formatUserOperationRequest(sent as UserOperation),
     entryPoint,
     { calculateGasLimits: true },
@@ -82,21 +66,23 @@ for (const version of ["0.7", "0.8", "0.9"] as const) {
     };
     const signature = await account.signUserOperation(full);
     const receipt = await confirm(
-      env,
-      env.wallet(anvilKeys.bundler).writeContract({
-        address: entryPoint,
-        abi: entryPointV07Abi,
-        functionName: "handleOps",
-        args: [[toPackedUserOperation({ ...full, signature })], privateKeyToAccount(anvilKeys.bundler).address],
-      }),
+      env(),
+      env()
+        .wallet(anvilKeys.bundler)
+        .writeContract({
+          address: entryPoint,
+          abi: entryPointV07Abi,
+          functionName: "handleOps",
+          args: [[toPackedUserOperation({ ...full, signature })], privateKeyToAccount(anvilKeys.bundler).address],
+        }),
     );
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
     assert.ok(event && isAddressEqual(event.args.sender, op.sender), "the operation ran");
     assert.equal(event.args.success, true, "its call succeeded");
-    assert.ok(isAddressEqual(event.args.paymaster, env.chain.info.entryPoints[version].verifyingPaymaster));
+    assert.ok(isAddressEqual(event.args.paymaster, env().chain.info.entryPoints[version].verifyingPaymaster));
 
     // The ledger keeps the L1 part of what was estimated: none on a chain without an L1 data fee.
-    const ledger = await t.call("GET", "sponsorships", { token: dapp.token, apiKey: dapp.apiKey });
+    const ledger = await t().call("GET", "sponsorships", { token: dapp.token, apiKey: dapp.apiKey });
     const row = (ledger.body.data as { sender: string; l1DataGas: string | null }[]).find(
       (entry) => entry.sender === op.sender.toLowerCase(),
     );
@@ -118,7 +104,7 @@ test("gas limits sent as 0x0 are estimated, never signed as zero", async () => {
 });
 
 test("a call that reverts is -32602 with the reason, and nothing is signed", async () => {
-  const stack = env.chain.info.entryPoints["0.8"];
+  const stack = env().chain.info.entryPoints["0.8"];
   // The EntryPoint has no function of that selector and no fallback: the account's call reverts.
   const { op, entryPoint } = await freshOperation("0.8", [{ to: stack.entryPoint, value: 0n, data: "0xdeadbeef" }]);
   const reply = await sponsor(op, entryPoint);
