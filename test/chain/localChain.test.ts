@@ -23,6 +23,7 @@ import {
   LOCAL_TOKEN_PAYMASTER_V07_DEPOSIT,
   LOCAL_TOKEN_PAYMASTER_V07_STAKE,
 } from "../../src/devChain/localTokenPaymastersV07";
+import { isAlive } from "../../src/storage/processIdentity";
 
 const depositInfoAbi = parseAbi([
   "struct DepositInfo { uint256 deposit; bool staked; uint112 stake; uint32 unstakeDelaySec; uint48 withdrawTime; }",
@@ -37,15 +38,6 @@ function dataFolder(): string {
   const folder = mkdtempSync(path.join(tmpdir(), "paymaster-local-chain-"));
   folders.push(folder);
   return folder;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Live processes whose command line names the folder (Linux; elsewhere none are seen). */
@@ -176,7 +168,7 @@ test("a start deploys the stack with the service's signer, and a second start on
   } finally {
     await first.stop();
   }
-  assert.equal(isRunning(first.info.anvilPid), false);
+  assert.equal(isAlive(first.info.anvilPid), false);
   assert.equal(readLocalChainInfo(dataDir), undefined);
 
   const stateFile = path.join(dataDir, ANVIL_STATE_FILE);

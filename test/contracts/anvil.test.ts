@@ -1,16 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createPublicClient, http } from "viem";
+import { isAlive } from "../../src/storage/processIdentity";
 import { AnvilStartError, startAnvil } from "../helpers/anvil";
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("anvil starts on a free port with the chain id asked for, and stop() ends the process", async (t) => {
   const [first, second] = await Promise.all([startAnvil(), startAnvil({ chainId: 4337 })]);
@@ -20,10 +12,10 @@ test("anvil starts on a free port with the chain id asked for, and stop() ends t
   assert.equal(await chainIdOf(first.rpcUrl), 31337);
   assert.equal(await chainIdOf(second.rpcUrl), 4337);
 
-  assert.ok(isRunning(first.pid));
+  assert.ok(isAlive(first.pid));
   await first.stop();
   await first.stop(); // a second stop is harmless
-  assert.equal(isRunning(first.pid), false);
+  assert.equal(isAlive(first.pid), false);
   await assert.rejects(chainIdOf(first.rpcUrl));
   assert.equal(await chainIdOf(second.rpcUrl), 4337);
 });
@@ -36,5 +28,5 @@ test("a start that takes too long fails with a clear error and leaves no process
   assert.ok(error instanceof AnvilStartError);
   assert.match(error.message, /anvil did not start: no "Listening on" line within 1 ms/);
   assert.ok(error.pid !== undefined);
-  assert.equal(isRunning(error.pid), false);
+  assert.equal(isAlive(error.pid), false);
 });
