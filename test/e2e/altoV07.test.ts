@@ -4,7 +4,7 @@
 // successful operations paid by our paymasters and charged to the dApp.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/accounts";
+import { toSimpleSmartAccount } from "permissionless/accounts";
 import { http } from "viem";
 import {
   type BundlerClient,
@@ -24,6 +24,7 @@ import {
   startLocalStacks,
 } from "../contracts/v07/localStacks";
 import { type Alto, startAlto } from "../helpers/alto";
+import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
 
 let env: LocalStacks;
 let alto: Alto;
@@ -90,20 +91,8 @@ for (const version of ["0.7", "0.8"] as const) {
 for (const eip7702Marker of [false, true]) {
   const form = eip7702Marker ? "with the 0x7702 factory marker" : "with no factory";
   test(`EntryPoint v0.8: Alto bundles a sponsored operation of an EIP-7702 account, ${form}`, async (t) => {
-    const owner = privateKeyToAccount(generatePrivateKey());
-    const account = await to7702SimpleSmartAccount({
-      client: env.publicClient,
-      owner,
-      entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
-    });
-    const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
-    assert.ok(implementation);
     // eip7702Auth in the request: Alto puts it in the bundle transaction's authorization list.
-    const authorization = await owner.signAuthorization({
-      address: implementation,
-      chainId: env.viemChain.id,
-      nonce: 0,
-    });
+    const { owner, account, implementation, authorization } = await eip7702AccountV08(env);
     await throughAlto(t, "0.8", account, { authorization, eip7702Marker });
     const code = await env.publicClient.getCode({ address: owner.address });
     assert.equal(code?.toLowerCase(), `0xef0100${implementation.slice(2).toLowerCase()}`);

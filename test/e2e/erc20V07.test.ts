@@ -40,6 +40,7 @@ import { bundlerFor } from "../helpers/altoStack";
 import { altoStackFile } from "../helpers/altoStackFile";
 import { TARGET } from "../helpers/chainApp";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { pimlicoPaymaster } from "../helpers/pimlicoPaymaster";
 import { postJsonRpc } from "../helpers/postJsonRpc";
 
 /** What each new account is given: 100 TUSD (6 decimals) and no ether. */
@@ -208,18 +209,9 @@ describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { 
       transport: http(alto.url),
       pollingInterval: 50,
       paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
-      paymaster: {
-        getPaymasterStubData: (parameters) => pimlico.getPaymasterStubData(parameters),
-        getPaymasterData: async (parameters) => {
-          const { chainId: _, entryPointAddress: __, context, ...op } = parameters;
-          const sponsored = await pimlico.sponsorUserOperation({
-            userOperation: { ...op, signature: (op as { signature?: Hex }).signature ?? "0x" } as never,
-            paymasterContext: context,
-          });
-          answer = sponsored as Record<string, unknown>;
-          return sponsored as never;
-        },
-      },
+      paymaster: pimlicoPaymaster(pimlico, (sponsored) => {
+        answer = sponsored;
+      }),
     });
     // At the fees quoted: the charge is at the fee paid, so a dearer fee than the quote's could exceed its maximum.
     const hash = await bundler.sendUserOperation({

@@ -8,17 +8,9 @@
 // the version's EntryPoint with success, our paymaster paying, and the dApp's deposit in that paymaster charged.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/accounts";
+import { toSimpleSmartAccount } from "permissionless/accounts";
 import { createPimlicoClient } from "permissionless/clients/pimlico";
-import {
-  type Address,
-  type Hex,
-  http,
-  isAddressEqual,
-  parseEther,
-  parseEventLogs,
-  type SignedAuthorization,
-} from "viem";
+import { type Address, http, isAddressEqual, parseEther, parseEventLogs } from "viem";
 import { createBundlerClient, type UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
@@ -33,7 +25,9 @@ import { bundlerFor, type Sent } from "../helpers/altoStack";
 import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { whitelist } from "../helpers/dappSetup";
+import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { pimlicoPaymaster } from "../helpers/pimlicoPaymaster";
 
 /** A second whitelisted address (a call without data), for batches. */
 const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
@@ -182,19 +176,7 @@ for (const version of ["0.7", "0.8"] as const) {
 describe("EntryPoint v0.8, an EIP-7702 account", () => {
   test("an EOA delegating to Simple7702Account is sponsored and mined with its authorization", async () => {
     const { env } = started();
-    const owner = privateKeyToAccount(generatePrivateKey());
-    const account = await to7702SimpleSmartAccount({
-      client: env.publicClient,
-      owner,
-      entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
-    });
-    const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
-    assert.ok(implementation);
-    const authorization: SignedAuthorization = await owner.signAuthorization({
-      address: implementation,
-      chainId: env.viemChain.id,
-      nonce: 0,
-    });
+    const { owner, account, implementation, authorization } = await eip7702AccountV08(env);
     const sent: Sent = [];
     const bundler = bundlerFor(started(), endpoint(), account, sent);
     const depositBefore = await depositOf("0.8");
@@ -222,18 +204,9 @@ describe("EntryPoint v0.7, pimlico's pm_sponsorUserOperation [userOp, entryPoint
       client: env.publicClient,
       transport: http(alto.url),
       pollingInterval: 50,
-      paymaster: {
-        getPaymasterStubData: (parameters) => pimlico.getPaymasterStubData(parameters),
-        getPaymasterData: async (parameters) => {
-          const { chainId: _, entryPointAddress: __, context, ...op } = parameters;
-          const sponsored = await pimlico.sponsorUserOperation({
-            userOperation: { ...op, signature: (op as { signature?: Hex }).signature ?? "0x" } as never,
-            paymasterContext: context,
-          });
-          answer = sponsored as Record<string, unknown>;
-          return sponsored as never;
-        },
-      },
+      paymaster: pimlicoPaymaster(pimlico, (sponsored) => {
+        answer = sponsored;
+      }),
     });
     const depositBefore = await depositOf("0.7");
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });

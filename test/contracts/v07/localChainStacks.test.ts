@@ -5,13 +5,14 @@
 // transaction. test/e2e/altoV07.test.ts sends the same operations through the Alto bundler instead.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { to7702SimpleSmartAccount, toSimpleSmartAccount } from "permissionless/accounts";
+import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, concat, type SignedAuthorization } from "viem";
 import type { SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../../src/chain/localAddresses";
 import type { LaterEntryPointVersion } from "../../../src/config";
+import { eip7702AccountV08 } from "../../helpers/eip7702AccountV08";
 import { anvilKeys } from "../fixtures";
 import {
   checkSponsored,
@@ -76,16 +77,7 @@ for (const version of ["0.7", "0.8"] as const) {
 
 /** A fresh EOA as a Simple7702Account of EntryPoint v0.8, and its signed delegation (it has never sent anything). */
 async function eip7702Account(): Promise<{ account: SmartAccount; authorization: SignedAuthorization }> {
-  const owner = privateKeyToAccount(generatePrivateKey());
-  const account = await to7702SimpleSmartAccount({
-    client: env.publicClient,
-    owner,
-    entryPoint: { address: env.chain.info.entryPoints["0.8"].entryPoint, version: "0.8" },
-  });
-  assert.equal(account.address, owner.address, "the account is the EOA itself");
-  const implementation = env.chain.info.entryPoints["0.8"].simple7702Account;
-  assert.ok(implementation);
-  const authorization = await owner.signAuthorization({ address: implementation, chainId: env.viemChain.id, nonce: 0 });
+  const { account, authorization } = await eip7702AccountV08(env);
   return { account, authorization };
 }
 
