@@ -68,6 +68,8 @@ export async function createEventEndpoint(
     secret: sealSecret(signingKey, id, secretText),
     createdMs: ctx.now(),
   });
+  // A subscription to deposit.low or limit.reached makes this instance decide the paymaster's alerts at once.
+  ctx.alertsChanged?.(paymaster.id);
   return { ...(await endpointOf(ctx, paymaster, id)), secretText };
 }
 
@@ -94,11 +96,13 @@ export async function changeEventEndpoint(
     ...(body.description === undefined ? {} : { description: body.description }),
     ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
   });
+  ctx.alertsChanged?.(paymaster.id);
   return endpointOf(ctx, paymaster, id);
 }
 
 export async function removeEventEndpoint(ctx: ManagementContext, paymaster: Paymaster, id: string): Promise<void> {
   if (!isUuid(id) || !(await deleteEventEndpoint(ctx.db, paymaster.id, id))) throw new EventEndpointNotFoundError();
+  ctx.alertsChanged?.(paymaster.id);
 }
 
 /** A new secret; the replaced one signs beside it for `graceSeconds` (none: it stops at once). */

@@ -3,7 +3,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { Metrics } from "../metrics/metrics";
 import type { DepositReading, InFlightCharges } from "../sponsorship/rules/deposit";
 import type { LimitRefused } from "../sponsorship/rules/spendingLimits";
-import { findAlertSettings, noteDepositFigure, noteLimitRefusal, pruneAlerts } from "../storage/alerts";
+import { alertsWanted, noteDepositFigure, noteLimitRefusal, pruneAlerts } from "../storage/alerts";
 import type { Database } from "../storage/database";
 import type { OutstandingCharges } from "../storage/outstandingCharges";
 import type { GuardPolicy } from "../webhooks/addressGuard";
@@ -194,13 +194,13 @@ export class Alerts {
   }
 
   /**
-   * Whether the paymaster has alerts set, from memory for a few seconds: paymasters without alerts (most) cost their
-   * sponsorships no statement at all.
+   * Whether the paymaster has alerts set (or an event endpoint subscribed to them), from memory for a few seconds:
+   * paymasters without alerts (most) cost their sponsorships no statement at all.
    */
   async #hasAlerts(paymasterId: string): Promise<boolean> {
     const known = this.#alertsOn.get(paymasterId);
     if (known && known.untilMs > this.#deps.now()) return known.on;
-    const on = (await findAlertSettings(this.#deps.db, paymasterId)) !== null;
+    const on = await alertsWanted(this.#deps.db, paymasterId);
     this.#alertsOn.set(paymasterId, { on, untilMs: this.#deps.now() + SETTINGS_TTL_MS });
     return on;
   }

@@ -32,6 +32,31 @@ export async function removeAlertSettings(db: Queryable, paymasterId: string): P
   );
 }
 
+/** An event endpoint of the paymaster subscribes to `type` (docs/events.md): the CTE's one row, or none. */
+const subscribed = (type: string, paymaster: string) =>
+  `SELECT ${paymaster}::uuid AS paymaster_id WHERE EXISTS (SELECT 1 FROM event_endpoints e
+     WHERE e.paymaster_id = ${paymaster}::uuid AND '${type}' = ANY (e.events))`;
+
+/** The event of an alert queued to the paymaster's enabled endpoints that subscribe to it (from `ev`'s rows). */
+const QUEUE_ALERT_EVENT = `INSERT INTO event_deliveries (endpoint_id, event_id)
+       SELECT e.id, ev.id FROM ev JOIN event_endpoints e ON e.paymaster_id = ev.paymaster_id AND e.enabled
+         AND ev.type = ANY (e.events)
+       ORDER BY ev.id, e.id`;
+
+/**
+ * Whether a paymaster wants its alerts decided: alert settings (a URL and a threshold), or an event endpoint
+ * subscribed to deposit.low or limit.reached.
+ */
+export async function alertsWanted(db: Queryable, paymasterId: string): Promise<boolean> {
+  const [row] = await db.query<{ wanted: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM alert_settings WHERE paymaster_id = $1)
+       OR EXISTS (SELECT 1 FROM event_endpoints WHERE paymaster_id = $1
+         AND events && ARRAY['deposit.low', 'limit.reached']) AS wanted`,
+    [paymasterId],
+  );
+  return row?.wanted === true;
+}
+
 export async function findAlertSettings(db: Queryable, paymasterId: string): Promise<AlertSettings | null> {
   const [row] = await db.query<{ threshold_wei: string; url: string }>(
     "SELECT threshold_wei::text AS threshold_wei, url FROM alert_settings WHERE paymaster_id = $1",
@@ -56,9 +81,10 @@ export interface DepositFigure {
 
 /**
  * Notes whether the available deposit (deposit less outstanding) is below the paymaster's threshold; when that flips
- * from not below (or unknown) to below, enqueues one deposit.low in the same statement. The upsert's WHERE makes the
- * flip happen once: a concurrent reading that also finds it below waits for the row lock, then changes nothing.
- * Returns whether an alert was enqueued. Without alert settings nothing is written.
+ * from not below (or unknown) to below, enqueues one deposit.low in the same statement, to the alert URL and as an
+ * event to the endpoints subscribed to it. The upsert's WHERE makes the flip happen once: a concurrent reading that
+ * also finds it below waits for the row lock, then changes nothing. Returns whether an alert was enqueued. Without
+ * alert settings (the threshold) nothing is written.
  */
 export async function noteDepositFigure(db: Queryable, figure: DepositFigure): Promise<boolean> {
   const available = figure.depositWei - figure.outstandingWei;
@@ -71,6 +97,17 @@ export async function noteDepositFigure(db: Queryable, figure: DepositFigure): P
        ON CONFLICT (paymaster_id, paymaster_address) DO UPDATE SET below = EXCLUDED.below
          WHERE d.below IS DISTINCT FROM EXCLUDED.below
        RETURNING below
+     ), ev AS (
+       INSERT INTO events (paymaster_id, chain_id, type, data, at_ms)
+       SELECT s.paymaster_id, $4::int, 'deposit.low',
+         jsonb_build_object('paymasterId', s.paymaster_id, 'chainId', $4::int, 'depositWei', $5::text,
+           'outstandingWei', $6::text, 'availableWei', $3::text, 'thresholdWei', s.threshold_wei::text, 'at', $7::text,
+           'entryPointVersion', $8::text, 'verifyingPaymaster', $2::text),
+         $9::bigint
+       FROM s, flip, (${subscribed("deposit.low", "$1")}) sub WHERE flip.below
+       RETURNING id, paymaster_id, type
+     ), evd AS (
+       ${QUEUE_ALERT_EVENT}
      )
      INSERT INTO alert_outbox (paymaster_id, event, url, body, created_ms, next_attempt_ms)
      SELECT s.paymaster_id, 'deposit.low', s.url,
@@ -112,18 +149,33 @@ export interface LimitRefusal {
 export type LimitNote = "queued" | "alreadyQueued" | "alertsOff";
 
 /**
- * Enqueues limit.reached for the first refusal of a limit in a cycle: the insert into limit_alerts that wins decides,
- * on any number of instances. Without alert settings nothing is written, so a url set later in the cycle still gets
- * the cycle's next refusal.
+ * Enqueues limit.reached for the first refusal of a limit in a cycle, to the alert URL and as an event to the
+ * endpoints subscribed to it: the insert into limit_alerts that wins decides, on any number of instances. Without
+ * alert settings or such an endpoint nothing is written, so one set later in the cycle still gets the cycle's next
+ * refusal.
  */
 export async function noteLimitRefusal(db: Queryable, refusal: LimitRefusal): Promise<LimitNote> {
   const [row] = await db.query<{ configured: boolean; queued: boolean }>(
     `WITH s AS (
        SELECT paymaster_id, url FROM alert_settings WHERE paymaster_id = $1
+     ), sub AS (
+       ${subscribed("limit.reached", "$1")}
+     ), wanted AS (
+       SELECT 1 WHERE EXISTS (SELECT 1 FROM s) OR EXISTS (SELECT 1 FROM sub)
      ), mark AS (
-       INSERT INTO limit_alerts (policy_id, cycle_start_ms) SELECT $2::uuid, $3::bigint FROM s
+       INSERT INTO limit_alerts (policy_id, cycle_start_ms) SELECT $2::uuid, $3::bigint FROM wanted
        ON CONFLICT DO NOTHING
        RETURNING policy_id
+     ), ev AS (
+       INSERT INTO events (paymaster_id, chain_id, type, data, at_ms)
+       SELECT sub.paymaster_id, $4::int, 'limit.reached',
+         jsonb_build_object('paymasterId', sub.paymaster_id, 'chainId', $4::int, 'policyId', $2::text,
+           'policyName', $5::text, 'cycleStart', $6::text, 'reason', $7::text, 'at', $8::text),
+         $9::bigint
+       FROM sub, mark
+       RETURNING id, paymaster_id, type
+     ), evd AS (
+       ${QUEUE_ALERT_EVENT}
      ), queued AS (
        INSERT INTO alert_outbox (paymaster_id, event, url, body, created_ms, next_attempt_ms)
        SELECT s.paymaster_id, 'limit.reached', s.url,
@@ -134,7 +186,7 @@ export async function noteLimitRefusal(db: Queryable, refusal: LimitRefusal): Pr
        FROM s, mark
        RETURNING id
      )
-     SELECT EXISTS (SELECT 1 FROM s) AS configured, EXISTS (SELECT 1 FROM queued) AS queued`,
+     SELECT EXISTS (SELECT 1 FROM wanted) AS configured, EXISTS (SELECT 1 FROM mark) AS queued`,
     [
       refusal.paymasterId,
       refusal.policyId,
