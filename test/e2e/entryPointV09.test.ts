@@ -157,37 +157,29 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     return { owner, account, op, authorization };
   }
 
-  const context = (signingPhase: "commit" | "finalize") => ({ signingPhase });
-  const chainIdHex = "0x7a69";
+  /** pm_getPaymasterData for `op` as sent (its signature included) in one phase of parallel signing. */
+  const inPhase = (op: UserOperation<"0.9">, signingPhase: "commit" | "finalize") =>
+    rpc("pm_getPaymasterData", [formatUserOperationRequest(op), v09().entryPoint, "0x7a69", { signingPhase }]);
+  /** `op` with the paymaster fields a commit answered, its paymasterSignature the placeholder. */
+  const withCommitted = (op: UserOperation<"0.9">, result: Record<string, Hex>): UserOperation<"0.9"> => ({
+    ...op,
+    paymaster: result.paymaster as Address,
+    paymasterData: result.paymasterData as Hex,
+    paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
+    paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
+    paymasterSignature: result.paymasterSignature as Hex,
+  });
 
   test("commit, the account signs over the placeholder, finalize, eth_sendUserOperation with paymasterSignature: mined", async (tc) => {
     const { env, alto } = started();
     const { owner, account, op } = await preparedOperation();
-    const wire = (userOp: UserOperation<"0.9">) => formatUserOperationRequest(userOp);
-    const commit = await rpc("pm_getPaymasterData", [
-      wire({ ...op, signature: "0x" }),
-      v09().entryPoint,
-      chainIdHex,
-      context("commit"),
-    ]);
+    const commit = await inPhase({ ...op, signature: "0x" }, "commit");
     assert.ok(commit.result, JSON.stringify(commit.error));
     assert.equal(commit.result.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER);
     assert.ok(isAddressEqual(commit.result.paymaster as Address, v09().verifyingPaymaster));
-    const withFields: UserOperation<"0.9"> = {
-      ...op,
-      paymaster: commit.result.paymaster as Address,
-      paymasterData: commit.result.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(commit.result.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(commit.result.paymasterPostOpGasLimit as Hex),
-      paymasterSignature: commit.result.paymasterSignature as Hex,
-    };
+    const withFields = withCommitted(op, commit.result);
     const signature = await account.signUserOperation(withFields);
-    const finalize = await rpc("pm_getPaymasterData", [
-      wire({ ...withFields, signature }),
-      v09().entryPoint,
-      chainIdHex,
-      context("finalize"),
-    ]);
+    const finalize = await inPhase({ ...withFields, signature }, "finalize");
     assert.ok(finalize.result, JSON.stringify(finalize.error));
     assert.notEqual(finalize.result.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER);
     assert.equal(
@@ -200,7 +192,7 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     const bundler = createBundlerClient({ client: env.publicClient, transport: http(alto.url), pollingInterval: 50 });
     const hash = (await bundler.request({
       method: "eth_sendUserOperation",
-      params: [wire(final), v09().entryPoint],
+      params: [formatUserOperationRequest(final), v09().entryPoint],
     })) as Hex;
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const event = await checkMined(owner.address, receipt, depositBefore);
@@ -217,30 +209,11 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
 
   test("an operation whose signed fields changed after commit is refused at finalize, with the reason", async () => {
     const { account, op } = await preparedOperation();
-    const wire = (userOp: UserOperation<"0.9">) => formatUserOperationRequest(userOp);
-    const commit = await rpc("pm_getPaymasterData", [
-      wire({ ...op, signature: "0x" }),
-      v09().entryPoint,
-      chainIdHex,
-      context("commit"),
-    ]);
+    const commit = await inPhase({ ...op, signature: "0x" }, "commit");
     assert.ok(commit.result, JSON.stringify(commit.error));
-    const changed: UserOperation<"0.9"> = {
-      ...op,
-      callGasLimit: op.callGasLimit + 1n,
-      paymaster: commit.result.paymaster as Address,
-      paymasterData: commit.result.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(commit.result.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(commit.result.paymasterPostOpGasLimit as Hex),
-      paymasterSignature: PAYMASTER_SIGNATURE_PLACEHOLDER,
-    };
+    const changed = { ...withCommitted(op, commit.result), callGasLimit: op.callGasLimit + 1n };
     const signature = await account.signUserOperation(changed);
-    const finalize = await rpc("pm_getPaymasterData", [
-      wire({ ...changed, signature }),
-      v09().entryPoint,
-      chainIdHex,
-      context("finalize"),
-    ]);
+    const finalize = await inPhase({ ...changed, signature }, "finalize");
     assert.equal(finalize.result, undefined);
     assert.equal(finalize.error?.code, -32003);
     assert.match(finalize.error?.message ?? "", /Not sponsored: the operation changed since commit/);
