@@ -15,6 +15,7 @@ export type Lane = (typeof LANES)[number];
 /** Files that need nothing but the code (and at most a local HTTP server): no database, chain, bundler or service. */
 export const UNIT = new Set([
   "test/architecture/imports.test.ts",
+  "test/architecture/versionNames.test.ts",
   "test/chain/accountCode.test.ts",
   "test/chain/accountDeploymentData.test.ts",
   "test/chain/artifacts.test.ts",
@@ -28,6 +29,7 @@ export const UNIT = new Set([
   "test/chain/fixedLayoutHashesV07.test.ts",
   "test/chain/l1DataGas.test.ts",
   "test/chain/localAddresses.test.ts",
+  "test/chain/operationReading.test.ts",
   "test/chain/paymasterAndData.test.ts",
   "test/chain/paymasterAndDataV07.test.ts",
   "test/signer/signer.test.ts",
@@ -56,7 +58,6 @@ export const UNIT = new Set([
   "test/sponsorship/erc7579.test.ts",
   "test/sponsorship/maxCostPerOp.test.ts",
   "test/sponsorship/maxGasPrice.test.ts",
-  "test/sponsorship/operationView.test.ts",
   "test/sponsorship/rules.test.ts",
   "test/sponsorship/rulesV07.test.ts",
   "test/sponsorship/senderLists.test.ts",

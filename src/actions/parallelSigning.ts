@@ -9,51 +9,50 @@
 // given out).
 import { type Hex, isAddressEqual } from "viem";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../bindings/entryPoints/entryPointV09";
-import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
-import { verifyingPaymaster } from "../bindings/paymasters/verifying";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
-import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
 import type { ActionContext } from "./context";
-import { asGivenV07 } from "./operationGasV07";
-import { type SponsorAnswerV07, signV07 } from "./signOperation";
-import type { EntryPointV07, PaymasterFieldsV07, SponsoredKind, TokenKind } from "./stepRequest";
-
-/** The request of either step: a later EntryPoint's operation and the paymaster kind its context asks for. */
-export interface ParallelRequest {
-  target: EntryPointV07;
-  userOp: PartialUserOperationV07;
-  mode: SponsoredKind | TokenKind;
-}
+import type { AnyPaymasterKind, PaymasterFieldsV07, StepAnswer, StepRequest } from "./stepRequest";
 
 export type ParallelAnswer = PaymasterFieldsV07 & { paymasterSignature: Hex };
 
-/** Parallel signing needs a version whose EntryPoint reads the signature apart, and our verifying paymaster. */
-function requireParallel(request: ParallelRequest): asserts request is ParallelRequest & { mode: SponsoredKind } {
-  if (!ENTRY_POINT_VERSIONS[request.target.version].signsInParallel) {
+/**
+ * Parallel signing needs a version whose EntryPoint reads the paymaster signature apart, and a kind whose contract
+ * takes it there (PaymasterKind.encodeTermsAlone).
+ */
+async function parallelKind(ctx: ActionContext, request: StepRequest): Promise<AnyPaymasterKind> {
+  const { version } = request.operation;
+  if (!version.signsInParallel) {
     throw invalidParams(
-      `params[3].signingPhase: EntryPoint v${request.target.version} has no paymaster signature apart from ` +
+      `params[3].signingPhase: EntryPoint v${version.name} has no paymaster signature apart from ` +
         "paymasterData; parallel signing needs EntryPoint v0.9 (leave signingPhase out to sign sequentially)",
     );
   }
-  if (request.mode.mode !== "SPONSORED") {
+  const kind = await request.kind.choose(ctx);
+  if (!kind.encodeTermsAlone) {
     throw invalidParams(
-      "params[3].signingPhase: parallel signing is served for SPONSORED mode; ERC20 mode (token) signs sequentially",
+      `params[3].signingPhase: parallel signing is not served for ${kind.mode} mode: the ${kind.contractName} ` +
+        "signs sequentially",
     );
   }
+  return kind;
 }
 
-export async function commitSignature(ctx: ActionContext, request: ParallelRequest): Promise<SponsorAnswerV07> {
-  requireParallel(request);
-  const userOp = asGivenV07(request.userOp);
-  const answer = await signV07(ctx, request.target, verifyingPaymaster, userOp, { ...request.mode, parallel: true });
+export async function commitSignature(
+  ctx: ActionContext,
+  request: StepRequest,
+): Promise<StepAnswer & { part: PaymasterFieldsV07 }> {
+  const kind = await parallelKind(ctx, request);
+  const { operation, kind: choice } = request;
+  const filled = await operation.fill(ctx, kind, { estimate: false, purpose: "sign", choice });
+  const answer = (await filled.sign(ctx, { ...choice, parallel: true })) as StepAnswer & { part: PaymasterFieldsV07 };
   if (answer.reason !== undefined || !answer.parallel) return answer;
   const commitments = requireCommitments(ctx);
   const nowSeconds = Math.floor(ctx.deps.now() / 1000);
   await commitments.save({
     chainId: ctx.chain.chainId,
-    entryPoint: request.target.entryPoint,
-    sender: userOp.sender,
-    nonce: userOp.nonce,
+    entryPoint: operation.target.entryPoint,
+    sender: operation.sender,
+    nonce: filled.userOp.nonce,
     paymasterId: ctx.setup.paymasterId,
     userOpHash: answer.parallel.userOpHash,
     paymasterSignature: answer.parallel.paymasterSignature,
@@ -69,33 +68,26 @@ export const COMMIT_PAYMASTER_SIGNATURE = PAYMASTER_SIGNATURE_PLACEHOLDER;
 
 export async function finalizeSignature(
   ctx: ActionContext,
-  request: ParallelRequest,
+  request: StepRequest,
   fields: PaymasterFieldsV07,
 ): Promise<ParallelAnswer> {
-  requireParallel(request);
-  const { target } = request;
-  if (!isAddressEqual(fields.paymaster, target.paymaster)) {
-    throw invalidParams(`params[0].paymaster ${fields.paymaster} is not our paymaster ${target.paymaster}`);
+  const kind = await parallelKind(ctx, request);
+  const { operation, kind: choice } = request;
+  const paymaster = operation.target.paymaster;
+  if (!paymaster || !isAddressEqual(fields.paymaster, paymaster)) {
+    throw invalidParams(`params[0].paymaster ${fields.paymaster} is not our paymaster ${paymaster}`);
   }
-  const userOp = { ...asGivenV07(request.userOp), ...gasOf(fields) };
-  const version = ENTRY_POINT_VERSIONS[target.version];
-  const userOpHash = version.userOpHash(
-    userOp,
-    {
-      paymaster: target.paymaster,
-      paymasterData: fields.paymasterData,
-      paymasterSignature: COMMIT_PAYMASTER_SIGNATURE,
-    },
-    target.entryPoint,
-    ctx.chain.chainId,
-  );
+  const filled = await operation.fill(ctx, kind, { estimate: false, purpose: "sign", choice });
+  if (!filled.userOpHashWith) throw new Error(`EntryPoint v${operation.version.name} hashes no signature apart`);
+  const userOpHash = filled.userOpHashWith(ctx, { ...fields, paymasterSignature: COMMIT_PAYMASTER_SIGNATURE });
+  const { sender, nonce } = filled.userOp;
   const nowSeconds = Math.floor(ctx.deps.now() / 1000);
   const committed = await requireCommitments(ctx).find(
     {
       chainId: ctx.chain.chainId,
-      entryPoint: target.entryPoint,
-      sender: userOp.sender,
-      nonce: userOp.nonce,
+      entryPoint: operation.target.entryPoint,
+      sender,
+      nonce,
       paymasterId: ctx.setup.paymasterId,
     },
     nowSeconds,
@@ -103,7 +95,7 @@ export async function finalizeSignature(
   if (!committed) {
     throw new RpcError(
       SPONSORSHIP_REFUSED,
-      `Not sponsored: no live commitment for sender ${userOp.sender} nonce ${userOp.nonce} ` +
+      `Not sponsored: no live commitment for sender ${sender} nonce ${nonce} ` +
         '(call with signingPhase "commit" first; a commitment lasts until its signature\'s validUntil)',
     );
   }
@@ -116,11 +108,6 @@ export async function finalizeSignature(
   }
   return { ...fields, paymasterSignature: committed.paymasterSignature };
 }
-
-const gasOf = (fields: PaymasterFieldsV07) => ({
-  paymasterVerificationGasLimit: fields.paymasterVerificationGasLimit,
-  paymasterPostOpGasLimit: fields.paymasterPostOpGasLimit,
-});
 
 function requireCommitments(ctx: ActionContext) {
   const { commitments } = ctx.deps;

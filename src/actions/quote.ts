@@ -1,29 +1,29 @@
 // ERC20 mode's quote (pm_getFeeQuoteOrData), nothing signed: per requested token, the most the token paymaster can
 // charge for the operation under its EntryPoint version, over the gas the client sent or an estimate with that
-// token's stub in.
-import type { Address, Hex } from "viem";
-import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
-import { maxTokenCost, tokenPaymasterGasLimits } from "../bindings/paymasters/token";
+// token's stub in. Before any price is read, the engine's checks that come before every rule: our token paymaster
+// must pass its contract checks, as for a signature.
+import type { Address } from "viem";
+import { maxTokenCost } from "../bindings/paymasters/token";
+import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import type { PartialUserOperationV07 } from "../sponsorship/partialUserOperationV07";
-import { requestedTokens, type TokenChain, termsNow, tokenChain } from "../tokens/erc20Terms";
-import { feeQuote, quoteOfMaximum } from "../tokens/quote";
+import { failedCheck } from "../sponsorship/engine";
+import { requestedTokens, termsNow, tokenChain } from "../tokens/erc20Terms";
+import { quoteOfMaximum } from "../tokens/quote";
 import { admitRequest } from "./admitRequest";
 import type { ActionContext } from "./context";
-import { asGivenV07, estimatedV07, hasGasV07 } from "./operationGasV07";
+import { tokenKindWithTerms } from "./kinds/tokenKind";
 import { quoteEachToken } from "./quoteEachToken";
-import type { EntryPointV07, VersionedOperation } from "./stepRequest";
-import { tokenStubFieldsV07 } from "./stub";
-import { withTokenGas } from "./tokenGas";
+import type { StepOperation } from "./stepRequest";
 
-export type QuoteRequest = VersionedOperation & {
+export interface QuoteRequest {
+  operation: StepOperation;
   expirySeconds: number;
-  /** v0.6: estimate the gas first (later versions estimate whenever some gas is missing). */
+  /** Estimate the gas first where the version signs what was sent by default (v0.6). */
   calculateGasLimits?: boolean;
   /** Which tokens: preferredToken (that one only), else tokenList, else every token of the chain. */
   selection: TokenInfo;
-};
+}
 
 export interface Erc20Quote {
   /** The spender the client approves: the token paymaster. */
@@ -39,56 +39,25 @@ export interface Erc20Quote {
  * reason is the error.
  */
 export async function quote(ctx: ActionContext, request: QuoteRequest): Promise<Erc20Quote> {
-  await admitRequest(ctx, request.userOp.sender);
+  const { operation } = request;
+  await admitRequest(ctx, operation.sender);
   const chain = tokenChain(ctx.chain);
+  const paymaster = operation.target.paymaster ?? chain.tokenPaymaster;
+  const failed = failedCheck(ctx.deps, ctx.chain, paymaster);
+  if (failed) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${failed.reason}`);
   const { tokens, unsupported } = requestedTokens(request.selection, chain);
   const nowMs = ctx.deps.now();
+  const choice = { calculateGasLimits: request.calculateGasLimits === true, expirySeconds: request.expirySeconds };
   const feeQuotes = await quoteEachToken(ctx, tokens, unsupported, async (token) => {
     const terms = await termsNow(chain, token, nowMs, request.expirySeconds);
-    const { maxTokenCost: _, ...quoted } =
-      request.version === "0.6"
-        ? feeQuote(token, terms, await gasV06(ctx, request, chain, terms))
-        : quoteOfMaximum(token, terms, await maximumV07(ctx, request, terms));
+    const kind = tokenKindWithTerms(ctx, chain, token, terms);
+    const filled = await operation.fill(ctx, kind, { estimate: true, purpose: "quote", choice });
+    const { maxTokenCost: _, ...quoted } = quoteOfMaximum(
+      token,
+      terms,
+      maxTokenCost(operation.version, filled.userOp, terms),
+    );
     return quoted;
   });
-  const paymasterAddress = request.version === "0.6" ? chain.tokenPaymaster : request.target.paymaster;
-  return { paymasterAddress, feeQuotes, unsupportedTokens: unsupported };
-}
-
-type TermsOf = Awaited<ReturnType<typeof termsNow>>;
-
-/** v0.6: with calculateGasLimits, a simulation with this token's stub in (tokenGas.ts). */
-async function gasV06(
-  ctx: ActionContext,
-  request: QuoteRequest & { version: "0.6" },
-  chain: TokenChain,
-  terms: TermsOf,
-) {
-  const signature: Hex = request.signature ?? "0x";
-  const { userOp } = await withTokenGas(
-    request.userOp,
-    signature,
-    request.calculateGasLimits === true,
-    ctx,
-    chain,
-    terms,
-    "quote",
-  );
-  return userOp;
-}
-
-/** v0.7/v0.8: the version's prefund with the token paymaster's limits, over the gas sent or the bundler's estimate. */
-async function maximumV07(
-  ctx: ActionContext,
-  request: { target: EntryPointV07; userOp: PartialUserOperationV07; signature?: Hex },
-  terms: TermsOf,
-): Promise<bigint> {
-  const complete = hasGasV07(request.userOp)
-    ? request.userOp
-    : (await estimatedV07(ctx, request, tokenStubFieldsV07(request.target, request.userOp, terms))).userOp;
-  return maxTokenCost(
-    ENTRY_POINT_VERSIONS[request.target.version],
-    asGivenV07(complete, tokenPaymasterGasLimits),
-    terms,
-  );
+  return { paymasterAddress: paymaster, feeQuotes, unsupportedTokens: unsupported };
 }

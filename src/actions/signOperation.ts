@@ -1,15 +1,12 @@
-// The engine (src/sponsorship/engine.ts) as the steps call it: the request's paymaster and chain, the decision noted
-// for the metrics, and the answer in each version's shape (v0.6: paymasterAndData; later: the fields apart).
+// The engine (src/sponsorship/engine.ts) as the steps call it: the request's setup and chain, the decision noted for
+// the metrics, and the answer in the version's shape (v0.6: paymasterAndData; later: the fields apart).
 import type { Address, Hex } from "viem";
-import { paymasterAndDataV06, type SignableUserOperation } from "../bindings/entryPoints/v06";
-import type { SignableUserOperationV07 } from "../bindings/entryPoints/v07";
-import { ENTRY_POINT_VERSIONS } from "../bindings/entryPoints/versions";
-import type { PaymasterKind, SigningWindow } from "../bindings/paymasters/paymasterKind";
+import type { SigningWindow } from "../bindings/paymasters/paymasterKind";
 import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import { type ParallelSignature, type SponsorshipRequest, sponsorOperation } from "../sponsorship/engine";
 import type { SponsoredUserOperation } from "../sponsorship/partialUserOperationV07";
 import type { ActionContext } from "./context";
-import type { EntryPointV07, PaymasterFieldsV07, SponsoredKind } from "./stepRequest";
+import type { StepAnswer } from "./stepRequest";
 
 type Signable = SponsorshipRequest<
   SponsoredUserOperation & {
@@ -39,19 +36,6 @@ export type SignedAnswer = AccountGas & {
   refusedBy?: string;
   /** Parallel signing (v0.9): the paymaster signature apart from paymasterData and the user operation hash it signs. */
   parallel?: ParallelSignature;
-};
-
-/** A v0.6 decision: paymasterAndData signed (`0x` when refused) over the gas it carries. */
-export type SponsorAnswer = Omit<SignedAnswer, "paymaster" | "paymasterData"> & { paymasterAndData: Hex };
-
-/** A v0.7/v0.8 decision: our paymaster fields, signed (`0x` paymasterData when refused), and the account's gas. */
-export type SponsorAnswerV07 = PaymasterFieldsV07 & Omit<SignedAnswer, "paymaster" | "paymasterData">;
-
-/** What a signature's record carries besides the operation: the window asked for, and SPONSORED mode's extras. */
-type SigningOptions = Pick<SponsoredKind, "expirySeconds" | "smartAccount" | "webhookData"> & {
-  parallel?: boolean;
-  /** The L1 data fee's part of preVerificationGas where the service estimated the gas. */
-  l1DataGas?: bigint;
 };
 
 /** Signs through the engine for the request's paymaster and chain; notes the refusing rule for the decision metrics. */
@@ -86,58 +70,22 @@ async function signOperation<Op extends Signable, Terms extends SigningWindow>(
   };
 }
 
-/** A v0.6 operation, signed by our paymaster of `kind` at `paymaster` for the chain's own EntryPoint. */
-export async function signV06<Terms extends SigningWindow>(
+/**
+ * The engine's decision for the operation, answered in its version's shape (EntryPointVersion.answerPart). A kind
+ * whose refusal is an error (PaymasterKind.refusalIsError) throws it here.
+ */
+export async function signAndAnswer<Op extends Signable, Terms extends SigningWindow>(
   ctx: ActionContext,
-  kind: PaymasterKind<Terms>,
-  paymaster: Address | undefined,
-  userOp: SignableUserOperation,
-  options: SigningOptions,
-): Promise<SponsorAnswer> {
-  const {
-    paymaster: signer,
-    paymasterData,
-    ...answer
-  } = await signOperation(ctx, {
-    version: ENTRY_POINT_VERSIONS["0.6"],
-    entryPoint: ctx.chain.entryPoint,
-    kind,
-    paymaster,
-    userOp,
-    expirySeconds: options.expirySeconds,
-    smartAccount: options.smartAccount,
-    webhookData: options.webhookData,
-    ...(options.l1DataGas === undefined ? {} : { l1DataGas: options.l1DataGas }),
-  });
-  return { ...answer, paymasterAndData: signer ? paymasterAndDataV06({ paymaster: signer, paymasterData }) : "0x" };
-}
-
-/** A v0.7/v0.8 operation, signed by our paymaster of `kind` for the EntryPoint it named, answered as our fields. */
-export async function signV07<Terms extends SigningWindow>(
-  ctx: ActionContext,
-  target: EntryPointV07,
-  kind: PaymasterKind<Terms>,
-  userOp: SignableUserOperationV07,
-  options: SigningOptions,
-): Promise<SponsorAnswerV07> {
-  const answer = await signOperation(ctx, {
-    version: ENTRY_POINT_VERSIONS[target.version],
-    entryPoint: target.entryPoint,
-    kind,
-    paymaster: target.paymaster,
-    userOp,
-    expirySeconds: options.expirySeconds,
-    smartAccount: options.smartAccount,
-    webhookData: options.webhookData,
-    ...(options.parallel ? { parallel: true } : {}),
-    ...(options.l1DataGas === undefined ? {} : { l1DataGas: options.l1DataGas }),
-  });
-  return {
-    ...answer,
-    paymaster: target.paymaster,
-    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
-    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
-  };
+  request: Omit<SponsorshipRequest<Op, Terms>, "setup" | "chain">,
+): Promise<StepAnswer> {
+  const { paymaster, paymasterData, ...rest } = await signOperation(ctx, request);
+  const part = request.version.answerPart(
+    request.paymaster,
+    paymaster ? { paymaster, paymasterData } : undefined,
+    request.userOp,
+  );
+  const answer = { ...rest, part };
+  return request.kind.refusalIsError ? signedOrThrow(answer) : answer;
 }
 
 /**
@@ -145,7 +93,7 @@ export async function signV07<Terms extends SigningWindow>(
  * the rules (a failed check of the token paymaster on chain, a block window that cannot be read) is recorded with its
  * reason and told to the client as -32003 with that reason, never as a failure of the service.
  */
-export function signedOrThrow<Answer extends { reason?: string }>(answer: Answer): Answer {
+function signedOrThrow<Answer extends { reason?: string }>(answer: Answer): Answer {
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   return answer;
 }

@@ -86,7 +86,7 @@ export interface GasEstimate extends Fees {
 }
 
 /** Whether the chain can estimate at all: it needs a bundler or a node, and our paymaster for the stub. */
-export function canEstimateGas(chain: SponsoringChain): chain is SponsoringChain & { verifyingPaymaster: Address } {
+function canEstimateGas(chain: SponsoringChain): chain is SponsoringChain & { verifyingPaymaster: Address } {
   return chain.verifyingPaymaster !== undefined && (chain.rpcUrl !== undefined || chain.bundlerUrl !== undefined);
 }
 

@@ -18,9 +18,6 @@ import {
  */
 export const DUMMY_SIGNATURE: Hex = `0x${"ff".repeat(15)}f0${"00".repeat(16)}7a${"aa".repeat(31)}1c`;
 
-/** Whose deposit the stub names before a funding wallet is linked (the rules then refuse; the stub keeps its length). */
-export const PLACEHOLDER_PAYMASTER_ID: Address = "0x1111111111111111111111111111111111111111";
-
 export interface StubTerms extends SponsorshipTerms {
   paymaster: Address;
 }

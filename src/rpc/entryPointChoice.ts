@@ -32,6 +32,14 @@ export function laterEntryPoint(
   return { version: answer.version, entryPoint: answer.entryPoint, paymaster: answer.paymaster };
 }
 
+/**
+ * A v0.6 operation's EntryPoint and paymaster: the chain's own, of the kind asked (the token paymaster when the
+ * request names a fee token). The paymaster is undefined where the chain has none; the steps refuse that in words.
+ */
+export function v06Target(chain: SponsoringChain, asksForToken: boolean) {
+  return { entryPoint: chain.entryPoint, paymaster: asksForToken ? chain.tokenPaymaster : chain.verifyingPaymaster };
+}
+
 /** The -32602 for an EntryPoint the chain does not serve at all, naming every EntryPoint it does serve. */
 export function unsupportedEntryPoint(chain: SponsoringChain, entryPoint: string, label = "params[1]"): RpcError {
   const answer = paymasterForEntryPoint(chain, entryPoint, "verifying");

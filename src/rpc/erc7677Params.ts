@@ -3,52 +3,54 @@
 // (also v0.8's) when it is a later EntryPoint the chain serves. The context is this service's SPONSORED mode object
 // (sponsorshipInfo, expiryDuration), or ERC20 mode with the fee token as `token` (src/rpc/tokenContext.ts).
 
-import type { StepRequest } from "../actions/stepRequest";
+import { sponsoredKind } from "../actions/kinds/sponsoredKind";
+import { tokenKind } from "../actions/kinds/tokenKind";
+import { packedOperation } from "../actions/operations/packedOperation";
+import { unpackedOperation } from "../actions/operations/unpackedOperation";
+import type { KindChoice, StepRequest } from "../actions/stepRequest";
 import { invalidParams } from "../errors";
 import { ChainId } from "../schemas/rpc/erc7677Params";
-import { laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
+import { laterEntryPoint, unsupportedEntryPoint, v06Target } from "./entryPointChoice";
 import type { MethodContext } from "./methodContext";
-import { parseSponsoredContext, type SponsoredMode } from "./mode";
+import { parseSponsoredContext } from "./mode";
 import { address } from "./params";
 import { type Erc7677Params, erc7677ParamsForm } from "./paramsForm";
 import { schemaCheck } from "./schemaCheck";
 import { refuseSigningPhaseOutsideV09 } from "./signingPhase";
-import { parseTokenContext, type TokenMode } from "./tokenContext";
+import { parseTokenContext } from "./tokenContext";
 import { parseUserOperation } from "./userOperationInput";
 import { readUserOperationV07 } from "./userOperationV07Input";
-
-/** The operation and the paymaster kind its context asks for, as the ERC-7677 steps take them (stub.ts, paymasterData.ts). */
-export type Erc7677Request = StepRequest & { mode: SponsoredMode | TokenMode };
 
 /** Unreachable: a context asking for ERC20 mode is read as such before. */
 const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";
 
 /** The params sorted by their form's schema (src/rpc/paramsForm.ts), then each position read by its version's schema. */
-export function parseErc7677Params(params: unknown[], ctx: MethodContext): Erc7677Request {
+export function parseErc7677Params(params: unknown[], ctx: MethodContext): StepRequest {
   const form = erc7677ParamsForm(params);
-  const kind = form.asksForToken ? "token" : "verifying";
-  const target = form.entryPoint === undefined ? undefined : laterEntryPoint(ctx.chain, form.entryPoint, kind);
+  const kindName = form.asksForToken ? "token" : "verifying";
+  const target = form.entryPoint === undefined ? undefined : laterEntryPoint(ctx.chain, form.entryPoint, kindName);
   if (target) {
     const { userOp } = readUserOperationV07(form.userOp, target.version);
     checkChainId(form.chainId, ctx);
-    const mode = readContext(form);
+    const kind = readContext(form);
     refuseSigningPhaseOutsideV09(form.context, "params[3]", target.version);
-    return { version: target.version, target, userOp, mode };
+    return { operation: packedOperation(target, userOp), kind };
   }
   const userOp = parseUserOperation(form.userOp);
   const entryPoint = address(form.entryPoint, "params[1]");
   if (entryPoint !== ctx.chain.entryPoint.toLowerCase()) throw unsupportedEntryPoint(ctx.chain, entryPoint);
   checkChainId(form.chainId, ctx);
-  const mode = readContext(form);
-  refuseSigningPhaseOutsideV09(form.context, "params[3]", "0.6");
-  return { version: "0.6", userOp, mode };
+  const kind = readContext(form);
+  const operation = unpackedOperation(v06Target(ctx.chain, form.asksForToken), userOp);
+  refuseSigningPhaseOutsideV09(form.context, "params[3]", operation.version.name);
+  return { operation, kind };
 }
 
 /** params[3]: ERC20 mode when it asks for it (by the form's schema), else SPONSORED mode. */
-function readContext(form: Erc7677Params): SponsoredMode | TokenMode {
+function readContext(form: Erc7677Params): KindChoice {
   return form.asksForToken
-    ? parseTokenContext(form.context, "params[3]")
-    : parseSponsoredContext(form.context, "params[3]", ERC20_REFUSAL);
+    ? tokenKind(parseTokenContext(form.context, "params[3]"))
+    : sponsoredKind(parseSponsoredContext(form.context, "params[3]", ERC20_REFUSAL));
 }
 
 const chainIdCheck = schemaCheck<typeof ChainId, string | number>(ChainId);

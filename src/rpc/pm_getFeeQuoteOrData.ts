@@ -1,6 +1,8 @@
+import { packedOperation } from "../actions/operations/packedOperation";
+import { unpackedOperation } from "../actions/operations/unpackedOperation";
 import { quote } from "../actions/quote";
 import type { Erc20QuoteResult } from "../schemas/rpc/pm_getFeeQuoteOrData";
-import { laterEntryPoint } from "./entryPointChoice";
+import { laterEntryPoint, v06Target } from "./entryPointChoice";
 import type { RpcMethod } from "./methodContext";
 import { parseModeParams } from "./mode";
 import { sponsorParamsForm } from "./paramsForm";
@@ -25,14 +27,7 @@ export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
     if (!form.asksForQuote) return sponsorByForm(form, ctx);
     const { userOp, signature } = readUserOperationV07(form.userOp, later.version);
     const { expirySeconds, selection } = parseQuoteContext(form.context, "params[2]");
-    const quoted = await quote(ctx, {
-      version: later.version,
-      target: later,
-      userOp,
-      signature,
-      expirySeconds,
-      selection,
-    });
+    const quoted = await quote(ctx, { operation: packedOperation(later, userOp, signature), expirySeconds, selection });
     const result: Erc20QuoteResult = { mode: "ERC20", MODE: "ERC20", ...quoted };
     return result;
   }
@@ -41,9 +36,7 @@ export const pm_getFeeQuoteOrData: RpcMethod = async (params, ctx) => {
   const { mode } = parseModeParams(form);
   if (mode.mode !== "ERC20") return sponsorByForm(form, ctx);
   const quoted = await quote(ctx, {
-    version: "0.6",
-    userOp,
-    signature,
+    operation: unpackedOperation(v06Target(ctx.chain, true), userOp, signature),
     expirySeconds: mode.expirySeconds,
     calculateGasLimits: mode.calculateGasLimits,
     selection: mode.tokenInfo,

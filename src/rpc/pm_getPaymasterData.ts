@@ -1,10 +1,10 @@
 import { COMMIT_PAYMASTER_SIGNATURE, commitSignature, finalizeSignature } from "../actions/parallelSigning";
 import { paymasterData } from "../actions/paymasterData";
-import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
+import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { PaymasterDataResult, PaymasterDataResultV07 } from "../schemas/rpc/pm_getPaymasterData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
-import { paymasterFieldsResult } from "./paymasterFieldsV07";
+import { paymasterFieldsResult, paymasterPartResult } from "./paymasterPartResult";
 import { readCommittedFields, readSigningPhase } from "./signingPhase";
 
 /**
@@ -16,28 +16,22 @@ import { readCommittedFields, readSigningPhase } from "./signingPhase";
  */
 export const pm_getPaymasterData: RpcMethod = async (params, ctx) => {
   const request = parseErc7677Params(params, ctx);
-  ctx.decision.mode = request.mode.mode === "ERC20" ? "erc20" : "sponsored";
+  ctx.decision.mode = request.kind.decisionMode;
+  // A signing phase outside v0.9 was refused as the params were read (refuseSigningPhaseOutsideV09).
   const phase = readSigningPhase(params[3]);
-  if (phase !== undefined) {
-    if (request.version === "0.6") {
-      throw invalidParams("params[3].signingPhase: parallel signing needs EntryPoint v0.9; v0.6 signs sequentially");
-    }
-    if (phase === "finalize") {
-      const answer = await finalizeSignature(ctx, request, readCommittedFields(params[0]));
-      return { ...paymasterFieldsResult(answer), paymasterSignature: answer.paymasterSignature };
-    }
+  if (phase === "finalize") {
+    const answer = await finalizeSignature(ctx, request, readCommittedFields(params[0]));
+    return { ...paymasterFieldsResult(answer), paymasterSignature: answer.paymasterSignature };
+  }
+  if (phase === "commit") {
     const answer = await commitSignature(ctx, request);
     if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
-    return { ...paymasterFieldsResult(answer), paymasterSignature: COMMIT_PAYMASTER_SIGNATURE };
+    return { ...paymasterFieldsResult(answer.part), paymasterSignature: COMMIT_PAYMASTER_SIGNATURE };
   }
   const sponsorship = await paymasterData(ctx, request);
   if (sponsorship.answer.reason !== undefined) {
     throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${sponsorship.answer.reason}`);
   }
-  if (sponsorship.version === "0.6") {
-    const result: PaymasterDataResult = { paymasterAndData: sponsorship.answer.paymasterAndData };
-    return result;
-  }
-  const result: PaymasterDataResultV07 = paymasterFieldsResult(sponsorship.answer);
+  const result: PaymasterDataResult | PaymasterDataResultV07 = paymasterPartResult(sponsorship.answer.part);
   return result;
 };

@@ -3,7 +3,7 @@ import { RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { PaymasterStubDataResult, PaymasterStubDataResultV07 } from "../schemas/rpc/pm_getPaymasterStubData";
 import { parseErc7677Params } from "./erc7677Params";
 import type { RpcMethod } from "./methodContext";
-import { paymasterFieldsResult } from "./paymasterFieldsV07";
+import { paymasterPartResult } from "./paymasterPartResult";
 
 /**
  * ERC-7677 `pm_getPaymasterStubData` (src/actions/stub.ts): stand-in paymaster fields for the bundler's estimate, of
@@ -20,10 +20,10 @@ export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
   const sponsor = ctx.setup.sponsor ? { sponsor: ctx.setup.sponsor } : {};
   // Never final: our paymasters sign over the gas limits the bundler estimates after this stub, so the signed data
   // can only be made by pm_getPaymasterData.
-  if (stub.version === "0.6") {
-    const result: PaymasterStubDataResult = { ...sponsor, paymasterAndData: stub.paymasterAndData, isFinal: false };
-    return result;
-  }
-  const result: PaymasterStubDataResultV07 = { ...sponsor, ...paymasterFieldsResult(stub.fields), isFinal: false };
+  const result: PaymasterStubDataResult | PaymasterStubDataResultV07 = {
+    ...sponsor,
+    ...paymasterPartResult(stub),
+    isFinal: false,
+  };
   return result;
 };

@@ -1,14 +1,17 @@
 import { toHex } from "viem";
-import type { SponsorAnswerV07 } from "../actions/signOperation";
+import { sponsoredKind } from "../actions/kinds/sponsoredKind";
+import { tokenKind } from "../actions/kinds/tokenKind";
+import { packedOperation } from "../actions/operations/packedOperation";
+import { unpackedOperation } from "../actions/operations/unpackedOperation";
 import { sponsor } from "../actions/sponsor";
-import type { SignableUserOperation } from "../bindings/entryPoints/v06";
+import type { PaymasterFieldsV07, SignedGas, StepAnswer } from "../actions/stepRequest";
 import { invalidParams, RpcError, SPONSORSHIP_REFUSED } from "../errors";
 import type { Erc20SponsorResult, SponsoredResultV07 } from "../schemas/rpc/pm_sponsorUserOperation";
-import { type LaterEntryPoint, laterEntryPoint, unsupportedEntryPoint } from "./entryPointChoice";
+import { type LaterEntryPoint, laterEntryPoint, unsupportedEntryPoint, v06Target } from "./entryPointChoice";
 import type { MethodContext, RpcMethod } from "./methodContext";
 import { parseModeParams, parseSponsoredContext } from "./mode";
 import { type SponsorParams, sponsorParamsForm } from "./paramsForm";
-import { paymasterFieldsResult } from "./paymasterFieldsV07";
+import { paymasterAndDataOf, paymasterFieldsResult } from "./paymasterPartResult";
 import { refuseSigningPhase } from "./signingPhase";
 import { sponsoredResult } from "./sponsoredResult";
 import { parseTokenContext } from "./tokenContext";
@@ -43,21 +46,18 @@ export async function sponsorByForm(
   ctx.decision.mode = mode.mode === "ERC20" ? "erc20" : "sponsored";
   if (mode.mode === "ERC20") {
     const signed = await sponsor(ctx, {
-      version: "0.6",
-      userOp,
-      signature,
-      mode: {
-        mode: "ERC20",
+      operation: unpackedOperation(v06Target(ctx.chain, true), userOp, signature),
+      kind: tokenKind({
         expirySeconds: mode.expirySeconds,
         calculateGasLimits: mode.calculateGasLimits,
         feeToken: mode.tokenInfo.feeTokenAddress,
         feeTokenLabel: "params[1].tokenInfo.feeTokenAddress",
-      },
+      }),
     });
     const result: Erc20SponsorResult = {
       mode: "ERC20",
       MODE: "ERC20",
-      paymasterAndData: signed.answer.paymasterAndData,
+      paymasterAndData: paymasterAndDataOf(signed.answer.part),
       preVerificationGas: signed.userOp.preVerificationGas.toString(),
       verificationGasLimit: Number(signed.userOp.verificationGasLimit),
       callGasLimit: Number(signed.userOp.callGasLimit),
@@ -68,7 +68,10 @@ export async function sponsorByForm(
   if (request.form === "entryPoint" && request.entryPoint !== ctx.chain.entryPoint.toLowerCase()) {
     throw unsupportedEntryPoint(ctx.chain, request.entryPoint);
   }
-  const outcome = await sponsor(ctx, { version: "0.6", userOp, signature, mode });
+  const outcome = await sponsor(ctx, {
+    operation: unpackedOperation(v06Target(ctx.chain, false), userOp, signature),
+    kind: sponsoredKind(mode),
+  });
   if (outcome.answer.reason !== undefined && request.form === "entryPoint") {
     throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${outcome.answer.reason}`);
   }
@@ -92,25 +95,25 @@ async function sponsorV07Request(
     refuseSigningPhase(form.context, "params[2]");
     ctx.decision.mode = "erc20";
     const signed = await sponsor(ctx, {
-      version: target.version,
-      target,
-      userOp,
-      signature,
-      mode: { mode: "ERC20", expirySeconds, feeToken, feeTokenLabel },
+      operation: packedOperation(target, userOp, signature),
+      kind: tokenKind({ expirySeconds, feeToken, feeTokenLabel }),
     });
     return gasResult(signed.answer);
   }
   const mode = parseSponsoredContext(form.context, "params[2]", "unreachable: mode ERC20 is read as ERC20 above");
   refuseSigningPhase(form.context, "params[2]");
   ctx.decision.mode = "sponsored";
-  const { answer } = await sponsor(ctx, { version: target.version, target, userOp, signature, mode });
+  const { answer } = await sponsor(ctx, {
+    operation: packedOperation(target, userOp, signature),
+    kind: sponsoredKind(mode),
+  });
   if (answer.reason !== undefined) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.reason}`);
   return gasResult(answer);
 }
 
-function gasResult(answer: SponsorAnswerV07): SponsoredResultV07 {
+function gasResult(answer: StepAnswer): SponsoredResultV07 {
   return {
-    ...paymasterFieldsResult(answer),
+    ...paymasterFieldsResult(answer.part as PaymasterFieldsV07),
     callGasLimit: toHex(answer.callGasLimit),
     verificationGasLimit: toHex(answer.verificationGasLimit),
     preVerificationGas: toHex(answer.preVerificationGas),
@@ -129,7 +132,7 @@ function refuseTokenAfterV06EntryPoint(form: SponsorParams): void {
   );
 }
 
-const chosenFees = (userOp: SignableUserOperation) => ({
+const chosenFees = (userOp: SignedGas) => ({
   maxFeePerGas: toHex(userOp.maxFeePerGas),
   maxPriorityFeePerGas: toHex(userOp.maxPriorityFeePerGas),
 });

@@ -5,22 +5,21 @@
 // At EntryPoint v0.9 it is read here (readSigningPhase) with, at "finalize", the paymaster fields the operation
 // carries as committed (readCommittedFields); src/actions/parallelSigning.ts serves both phases.
 import type { PaymasterFieldsV07 } from "../actions/stepRequest";
+import { ENTRY_POINT_VERSIONS, type KnownEntryPointVersion } from "../bindings/entryPoints/versions";
 import { invalidParams } from "../errors";
 import { CommittedPaymasterFields, SigningPhaseContext } from "../schemas/rpc/signingPhase";
 import { MAX_GAS } from "../sponsorship/partialUserOperation";
 import { inRange } from "./params";
 import { schemaCheck } from "./schemaCheck";
 
-/** The EntryPoint versions whose operations can be signed in parallel (paymaster signature after the user's). */
-const PARALLEL_SIGNING_VERSIONS: ReadonlySet<string> = new Set(["0.9"]);
-
 const phaseOf = (context: unknown): unknown =>
   typeof context === "object" && context !== null ? (context as { signingPhase?: unknown }).signingPhase : undefined;
 
 /** ERC-7677's context: a signingPhase for an operation of a version without parallel signing is refused. */
-export function refuseSigningPhaseOutsideV09(context: unknown, where: string, version: string): void {
+export function refuseSigningPhaseOutsideV09(context: unknown, where: string, version: KnownEntryPointVersion): void {
   const phase = phaseOf(context);
-  if (phase === undefined || phase === null || PARALLEL_SIGNING_VERSIONS.has(version)) return;
+  // The versions whose operations can be signed in parallel (paymaster signature after the user's) say so.
+  if (phase === undefined || phase === null || ENTRY_POINT_VERSIONS[version].signsInParallel) return;
   throw invalidParams(
     `${where}.signingPhase: parallel signing needs EntryPoint v0.9, and this operation is for v${version}; ` +
       "leave signingPhase out to sign in sequence",

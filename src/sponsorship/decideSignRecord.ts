@@ -30,6 +30,8 @@ export interface DecideSignRecordRequest {
   setup: SponsorshipSetup;
   chain: SponsoringChain;
   userOp: RuleInput["userOp"];
+  /** The operation's EntryPoint version, which the rules read it through. */
+  version: RuleInput["version"];
   expirySeconds: number;
   smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;
@@ -73,12 +75,13 @@ export async function decideSignRecord<Payload>(
     {
       setup,
       userOp: request.userOp,
+      version: request.version,
       smartAccount: request.smartAccount,
       webhookData: request.webhookData,
       nowMs,
       validUntil,
       nativeUsdPrice: price,
-      senderDeployment: new SenderDeployment(request.userOp, accountCodeOf(chain), nowMs),
+      senderDeployment: new SenderDeployment(request.version.view(request.userOp), accountCodeOf(chain), nowMs),
     },
     request.rules,
   );

@@ -7,6 +7,7 @@ import { keccakOfWords } from "../abi/abiWords";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../bindings/entryPoints/entryPointV09";
 import type { EntryPointVersion } from "../bindings/entryPoints/entryPointVersion";
 import type { PaymasterKind, SigningWindow } from "../bindings/paymasters/paymasterKind";
+import { accountCodeOf } from "../chain/accountCode";
 import type { SponsoringChain } from "../chain/sponsoringChains";
 import type { Signer } from "../signer/signer";
 import type { SignatureCommitments } from "../storage/signatureCommitments";
@@ -14,8 +15,10 @@ import type { SponsorshipLog } from "../storage/sponsorships";
 import { planBlockWindow, requireWindowUnit } from "./blockWindow";
 import type { SmartAccountInfo } from "./callData";
 import { decideSignRecord } from "./decideSignRecord";
+import { checkEligibility, type Eligibility } from "./eligibility";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { Rule } from "./rule";
+import { SenderDeployment } from "./senderDeployment";
 import type { SponsorshipSetup } from "./setup";
 
 export interface SponsorDeps {
@@ -108,7 +111,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
     mode: kind.mode,
     ...(request.l1DataGas === undefined ? {} : { l1DataGas: request.l1DataGas }),
   };
-  const checked = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain);
+  const checked = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain, kind.contractName);
   // A window in blocks where the paymaster asks for one (and the version and kind sign it); in seconds otherwise.
   const plan = checked
     ? undefined
@@ -166,6 +169,43 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
   return { sponsored: true, paymaster: paymaster as Address, ...outcome.payload };
 }
 
+/**
+ * The engine's decision without a signature, for the ERC-7677 stub: what refuses before any rule (our paymaster
+ * missing, or failing a check of the contract on chain), then the kind's stub rules (PaymasterKind.stubRules, none of
+ * which holds anything) over the operation as the caller gives it, at its cheapest. Nothing is reserved, called out
+ * or recorded: the final request decides again over the real figures.
+ */
+export async function checkOperation<Op extends SponsoredUserOperation, Terms extends SigningWindow>(
+  deps: Pick<SponsorDeps, "contractRefusal" | "stubRules" | "now">,
+  request: {
+    setup: SponsorshipSetup;
+    chain: SponsoringChain;
+    version: EntryPointVersion<Op>;
+    kind: PaymasterKind<Terms>;
+    paymaster: Address | undefined;
+    userOp: Op;
+    expirySeconds: number;
+    smartAccount?: SmartAccountInfo;
+  },
+): Promise<Eligibility> {
+  const { chain, paymaster, kind, version, userOp } = request;
+  const unavailable = paymaster ? failedCheck(deps, chain, paymaster) : noPaymaster(chain, kind.contractName);
+  if (unavailable) return { eligible: false, ...unavailable, outcomes: [] };
+  const nowMs = deps.now();
+  return checkEligibility(
+    {
+      setup: request.setup,
+      userOp,
+      version,
+      smartAccount: request.smartAccount,
+      senderDeployment: new SenderDeployment(version.view(userOp), accountCodeOf(chain), nowMs),
+      nowMs,
+      validUntil: Math.floor(nowMs / 1000) + request.expirySeconds,
+    },
+    kind.stubRules(deps.stubRules, userOp, version),
+  );
+}
+
 /** A paymaster signature made apart from paymasterData (parallel signing, v0.9). */
 export interface ParallelSignature {
   paymasterSignature: Hex;
@@ -195,7 +235,8 @@ export function failedCheck(
   return reason ? { reason, refusedBy: "contractChecks" } : undefined;
 }
 
-const noPaymaster = (chain: SponsoringChain) => ({
-  reason: `No verifying paymaster is configured for chain ${chain.chainId} (${chain.name})`,
+// The refusal's name stays the one the decision metrics have always counted, whatever the kind.
+const noPaymaster = (chain: SponsoringChain, contractName: string) => ({
+  reason: `No ${contractName} is configured for chain ${chain.chainId} (${chain.name})`,
   refusedBy: "noVerifyingPaymaster",
 });

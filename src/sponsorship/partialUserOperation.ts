@@ -13,8 +13,9 @@ export interface PartialUserOperation {
   maxPriorityFeePerGas?: bigint;
 }
 
-export const GAS_LIMIT_FIELDS = ["callGasLimit", "verificationGasLimit", "preVerificationGas"] as const;
-export const FEE_FIELDS = ["maxFeePerGas", "maxPriorityFeePerGas"] as const;
+import { FEE_FIELDS, GAS_LIMIT_FIELDS } from "../bindings/entryPoints/operationReading";
+
+export { FEE_FIELDS, GAS_LIMIT_FIELDS };
 
 /**
  * The gas limits an operation carries as zero though it cannot run on none: validation and the bundler's share always

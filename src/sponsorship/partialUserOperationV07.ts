@@ -22,5 +22,3 @@ export interface PartialUserOperationV07 extends Omit<PartialUserOperation, "ini
 
 /** What the rules decide on: an operation for any EntryPoint version the service knows. */
 export type SponsoredUserOperation = PartialUserOperation | PartialUserOperationV07;
-
-export type EntryPointVersion = "0.6" | PartialUserOperationV07["entryPointVersion"];

@@ -1,3 +1,4 @@
+import type { OperationReading } from "../bindings/entryPoints/operationReading";
 import type { LimitClaim } from "../storage/sponsorships";
 import type { SmartAccountInfo } from "./callData";
 import type { SponsoredUserOperation } from "./partialUserOperationV07";
@@ -8,11 +9,10 @@ import type { RequestPrice } from "./usdAmount";
 /** What every rule sees: the paymaster's setup, the operation and the client's sponsorship information. */
 export interface RuleInput {
   setup: SponsorshipSetup;
-  /**
-   * The operation, of any EntryPoint version; rules read it through src/sponsorship/operationView.ts, the one place that
-   * knows which fields each version has.
-   */
+  /** The operation, of any EntryPoint version; rules read it through `version`, never by its fields' names. */
   userOp: SponsoredUserOperation;
+  /** The operation's EntryPoint version: what its fields mean (the view, the worst case, the webhook JSON). */
+  version: OperationReading;
   /** The account the request names; when none, rules that read callData find its layout from the selector. */
   smartAccount?: SmartAccountInfo;
   webhookData?: Record<string, unknown>;

@@ -3,9 +3,9 @@
 // EntryPoint v0.6 to v0.8 then fail it (AA10), and v0.9 ignores the factory and runs the call, so a rule reading the
 // factory alone would sponsor an ordinary call as a "deployment". Read once per request, and only for an operation that
 // names a deployment: every other operation costs no call to the node.
+
+import type { OperationView } from "../bindings/entryPoints/operationReading";
 import { type AccountCodeSource, EIP7702_DELEGATION_PREFIX } from "../chain/accountCode";
-import { viewOf } from "./operationView";
-import type { SponsoredUserOperation } from "./partialUserOperationV07";
 import type { RuleInput } from "./rule";
 
 export type DeploymentReading =
@@ -25,7 +25,8 @@ export class SenderDeployment {
   #reading: Promise<DeploymentReading> | undefined;
 
   constructor(
-    private readonly userOp: SponsoredUserOperation,
+    /** The operation as its version reads it (OperationReading.view). */
+    private readonly operation: OperationView,
     /** The chain's code reader; undefined when the chain has no RPC. */
     private readonly code: AccountCodeSource | undefined,
     /** The decision's clock (ms), at which the code is read. */
@@ -38,12 +39,12 @@ export class SenderDeployment {
   }
 
   async #readOnce(): Promise<DeploymentReading> {
-    const named = viewOf(this.userOp).deployment;
+    const named = this.operation.deployment;
     if (named === undefined) return { state: "none" };
     // The marker with data runs the account's initialisation whatever its code (it must be delegated already).
     if (named.kind === "eip7702Initialisation") return { state: "deploys", what: named.what };
     if (!this.code) return { state: "deploys", what: named.what, note: NO_RPC_NOTE };
-    const reading = await this.code.read(this.userOp.sender, this.nowMs);
+    const reading = await this.code.read(this.operation.sender, this.nowMs);
     if (!reading.ok) return { state: "unknown", what: named.what, error: reading.error };
     if (named.kind === "eip7702Authorization") {
       // An authorization to the delegate the account already has changes nothing: no deployment.
@@ -57,6 +58,8 @@ export class SenderDeployment {
 }
 
 /** The request's reading, or for rules evaluated without a chain (unit tests), one from the operation's fields. */
-export function senderDeploymentOf(input: Pick<RuleInput, "userOp" | "senderDeployment" | "nowMs">): SenderDeployment {
-  return input.senderDeployment ?? new SenderDeployment(input.userOp, undefined, input.nowMs);
+export function senderDeploymentOf(
+  input: Pick<RuleInput, "userOp" | "version" | "senderDeployment" | "nowMs">,
+): SenderDeployment {
+  return input.senderDeployment ?? new SenderDeployment(input.version.view(input.userOp), undefined, input.nowMs);
 }

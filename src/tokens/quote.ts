@@ -2,18 +2,10 @@
 // before choosing a token (docs/erc20-mode.md, 'Quotes and charges'). The quote's maximum is the contract's own
 // maxTokenCost, to the base unit.
 import { type Address, formatUnits } from "viem";
-import { MIN_PRICE_MARKUP, maxTokenCost, type TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
+import { MIN_PRICE_MARKUP, type TokenFeeTerms } from "../bindings/paymasters/tokenPaymasterAndData";
 import type { TokenConfig } from "../config";
 import type { FeeQuote } from "../schemas/rpc/pm_getFeeQuoteOrData";
 import type { TokenPrice } from "./price";
-
-/** The gas fields a maximum charge depends on. */
-export interface QuotedGas {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-  maxFeePerGas: bigint;
-}
 
 /** The signed window: the requested expiry, cut to the price's own end (an oracle answer ages out). */
 export function feeTerms(
@@ -37,15 +29,7 @@ export function premiumPercentage(markup: number): string {
   return String((markup - MIN_PRICE_MARKUP) / 10_000);
 }
 
-export function feeQuote(
-  token: TokenConfig,
-  terms: TokenFeeTerms,
-  gas: QuotedGas,
-): FeeQuote & { maxTokenCost: bigint } {
-  return quoteOfMaximum(token, terms, maxTokenCost(gas, terms.exchangeRate, terms.priceMarkup));
-}
-
-/** The quote of a maximum charge already computed (EntryPoint v0.7/v0.8's differs: maxTokenCostV07). */
+/** The quote of a maximum charge already computed (src/bindings/paymasters/token.ts, maxTokenCost, per version). */
 export function quoteOfMaximum(
   token: TokenConfig,
   terms: TokenFeeTerms,

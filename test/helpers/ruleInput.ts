@@ -5,6 +5,7 @@ import type { Address } from "viem";
 import type { SponsoredUserOperation } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
 import type { ReadablePolicy } from "../../src/storage/policies";
+import { versionOf } from "./versionOf";
 
 /** A funding wallet that is no test's sender, so a rule cannot pass by confusing the two. */
 const FUNDING: Address = "0x00000000000000000000000000000000000f0f0f";
@@ -28,6 +29,7 @@ export function ruleInput(
       webhooks: [],
     },
     userOp,
+    version: versionOf(userOp),
     nowMs: 0,
     validUntil: 300,
     ...options,

@@ -14,10 +14,10 @@ import {
   size,
   zeroAddress,
 } from "viem";
-import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/actions/tokenGas";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import { maxChargeWei } from "../../src/bindings/entryPoints/prefund";
 import type { UserOperation } from "../../src/bindings/entryPoints/userOperation";
+import { TOKEN_POSTOP_MIN_VERIFICATION_GAS } from "../../src/bindings/paymasters/token";
 import { fixedPriceAggregatorArtifact, testTokenArtifact } from "../../src/bindings/paymasters/tokenArtifacts";
 import {
   decodeTokenPaymasterAndData,

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
+import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import { type Decision, decide } from "../../src/sponsorship/decide";
 import type { Rule, RuleInput, RuleResult } from "../../src/sponsorship/rule";
 import { CHEAP_RULES } from "../../src/sponsorship/ruleList";
@@ -25,6 +26,7 @@ const INPUT: RuleInput = {
     initCode: "0x",
     callData: "0x",
   },
+  version: ENTRY_POINT_VERSIONS["0.6"],
   nowMs: 1_700_000_000_000,
   validUntil: 1_700_000_300,
 };

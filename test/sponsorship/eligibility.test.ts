@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address } from "viem";
 import { cheapestCompletion, checkEligibility } from "../../src/sponsorship/eligibility";
-import { maxDepositCharge, worstCaseCost } from "../../src/sponsorship/operationView";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import { pass, type Rule, type RuleInput, refuse } from "../../src/sponsorship/rule";
@@ -14,6 +13,7 @@ import { maxCostPerOp } from "../../src/sponsorship/rules/maxCostPerOp";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
 import type { ReadablePolicy } from "../../src/storage/policies";
 import { testPolicy } from "../helpers/policies";
+import { versionOf } from "../helpers/versionOf";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const V06: PartialUserOperation = { sender: SENDER, nonce: 0n, initCode: "0x", callData: "0x", maxFeePerGas: 7n };
@@ -44,6 +44,7 @@ const input = (
 ): RuleInput => ({
   setup: setup(policies),
   userOp,
+  version: versionOf(userOp),
   nowMs: 0,
   validUntil: 600,
 });
@@ -61,7 +62,7 @@ describe("cheapestCompletion", () => {
     assert.equal(v07.callGasLimit, 9n);
     assert.equal(v07.paymasterVerificationGasLimit, 50_000n, "our paymaster's limits stay as the stub gives them");
     assert.equal(v07.entryPointVersion, "0.7");
-    assert.equal(worstCaseCost(v07), (9n + 50_000n + 15_000n) * 0n, "no fee sent: no cost yet");
+    assert.equal(versionOf(v07).worstCaseCostWei(v07), (9n + 50_000n + 15_000n) * 0n, "no fee sent: no cost yet");
   });
 
   test("every completion costs at least as much: a cap that refuses the cheapest refuses each of them", async () => {
@@ -92,8 +93,8 @@ describe("cheapestCompletion", () => {
         maxFeePerGas: sent.maxFeePerGas ?? next(3_000_000_000),
         maxPriorityFeePerGas: 0n,
       };
-      assert.ok(worstCaseCost(complete) >= worstCaseCost(cheapest));
-      assert.ok(maxDepositCharge(complete) >= maxDepositCharge(cheapest));
+      assert.ok(versionOf(complete).worstCaseCostWei(complete) >= versionOf(cheapest).worstCaseCostWei(cheapest));
+      assert.ok(versionOf(complete).depositChargeWei(complete) >= versionOf(cheapest).depositChargeWei(cheapest));
       const atStub = await maxCostPerOp.evaluate(input(cheapest, [cap]));
       if (!atStub.passed) {
         refusedAtStub++;

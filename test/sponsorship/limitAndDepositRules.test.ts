@@ -28,6 +28,7 @@ import { insertPolicy, type Policy, type ReadablePolicy } from "../../src/storag
 import { type LimitClaim, SponsorshipLog } from "../../src/storage/sponsorships";
 import { openTestDatabase } from "../helpers/database";
 import { readable } from "../helpers/policies";
+import { versionOf } from "../helpers/versionOf";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -128,6 +129,7 @@ function input(paymaster: Paymaster, op: SignableUserOperation | PartialUserOper
       webhooks: [],
     },
     userOp: op,
+    version: versionOf(op),
     nowMs,
     validUntil: VALID_UNTIL,
   };
@@ -425,6 +427,7 @@ function depositInput(wallet: Address, op: RuleInput["userOp"] = userOp(ALICE, 1
       webhooks: [],
     },
     userOp: op,
+    version: versionOf(op),
     nowMs: NOW,
     validUntil: VALID_UNTIL,
   };

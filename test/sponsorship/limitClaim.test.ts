@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
+import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import { decide } from "../../src/sponsorship/decide";
 import { loadSponsorshipSetup } from "../../src/sponsorship/loadSetup";
 import { type Rule, refuse } from "../../src/sponsorship/rule";
@@ -53,6 +54,7 @@ async function input(dapp: Dapp, fee: bigint, nonce = 1n) {
   return {
     setup,
     userOp: userOp(fee, nonce),
+    version: ENTRY_POINT_VERSIONS["0.6"],
     smartAccount: { name: "BICONOMY", version: "2.0.0" },
     nowMs: Date.now(),
     validUntil: Math.floor(Date.now() / 1000) + 300,

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type Address, encodeFunctionData, type Hex, parseAbi, toFunctionSelector } from "viem";
+import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import type { PolicyType } from "../../src/schemas/management/policyKinds";
 import type { SmartAccountInfo } from "../../src/sponsorship/callData";
 import type { RuleInput, RuleResult } from "../../src/sponsorship/rule";
@@ -68,6 +69,7 @@ function input(given: Given): RuleInput {
   return {
     setup,
     userOp: { sender: SENDER, nonce: 0n, initCode: given.initCode ?? "0x", callData: given.callData ?? "0x" },
+    version: ENTRY_POINT_VERSIONS["0.6"],
     ...(given.smartAccount ? { smartAccount: given.smartAccount } : {}),
     nowMs: 0,
     validUntil: 300,

@@ -28,6 +28,7 @@ import { walletDeployment } from "../../src/sponsorship/rules/walletDeployment";
 import { NO_RPC_NOTE } from "../../src/sponsorship/senderDeployment";
 import type { SponsorshipSetup } from "../../src/sponsorship/setup";
 import { testPolicy } from "../helpers/policies";
+import { versionOf } from "../helpers/versionOf";
 
 const SENDER = getAddress("0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4");
 const TOKEN = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Address;
@@ -119,6 +120,7 @@ function input(
   return {
     setup: setup(policies, contracts),
     userOp,
+    version: versionOf(userOp),
     ...(smartAccount ? { smartAccount } : {}),
     nowMs: 0,
     validUntil: 300,

@@ -4,11 +4,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "viem";
 import { generatePrivateKey } from "viem/accounts";
+import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import { Secret } from "../../src/config";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
 import type { RuleInput } from "../../src/sponsorship/rule";
-import { userOpJson, webhookRule } from "../../src/sponsorship/rules/webhooks";
+import { webhookRule } from "../../src/sponsorship/rules/webhooks";
 import type { PolicyOf, ReadablePolicy } from "../../src/storage/policies";
 import type { Webhook } from "../../src/storage/webhooks";
 import { accountWebhookSecret, type WebhookSettings } from "../../src/webhooks/settings";
@@ -72,6 +73,7 @@ function input(webhooks: Webhook[], policies: ReadablePolicy[], webhookData?: Re
       webhooks,
     },
     userOp: OP,
+    version: ENTRY_POINT_VERSIONS["0.6"],
     ...(webhookData ? { webhookData } : {}),
     nowMs: Date.now(),
     validUntil: Math.floor(Date.now() / 1000) + 300,
@@ -87,7 +89,7 @@ async function evaluate(ruleInput: RuleInput, webhookRuleUnderTest = rule) {
   return { outcome, calls: server.calls.slice(before) };
 }
 
-describe("userOpJson: the operation a WEBHOOK rule receives", () => {
+describe("webhookJson (v0.6): the operation a WEBHOOK rule receives", () => {
   const cases: { name: string; input: PartialUserOperation; expected: Record<string, string> }[] = [
     {
       name: "every field, numbers as decimal strings",
@@ -121,7 +123,8 @@ describe("userOpJson: the operation a WEBHOOK rule receives", () => {
       },
     },
   ];
-  for (const { name, input: op, expected } of cases) test(name, () => assert.deepEqual(userOpJson(op), expected));
+  for (const { name, input: op, expected } of cases)
+    test(name, () => assert.deepEqual(ENTRY_POINT_VERSIONS["0.6"].webhookJson(op), expected));
 });
 
 describe("who is called, and the outcome", () => {
@@ -297,7 +300,11 @@ describe("what each webhook receives", () => {
       name: "a WEBHOOK rule: {data, userOp} with the operation's numbers in decimal",
       webhookData: DATA,
       target: () => ({ webhooks: [], policies: [webhookPolicy("rule", server.url("/true"))] }),
-      expected: { method: "POST", target: "/true", body: { data: DATA, userOp: userOpJson(OP) } },
+      expected: {
+        method: "POST",
+        target: "/true",
+        body: { data: DATA, userOp: ENTRY_POINT_VERSIONS["0.6"].webhookJson(OP) },
+      },
     },
   ];
   for (const c of cases) {
@@ -335,7 +342,11 @@ describe("what each webhook receives", () => {
       eip7702Auth: { chainId: 1n, address: OP.sender, nonce: 8n, yParity: 0, r: "0x01", s: "0x02" },
     };
     const policies = [webhookPolicy("rule", server.url("/true"))];
-    const { outcome, calls } = await evaluate({ ...input([], policies), userOp: op });
+    const { outcome, calls } = await evaluate({
+      ...input([], policies),
+      userOp: op,
+      version: ENTRY_POINT_VERSIONS["0.8"],
+    });
     assert.equal(outcome.passed, true);
     assert.deepEqual(JSON.parse(calls[0]?.body ?? "{}"), {
       data: {},

@@ -6,6 +6,7 @@ import type { Address, Hex } from "viem";
 import type { LaterEntryPointVersion } from "../../config";
 import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
 import type { PaymasterGasLimits } from "../paymasters/paymasterAndDataV07";
+import type { OperationReading } from "./operationReading";
 
 /** Where a paymaster's hash is computed: every one of our paymasters hashes the chain and itself after the operation. */
 export interface PaymasterHashPlace {
@@ -22,7 +23,17 @@ export interface PaymasterPart {
   paymasterSignature?: Hex;
 }
 
-export interface EntryPointVersion<Op extends SponsoredUserOperation> {
+/** Our paymaster fields of a v0.7-on operation, as ERC-7677 and Pimlico answer them. */
+export interface PaymasterFields extends PaymasterGasLimits {
+  paymaster: Address;
+  /** Our part of paymasterAndData (ERC-7677's paymasterData); `0x` when refused. */
+  paymasterData: Hex;
+}
+
+/** Our part of an operation in its version's shape: v0.6's one paymasterAndData, later versions' fields apart. */
+export type PaymasterAnswerPart = { paymasterAndData: Hex } | PaymasterFields;
+
+export interface EntryPointVersion<Op extends SponsoredUserOperation> extends OperationReading {
   readonly name: "0.6" | LaterEntryPointVersion;
   /** Where the version's EntryPoint sits on every chain (its CREATE2 deployment): a chain's default for it. */
   readonly canonicalAddress: Address;
@@ -36,6 +47,11 @@ export interface EntryPointVersion<Op extends SponsoredUserOperation> {
    * gas limits among them from v0.7 on), the chain id and the paymaster. The kind's own terms follow.
    */
   paymasterHashPrefix(op: Op, place: PaymasterHashPlace): string;
+  /**
+   * Our part as the client gets it, in the version's shape: `part` undefined when refused (v0.6 answers `0x`, later
+   * versions our fields with `0x` paymasterData), `gas` the paymaster's limits where the version has them.
+   */
+  answerPart(paymaster: Address | undefined, part: PaymasterPart | undefined, op: Op): PaymasterAnswerPart;
   /** The EntryPoint's getUserOpHash of the operation as it will be sent: our paymaster part in, no account signature. */
   userOpHash(op: Op, part: PaymasterPart, entryPoint: Address, chainId: number): Hex;
   /** The EntryPoint's prefund with a paymaster: the most the operation's gas can cost, at maxFeePerGas. */

@@ -7,7 +7,7 @@ import type { EntryPointVersion } from "./entryPointVersion";
 import { entryPointV07, type SignableUserOperationV07 } from "./v07";
 
 export const entryPointV09: EntryPointVersion<SignableUserOperationV07> = {
-  ...entryPointV07("0.9", ENTRY_POINT_V09_ADDRESS),
+  ...entryPointV07("0.9", ENTRY_POINT_V09_ADDRESS, true),
   signsInParallel: true,
   readsBlockWindows: true,
 };

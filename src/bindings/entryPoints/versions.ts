@@ -16,8 +16,8 @@ export type KnownEntryPointVersion = "0.6" | LaterEntryPointVersion;
 
 export const ENTRY_POINT_VERSIONS = {
   "0.6": entryPointV06,
-  "0.7": entryPointV07("0.7", ENTRY_POINT_V07_ADDRESS),
-  "0.8": entryPointV07("0.8", ENTRY_POINT_V08_ADDRESS),
+  "0.7": entryPointV07("0.7", ENTRY_POINT_V07_ADDRESS, false),
+  "0.8": entryPointV07("0.8", ENTRY_POINT_V08_ADDRESS, true),
   "0.9": entryPointV09,
 } as const satisfies { "0.6": EntryPointVersion<SignableUserOperation> } & Record<
   LaterEntryPointVersion,

@@ -3,7 +3,7 @@
 // data is encoded, and its own gas. One implementation per kind: verifying.ts (the dApp's deposit pays) and token.ts
 // (the sender pays in an ERC-20 token). The data's layout is the same for every version; where it goes is the
 // version's business (src/bindings/entryPoints/entryPointVersion.ts).
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
 import type { Rule } from "../../sponsorship/rule";
 import type { SponsorshipSetup } from "../../sponsorship/setup";
@@ -23,6 +23,8 @@ export interface SigningWindow {
 export interface PaymasterKind<Terms extends SigningWindow> {
   /** What the record says pays: SPONSORED, the dApp's deposit; ERC20, the sender in a token. */
   readonly mode: LedgerMode;
+  /** The contract in words, for messages: "verifying paymaster", "token paymaster". */
+  readonly contractName: string;
   /**
    * Whether a signature is held against the dApp's deposit until settled (the record's maxCharge, its funding
    * wallet): only when the deposit pays.
@@ -37,6 +39,32 @@ export interface PaymasterKind<Terms extends SigningWindow> {
     op: Op,
     version: EntryPointVersion<Op>,
   ): readonly Rule[];
+  /**
+   * The rules the ERC-7677 stub runs for this kind before the user signs, over the operation at its cheapest: none may
+   * hold anything (src/sponsorship/eligibility.ts). `cheapRules` are SPONSORED mode's that spend nothing.
+   */
+  stubRules<Op extends SponsoredUserOperation>(
+    cheapRules: readonly Rule[],
+    op: Op,
+    version: EntryPointVersion<Op>,
+  ): readonly Rule[];
+  /**
+   * Whether a refusal is told only as an error: a kind whose user pays has no `0x` answer that a wallet would read as
+   * "unsponsored, send it yourself" (ERC20 mode).
+   */
+  readonly refusalIsError: boolean;
+  /**
+   * The ERC-20 the kind takes its charge in, where the sender approves it first: a quote estimates the operation as
+   * if the wallet's approve were there. Absent where the sender pays nothing.
+   */
+  readonly feeToken?: Address;
+  /** Whether the contract's validation reads the sender's state (a token balance), so its refusal is the operation's. */
+  readonly validationReadsSender: boolean;
+  /**
+   * The least verificationGasLimit an operation is signed with where the version runs postOp on that limit (v0.6,
+   * whose prefund does not count postOp apart): what the contract's postOp needs; 0 for a kind with no postOp work.
+   */
+  readonly postOpGasFromVerification: bigint;
   /**
    * Whether the kind signs the window it is given in block numbers when the paymaster asks for it; a kind whose terms
    * carry their own window in seconds (a token price quote) does not.

@@ -1,5 +1,4 @@
 import { decodeAccountCalls } from "../callData";
-import { viewOf } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 import { senderDeploymentOf } from "../senderDeployment";
 
@@ -15,9 +14,9 @@ export const CONTRACT_NOT_FOUND_REASON = "Smart contract data not found";
 export const contractWhitelist: Rule = {
   name: "contractWhitelist",
   async evaluate(input) {
-    const { setup, userOp, smartAccount } = input;
+    const { setup, userOp, smartAccount, version } = input;
     if (setup.contracts.size === 0) return pass(this.name);
-    const op = viewOf(userOp);
+    const op = version.view(userOp);
     // A deployment alone is rule 2's business; an operation that neither deploys nor calls only burns gas. Whether it
     // deploys is the sender's code (a deployed account naming a factory deploys nothing).
     if (op.callData === "0x") {

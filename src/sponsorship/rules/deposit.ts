@@ -1,10 +1,9 @@
 import type { Address } from "viem";
+import type { KnownEntryPointVersion } from "../../bindings/entryPoints/versions";
 import { type DepositBalances, depositKey, EXPIRY_MARGIN_SECONDS } from "../../chain/paymasterDeposit";
 import type { SponsoringChain } from "../../chain/sponsoringChains";
 import type { DepositFigure } from "../../storage/alerts";
 import type { OutstandingCharges } from "../../storage/outstandingCharges";
-import { maxDepositCharge, viewOf } from "../operationView";
-import type { EntryPointVersion } from "../partialUserOperationV07";
 import { pass, type Rule, type RuleInput, type RuleResult, refuse } from "../rule";
 import { weiToEther } from "../spendingLimit";
 
@@ -106,12 +105,12 @@ async function checkDeposit(
   input: RuleInput,
   covered: (covered: Covered) => RuleResult,
 ): Promise<RuleResult> {
-  const chain = versionChain(deps.chains.get(input.setup.chainId), viewOf(input.userOp).entryPointVersion);
+  const chain = versionChain(deps.chains.get(input.setup.chainId), input.version.name);
   // Without a verifying paymaster nothing is signed (the sponsorship refuses before the rules run).
   if (!chain?.verifyingPaymaster) return pass(RULE);
   if (!chain.rpcUrl) return { ...pass(RULE), reason: NO_RPC_REASON };
   const wallet = (input.setup.fundingAddress as Address).toLowerCase() as Address;
-  const needed = maxDepositCharge(input.userOp);
+  const needed = input.version.depositChargeWei(input.userOp);
   const key = depositKey(chain.chainId, chain.verifyingPaymaster, wallet);
 
   const snapshot = inFlight.beginRead();
@@ -145,7 +144,7 @@ async function checkDeposit(
       paymasterId: input.setup.paymasterId,
       chainId: chain.chainId,
       paymasterAddress: (chain.verifyingPaymaster as Address).toLowerCase(),
-      entryPointVersion: viewOf(input.userOp).entryPointVersion,
+      entryPointVersion: input.version.name,
       depositWei: balance,
       outstandingWei,
       nowMs: input.nowMs,
@@ -168,7 +167,10 @@ async function checkDeposit(
  * The chain as the deposit check sees it for an operation of `version`: its verifying paymaster is the one of that
  * EntryPoint version (each version has its own contract, each with its own per-dApp balances).
  */
-function versionChain(chain: SponsoringChain | undefined, version: EntryPointVersion): SponsoringChain | undefined {
+function versionChain(
+  chain: SponsoringChain | undefined,
+  version: KnownEntryPointVersion,
+): SponsoringChain | undefined {
   if (!chain || version === "0.6") return chain;
   const verifyingPaymaster = chain.entryPoints.get(version)?.verifyingPaymaster;
   const { verifyingPaymaster: _, ...rest } = chain;

@@ -1,5 +1,4 @@
 import { type PolicyOf, policiesOfKind } from "../../storage/policies";
-import { worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { etherToWei, weiToEther } from "../spendingLimit";
 import { dollarsToUsdUnits, priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
@@ -52,7 +51,7 @@ export const maxCostPerOp: Rule = {
   async evaluate(input) {
     const caps = policiesOfKind(input.setup.policies, "MAX_COST_PER_OP");
     if (caps.length === 0) return pass(RULE);
-    const worstCase = worstCaseCost(input.userOp);
+    const worstCase = input.version.worstCaseCostWei(input.userOp);
     for (const policy of caps) {
       const refusal = await capRefusal(policy, worstCase, input);
       if (refusal !== undefined) return refuse(RULE, refusal);

@@ -1,5 +1,4 @@
 import { type PolicyOf, policiesOfKind, type ReadablePolicy } from "../../storage/policies";
-import { viewOf } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 
 const RULE = "senderLists";
@@ -37,16 +36,16 @@ export function prepareSenderLists(policies: readonly ReadablePolicy[]): void {
  */
 export const senderLists: Rule = {
   name: RULE,
-  evaluate({ setup, userOp }) {
+  evaluate({ setup, userOp, version }) {
     let sender: string | undefined;
     for (const policy of policiesOfKind(setup.policies, "SENDER_BLOCKLIST")) {
       const set = senderSetOf(policy);
-      sender ??= viewOf(userOp).sender.toLowerCase();
+      sender ??= version.view(userOp).sender.toLowerCase();
       if (set.has(sender)) return refuse(RULE, `Sender ${sender} is on the blocklist "${policy.name}"`);
     }
     for (const policy of policiesOfKind(setup.policies, "SENDER_ALLOWLIST")) {
       const set = senderSetOf(policy);
-      sender ??= viewOf(userOp).sender.toLowerCase();
+      sender ??= version.view(userOp).sender.toLowerCase();
       if (!set.has(sender)) return refuse(RULE, `Sender ${sender} is not on the allowlist "${policy.name}"`);
     }
     return pass(RULE);

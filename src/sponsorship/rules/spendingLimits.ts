@@ -1,7 +1,6 @@
 import type { NativeUsdPrice } from "../../chain/nativeUsdPrice";
 import type { LimitLedger, Reservation } from "../../storage/limitLedger";
 import { type PolicyOf, policiesOfKind } from "../../storage/policies";
-import { viewOf, worstCaseCost } from "../operationView";
 import { pass, type Rule, type RuleInput, refuse } from "../rule";
 import { currentCycleStartMs, formatUsage, type SpendingLimit, thresholdUnits, weiToEther } from "../spendingLimit";
 import { priceText, usdUnitsToDollars, weiToUsdUnits } from "../usdAmount";
@@ -24,8 +23,8 @@ type LimitPolicy = PolicyOf<"PAYMASTER_SA_LIMIT">;
  */
 function reservationFor(policy: LimitPolicy, input: RuleInput, price: NativeUsdPrice | undefined): Reservation {
   const limit = policy.policyData;
-  const userOp = viewOf(input.userOp);
-  const worstCase = worstCaseCost(input.userOp);
+  const userOp = input.version.view(input.userOp);
+  const worstCase = input.version.worstCaseCostWei(input.userOp);
   return {
     policyId: policy.id,
     cycleStartMs: currentCycleStartMs(policy.cycleStartMs ?? 0, limit.cycleDuration, input.nowMs),
@@ -94,7 +93,7 @@ export function spendingLimitRule(ledger: LimitLedger, onRefused?: (refusal: Lim
         }
         price = reading.price;
       }
-      const worstCase = worstCaseCost(input.userOp);
+      const worstCase = input.version.worstCaseCostWei(input.userOp);
       const reservations = limits.map((policy) => reservationFor(policy, input, price));
       const refusal = (i: number, used: bigint) => {
         const reservation = reservations[i] as Reservation;

@@ -4,13 +4,9 @@ import type { ListenAddress } from "../../webhooks/addressGuard";
 import { type CallOptions, type CallResult, callWebhook } from "../../webhooks/call";
 import { registeredWebhookRequest, type WebhookRequest, webhookRuleRequest } from "../../webhooks/requests";
 import { accountWebhookSecret, guardOf, type WebhookSettings, webhookSettings } from "../../webhooks/settings";
-import { operationJson } from "../operationView";
 import { pass, type Rule, refuse } from "../rule";
 
 const RULE = "webhooks";
-
-/** The operation as a WEBHOOK rule receives it (kept under this name for its callers; see operationJson). */
-export const userOpJson = operationJson;
 
 /**
  * Names a webhook in a refusal by its origin only: the reason goes back to the wallet, and paths and queries of
@@ -40,7 +36,7 @@ export function webhookRule(
   const guard = guardOf(settings, selfAddresses);
   return {
     name: RULE,
-    async evaluate({ setup, userOp, webhookData }) {
+    async evaluate({ setup, userOp, version, webhookData }) {
       const targets: { label: string; request: WebhookRequest }[] = [
         ...setup.webhooks.map((webhook) => ({
           label: `Webhook ${webhook.id} (${origin(webhook.url)})`,
@@ -48,7 +44,7 @@ export function webhookRule(
         })),
         ...policiesOfKind(setup.policies, "WEBHOOK").map(({ name, policyData: { url } }) => ({
           label: `Webhook rule "${name}" (${origin(url)})`,
-          request: webhookRuleRequest(url, webhookData, userOpJson(userOp)),
+          request: webhookRuleRequest(url, webhookData, version.webhookJson(userOp)),
         })),
       ];
       if (targets.length === 0) return pass(RULE);

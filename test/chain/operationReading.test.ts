@@ -1,19 +1,15 @@
-// The one place the rules read version-specific fields: what deploys an account in each version, the worst-case cost
+// What each EntryPoint version tells the rules of its operations (OperationReading): what deploys an account in each version, the worst-case cost
 // and the deposit charge of each version's gas fields, and the JSON a WEBHOOK rule receives.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Address, Hex } from "viem";
+import type { NamedDeployment } from "../../src/bindings/entryPoints/operationReading";
 import { maxChargeWei, worstCaseCostWei, worstCaseCostWeiV07 } from "../../src/bindings/entryPoints/prefund";
 import type { Eip7702Authorization } from "../../src/bindings/entryPoints/userOperationV07";
-import {
-  maxDepositCharge,
-  type NamedDeployment,
-  operationJson,
-  viewOf,
-  worstCaseCost,
-} from "../../src/sponsorship/operationView";
+import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import type { PartialUserOperation } from "../../src/sponsorship/partialUserOperation";
 import type { PartialUserOperationV07 } from "../../src/sponsorship/partialUserOperationV07";
+import { versionOf } from "../helpers/versionOf";
 
 const SENDER = "0x4df23b78543f5c2f9cbcdf09956288b3e97bb9a4" as Address;
 const FACTORY = "0x9406cc6185a346906296840746125a0e44976454" as Address;
@@ -39,7 +35,7 @@ const v07 = (fields: Partial<PartialUserOperationV07> = {}): PartialUserOperatio
 });
 const v08 = (fields: Partial<PartialUserOperationV07> = {}) => v07({ entryPointVersion: "0.8", ...fields });
 
-describe("viewOf: sender, nonce and callData of every version, and what deploys the account", () => {
+describe("view: sender, nonce and callData of every version, and what deploys the account", () => {
   const cases: {
     name: string;
     op: PartialUserOperation | PartialUserOperationV07;
@@ -109,9 +105,7 @@ describe("viewOf: sender, nonce and callData of every version, and what deploys 
   ];
   for (const { name, op, deployment } of cases) {
     test(name, () => {
-      const version = "entryPointVersion" in op ? op.entryPointVersion : "0.6";
-      assert.deepEqual(viewOf(op), {
-        entryPointVersion: version,
+      assert.deepEqual(versionOf(op).view(op), {
         sender: SENDER,
         nonce: 3n,
         callData: CALL,
@@ -121,7 +115,7 @@ describe("viewOf: sender, nonce and callData of every version, and what deploys 
   }
 });
 
-describe("worstCaseCost and maxDepositCharge of each version", () => {
+describe("worstCaseCostWei and depositChargeWei of each version", () => {
   // Distinct powers of two: a term counted twice or left out changes the sum.
   const gas = {
     callGasLimit: 1n,
@@ -136,17 +130,17 @@ describe("worstCaseCost and maxDepositCharge of each version", () => {
   test("v0.6: (callGasLimit + 3 × verificationGasLimit + preVerificationGas) × maxFeePerGas", () => {
     const { paymasterVerificationGasLimit, paymasterPostOpGasLimit, ...v06Gas } = gas;
     const op = { ...v06("0x"), ...v06Gas };
-    assert.equal(worstCaseCost(op), (1n + 6n + 4n) * 1_000n);
-    assert.equal(worstCaseCost(op), worstCaseCostWei(op));
-    assert.equal(maxDepositCharge(op), maxChargeWei(op));
+    assert.equal(versionOf(op).worstCaseCostWei(op), (1n + 6n + 4n) * 1_000n);
+    assert.equal(versionOf(op).worstCaseCostWei(op), worstCaseCostWei(op));
+    assert.equal(versionOf(op).depositChargeWei(op), maxChargeWei(op));
   });
 
   for (const version of ["0.7", "0.8"] as const) {
     test(`v${version}: every limit once, the paymaster's included, × maxFeePerGas; the deposit charge is the same`, () => {
       const op = v07({ entryPointVersion: version, ...gas });
-      assert.equal(worstCaseCost(op), (1n + 2n + 4n + 8n + 16n) * 1_000n);
-      assert.equal(worstCaseCost(op), worstCaseCostWeiV07(gas));
-      assert.equal(maxDepositCharge(op), worstCaseCost(op));
+      assert.equal(versionOf(op).worstCaseCostWei(op), (1n + 2n + 4n + 8n + 16n) * 1_000n);
+      assert.equal(versionOf(op).worstCaseCostWei(op), worstCaseCostWeiV07(gas));
+      assert.equal(versionOf(op).depositChargeWei(op), versionOf(op).worstCaseCostWei(op));
     });
   }
 
@@ -161,7 +155,7 @@ describe("worstCaseCost and maxDepositCharge of each version", () => {
       paymasterPostOpGasLimit: max,
       maxFeePerGas: fee,
     });
-    assert.equal(worstCaseCost(op), 5n * max * fee);
+    assert.equal(versionOf(op).worstCaseCostWei(op), 5n * max * fee);
   });
 
   const missing: { name: string; op: PartialUserOperation | PartialUserOperationV07; field: string }[] = [
@@ -180,15 +174,15 @@ describe("worstCaseCost and maxDepositCharge of each version", () => {
   for (const { name, op, field } of missing) {
     test(`${name}: an error naming the field, not a wrong number`, () => {
       const expected = new RegExp(`needs ${field}, which it lacks`);
-      assert.throws(() => worstCaseCost(op), expected);
-      assert.throws(() => maxDepositCharge(op), expected);
+      assert.throws(() => versionOf(op).worstCaseCostWei(op), expected);
+      assert.throws(() => versionOf(op).depositChargeWei(op), expected);
     });
   }
 });
 
-describe("operationJson: what a WEBHOOK rule receives", () => {
+describe("webhookJson: what a WEBHOOK rule receives", () => {
   test("v0.6: the fields as before, numbers in decimal, absent gas left out", () => {
-    assert.deepEqual(operationJson({ ...v06("0x01"), callGasLimit: 5n, maxFeePerGas: 10n }), {
+    assert.deepEqual(ENTRY_POINT_VERSIONS["0.6"].webhookJson({ ...v06("0x01"), callGasLimit: 5n, maxFeePerGas: 10n }), {
       sender: SENDER,
       nonce: "3",
       initCode: "0x01",
@@ -210,7 +204,7 @@ describe("operationJson: what a WEBHOOK rule receives", () => {
       paymasterVerificationGasLimit: 6n,
       paymasterPostOpGasLimit: 7n,
     });
-    assert.deepEqual(operationJson(op), {
+    assert.deepEqual(versionOf(op).webhookJson(op), {
       sender: SENDER,
       nonce: "3",
       entryPointVersion: "0.7",
@@ -228,7 +222,7 @@ describe("operationJson: what a WEBHOOK rule receives", () => {
   });
 
   test("v0.8: the EIP-7702 authorization, numbers in decimal", () => {
-    assert.deepEqual(operationJson(v08({ factory: MARKER, eip7702Auth: AUTH })), {
+    assert.deepEqual(ENTRY_POINT_VERSIONS["0.8"].webhookJson(v08({ factory: MARKER, eip7702Auth: AUTH })), {
       sender: SENDER,
       nonce: "3",
       entryPointVersion: "0.8",
