@@ -101,7 +101,7 @@ async function startEventDelivery(app: FastifyInstance, ctx: AppContext, metrics
     now: ctx.now,
     log: app.log,
     metrics,
-    timers: ctx.events ?? { ...DEFAULT_EVENT_TIMERS, pollMs: undefined },
+    timers: ctx.events ?? DEFAULT_EVENT_TIMERS,
   });
   await events.start();
   // Closing waits for the attempts under way, so nothing is written after close.

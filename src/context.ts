@@ -44,8 +44,7 @@ export interface AppContext {
   alerts?: AlertTimers;
   /**
    * How the event endpoints' deliveries pace themselves (src/events/delivery.ts): the poll, the retries' backoff, when a
-   * failing endpoint is turned off. Absent (tests, contexts built by hand): the defaults without the poll, so delivery
-   * runs on the database's notifications and this process's own retries.
+   * failing endpoint is turned off. Absent: DEFAULT_EVENT_TIMERS (a poll every second, about a day of retries).
    */
   events?: EventTimers;
   /** Who tokens and apiKeys are, kept in memory; absent: the app makes its own. Tests pass one to look into it. */

@@ -201,6 +201,7 @@ const LAYERS: { name: string; members: string[] }[] = [
       "src/tokens/",
       "src/settlement/",
       "src/alerts/",
+      "src/events/",
       "src/webhooks/",
       "src/metrics/",
       "src/logging/",

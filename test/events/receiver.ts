@@ -30,6 +30,8 @@ export interface EventReceiver {
   secrets: string[];
   /** What it answers: a 2xx accepts; anything else fails the attempt. */
   status: number;
+  /** How long it takes to answer (ms), to keep deliveries on the wire for a while. */
+  delayMs: number;
   /** Waits until `count` deliveries have been accepted, and returns them. */
   acceptedAtLeast(count: number, withinMs?: number): Promise<ReceivedEvent[]>;
   close(): Promise<void>;
@@ -48,6 +50,7 @@ export async function startEventReceiver(clock: () => number = Date.now): Promis
     accepted: () => receiver.received.filter((event) => event.status >= 200 && event.status < 300),
     secrets: [],
     status: 204,
+    delayMs: 0,
     acceptedAtLeast: (count, withinMs = 20_000) =>
       eventually(
         `${count} events accepted`,
@@ -69,8 +72,12 @@ export async function startEventReceiver(clock: () => number = Date.now): Promis
       status,
       verifiedBy: receiver.secrets.flatMap((secret, index) => (verifies(secret, call, clock()) ? [index] : [])),
     });
-    response.writeHead(status);
-    response.end();
+    const answer = () => {
+      response.writeHead(status);
+      response.end();
+    };
+    if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
+    else answer();
     void request;
   });
   return receiver;
