@@ -125,7 +125,7 @@ export async function sponsorOperation<Op extends Signable, Terms extends Signin
       // The ledger holds a window in blocks for the time its blocks are expected to take (blockWindow.ts).
       expirySeconds: inBlocks ? inBlocks.heldSeconds : request.expirySeconds,
       record,
-      worstCaseWei: version.maxDepositChargeWei(userOp),
+      worstCaseWei: version.depositChargeWei(userOp),
       holdsDeposit: kind.holdsDeposit,
       rules: unavailable ? [] : kind.rules(deps.rules, userOp, version),
       ...(unavailable ? { unavailable } : {}),

@@ -38,11 +38,6 @@ export interface EntryPointVersion<Op extends SponsoredUserOperation> extends Op
   /** Where the version's EntryPoint sits on every chain (its CREATE2 deployment): a chain's default for it. */
   readonly canonicalAddress: Address;
   /**
-   * The paymaster's own gas limits, when the version has them (v0.7 on: the EntryPoint reads them from
-   * paymasterAndData and our hash binds them); undefined for v0.6, where postOp runs on verificationGasLimit.
-   */
-  paymasterGasOf(op: Op): PaymasterGasLimits | undefined;
-  /**
    * What every paymaster's hash starts with, as hex digits without 0x: the operation's signed fields (the paymaster
    * gas limits among them from v0.7 on), the chain id and the paymaster. The kind's own terms follow.
    */
@@ -54,15 +49,11 @@ export interface EntryPointVersion<Op extends SponsoredUserOperation> extends Op
   answerPart(paymaster: Address | undefined, part: PaymasterPart | undefined, op: Op): PaymasterAnswerPart;
   /** The EntryPoint's getUserOpHash of the operation as it will be sent: our paymaster part in, no account signature. */
   userOpHash(op: Op, part: PaymasterPart, entryPoint: Address, chainId: number): Hex;
-  /** The EntryPoint's prefund with a paymaster: the most the operation's gas can cost, at maxFeePerGas. */
-  prefundWei(op: Op): bigint;
   /**
    * Whether the prefund already counts the paymaster's postOp (v0.7 on: paymasterPostOpGasLimit); otherwise a
    * paymaster's postOp overhead comes on top of it (v0.6).
    */
   readonly prefundCountsPostOp: boolean;
-  /** The most the operation can take from a paymaster's deposit, wei: what a sponsorship's record holds. */
-  maxDepositChargeWei(op: Op): bigint;
   /**
    * Whether the EntryPoint reads a paymaster signature apart from paymasterData and leaves it out of the user
    * operation hash (v0.9 on), so that the paymaster can sign the user operation hash itself (parallel signing).

@@ -41,14 +41,11 @@ export const entryPointV06: EntryPointVersion<SignableUserOperation> = {
     ...decimalFields(op, WEBHOOK_GAS),
   }),
   canonicalAddress: ENTRY_POINT_V06_ADDRESS,
-  paymasterGasOf: () => undefined,
   answerPart: (_paymaster, part) => ({ paymasterAndData: part ? paymasterAndDataV06(part) : "0x" }),
   paymasterHashPrefix: paymasterHashPrefixV06,
   userOpHash: (op, part, entryPoint, chainId) =>
     getUserOpHash({ ...op, paymasterAndData: paymasterAndDataV06(part) }, entryPoint, chainId),
-  prefundWei: worstCaseCostWei,
   prefundCountsPostOp: false,
-  maxDepositChargeWei: maxChargeWei,
   signsInParallel: false,
   readsBlockWindows: false,
 };

@@ -66,7 +66,6 @@ export function entryPointV07(
     // The prefund already holds the postOp's own limit: it is all the deposit can lose.
     depositChargeWei: prefund,
     webhookJson: webhookJson,
-    paymasterGasOf,
     answerPart: (paymaster, part, op) => ({
       paymaster: part?.paymaster ?? (paymaster as Address),
       paymasterData: part?.paymasterData ?? "0x",
@@ -76,9 +75,7 @@ export function entryPointV07(
       paymasterHashPrefixWords(packUserOperation({ ...op, signature: "0x" }), { ...paymasterGasOf(op), ...place }),
     userOpHash: (op, part, entryPoint, chainId) =>
       getUserOpHashV07({ ...op, ...paymasterGasOf(op), ...part, signature: "0x" }, entryPoint, chainId, name),
-    prefundWei: worstCaseCostWeiV07,
     prefundCountsPostOp: true,
-    maxDepositChargeWei: worstCaseCostWeiV07,
     signsInParallel: false,
     readsBlockWindows: false,
   };
