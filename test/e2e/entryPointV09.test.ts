@@ -43,6 +43,7 @@ import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { paymasterHookGas } from "../helpers/paymasterHookGas";
 import { postJsonRpc } from "../helpers/postJsonRpc";
+import { withPaymasterFields } from "../helpers/userOps";
 
 const DEPOSIT = parseEther("1");
 
@@ -160,15 +161,6 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
   /** pm_getPaymasterData for `op` as sent (its signature included) in one phase of parallel signing. */
   const inPhase = (op: UserOperation<"0.9">, signingPhase: "commit" | "finalize") =>
     rpc("pm_getPaymasterData", [formatUserOperationRequest(op), v09().entryPoint, "0x7a69", { signingPhase }]);
-  /** `op` with the paymaster fields a commit answered, its paymasterSignature the placeholder. */
-  const withCommitted = (op: UserOperation<"0.9">, result: Record<string, Hex>): UserOperation<"0.9"> => ({
-    ...op,
-    paymaster: result.paymaster as Address,
-    paymasterData: result.paymasterData as Hex,
-    paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
-    paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
-    paymasterSignature: result.paymasterSignature as Hex,
-  });
 
   test("commit, the account signs over the placeholder, finalize, eth_sendUserOperation with paymasterSignature: mined", async (tc) => {
     const { env, alto } = started();
@@ -177,7 +169,7 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     assert.ok(commit.result, JSON.stringify(commit.error));
     assert.equal(commit.result.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER);
     assert.ok(isAddressEqual(commit.result.paymaster as Address, v09().verifyingPaymaster));
-    const withFields = withCommitted(op, commit.result);
+    const withFields: UserOperation<"0.9"> = withPaymasterFields(op, commit.result);
     const signature = await account.signUserOperation(withFields);
     const finalize = await inPhase({ ...withFields, signature }, "finalize");
     assert.ok(finalize.result, JSON.stringify(finalize.error));
@@ -211,7 +203,10 @@ describe("EntryPoint v0.9, parallel signing (signingPhase commit, then finalize)
     const { account, op } = await preparedOperation();
     const commit = await inPhase({ ...op, signature: "0x" }, "commit");
     assert.ok(commit.result, JSON.stringify(commit.error));
-    const changed = { ...withCommitted(op, commit.result), callGasLimit: op.callGasLimit + 1n };
+    const changed: UserOperation<"0.9"> = withPaymasterFields(
+      { ...op, callGasLimit: op.callGasLimit + 1n },
+      commit.result,
+    );
     const signature = await account.signUserOperation(changed);
     const finalize = await inPhase({ ...changed, signature }, "finalize");
     assert.equal(finalize.result, undefined);

@@ -147,3 +147,18 @@ export function withAnsweredFieldsV07<Op extends object>(op: Op, answer: Record<
     signature: "0x" as Hex,
   };
 }
+
+/**
+ * A later version's operation (viem's shape) with the paymaster fields of an ERC-7677 pm_getPaymasterData answer (hex
+ * quantities), v0.9's paymasterSignature among them when the answer has one (a commit's placeholder, a finalize's).
+ */
+export function withPaymasterFields<Op extends object>(op: Op, answer: Record<string, unknown>) {
+  return {
+    ...op,
+    paymaster: answer.paymaster as Address,
+    paymasterData: answer.paymasterData as Hex,
+    paymasterVerificationGasLimit: hexToBigInt(answer.paymasterVerificationGasLimit as Hex),
+    paymasterPostOpGasLimit: hexToBigInt(answer.paymasterPostOpGasLimit as Hex),
+    ...(answer.paymasterSignature === undefined ? {} : { paymasterSignature: answer.paymasterSignature as Hex }),
+  };
+}

@@ -6,15 +6,7 @@
 // commitment lives in seconds. The same paymaster's v0.8 signatures stay in seconds; null goes back to seconds on v0.9 too; a bad number is a 400 naming `blocks`.
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
-import {
-  type Address,
-  decodeAbiParameters,
-  type Hex,
-  hexToBigInt,
-  isAddressEqual,
-  numberToHex,
-  parseEventLogs,
-} from "viem";
+import { type Address, decodeAbiParameters, type Hex, isAddressEqual, numberToHex, parseEventLogs } from "viem";
 import {
   formatUserOperationRequest,
   toPackedUserOperation,
@@ -33,6 +25,7 @@ import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
 import { freshOperationV07 } from "../helpers/freshOperationV07";
 import { stacksAppFile } from "../helpers/stacksAppFile";
+import { withPaymasterFields } from "../helpers/userOps";
 
 const CHAIN_ID = 31337;
 const BLOCKS = 5;
@@ -75,13 +68,7 @@ async function sponsored(version: "0.8" | "0.9", context: Record<string, unknown
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   assert.ok(reply.body.result, JSON.stringify(reply.body));
   const result = reply.body.result as Record<string, Hex>;
-  const withFields: UserOperation<"0.8"> = {
-    ...op,
-    paymaster: result.paymaster as Address,
-    paymasterData: result.paymasterData as Hex,
-    paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
-    paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
-  };
+  const withFields: UserOperation<"0.8"> = withPaymasterFields(op, result);
   return { account, op: withFields, entryPoint, window: windowOf(withFields.paymasterData as Hex), result };
 }
 
@@ -238,15 +225,7 @@ describe("a paymaster whose signatures are valid for a number of blocks", () => 
       ]);
     const commit = await ask(op, "commit");
     assert.ok(commit.body.result, JSON.stringify(commit.body));
-    const fields = commit.body.result as Record<string, Hex>;
-    const withFields: UserOperation<"0.9"> = {
-      ...op,
-      paymaster: fields.paymaster as Address,
-      paymasterData: fields.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(fields.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(fields.paymasterPostOpGasLimit as Hex),
-      paymasterSignature: fields.paymasterSignature as Hex,
-    };
+    const withFields: UserOperation<"0.9"> = withPaymasterFields(op, commit.body.result as Record<string, Hex>);
     const window = windowOf(withFields.paymasterData as Hex);
     assert.ok(window.validUntil >= BLOCK_NUMBER_FLAG && window.validAfter >= BLOCK_NUMBER_FLAG, "a window in blocks");
     const signature = await account.signUserOperation(withFields);

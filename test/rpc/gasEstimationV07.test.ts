@@ -15,6 +15,7 @@ import { chainDapp, TARGET } from "../helpers/chainApp";
 import { rpc } from "../helpers/dappSetup";
 import { freshOperationV07 } from "../helpers/freshOperationV07";
 import { stacksAppFile } from "../helpers/stacksAppFile";
+import { withPaymasterFields } from "../helpers/userOps";
 
 type Version = "0.7" | "0.8" | "0.9";
 
@@ -56,14 +57,7 @@ for (const version of ["0.7", "0.8", "0.9"] as const) {
     assert.ok(gas.callGasLimit > 10_000n && gas.callGasLimit < 100_000n, `callGasLimit ${gas.callGasLimit}`);
     assert.ok(gas.verificationGasLimit > 150_000n, `verificationGasLimit ${gas.verificationGasLimit}`);
     assert.ok(gas.preVerificationGas > 40_000n, `preVerificationGas ${gas.preVerificationGas}`);
-    const full: UserOperation<"0.8"> = {
-      ...op,
-      ...gas,
-      paymaster: result.paymaster as Address,
-      paymasterData: result.paymasterData as Hex,
-      paymasterVerificationGasLimit: hexToBigInt(result.paymasterVerificationGasLimit as Hex),
-      paymasterPostOpGasLimit: hexToBigInt(result.paymasterPostOpGasLimit as Hex),
-    };
+    const full: UserOperation<"0.8"> = withPaymasterFields({ ...op, ...gas }, result);
     const signature = await account.signUserOperation(full);
     const receipt = await confirm(
       env(),
