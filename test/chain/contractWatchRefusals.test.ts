@@ -150,6 +150,10 @@ test("ERC20 mode for a token paymaster whose stake the owner unlocked: -32003 na
     const given = await erc7677(dapp, method, "0.7", token);
     assert.equal(given.body.error, undefined, `${method} while every check holds: ${JSON.stringify(given.body)}`);
   }
+  // A quote passes the same checks as a signature: no price is given for a paymaster that would refuse.
+  const quote = () => rpc(t, dapp, "pm_getFeeQuoteOrData", [operation("0.7"), entryPointOf("0.7"), token]);
+  const quoted = await quote();
+  assert.equal(quoted.body.error, undefined, `a quote while every check holds: ${JSON.stringify(quoted.body)}`);
 
   const tokenPaymaster = env.chain.info.entryPoints["0.7"].tokenPaymaster;
   await ownerSends(tokenPaymaster, encodeFunctionData({ abi: ownerAbi, functionName: "unlockStake" }));
@@ -162,4 +166,5 @@ test("ERC20 mode for a token paymaster whose stake the owner unlocked: -32003 na
     const refused = refusal(await erc7677(dapp, method, "0.7", token));
     assert.deepEqual(refused, { code: -32003, message }, method);
   }
+  assert.deepEqual(refusal(await quote()), { code: -32003, message }, "pm_getFeeQuoteOrData");
 });
