@@ -255,12 +255,12 @@ for (const [name, entryPoints, message] of [
   [
     "an unknown field",
     { "0.8": { paymaster: V07_PAYMASTER } },
-    /entry 0: entryPoints\["0\.8"\] has unknown field paymaster \(known: entryPoint, verifyingPaymaster, tokenPaymaster\)/,
+    /entry 0: entryPoints\["0\.8"\] has unknown field paymaster \(known: entryPoint, verifyingPaymaster, tokenPaymaster, permitTokenPaymaster\)/,
   ],
   [
     "a version that is not an object",
     { "0.7": V07_PAYMASTER },
-    /entryPoints\["0\.7"\] must be an object with entryPoint, verifyingPaymaster and tokenPaymaster addresses/,
+    /entryPoints\["0\.7"\] must be an object with entryPoint, verifyingPaymaster, tokenPaymaster and permitTokenPaymaster addresses/,
   ],
 ] as const) {
   test(`entryPoints: refuses ${name}`, () => {

@@ -5,7 +5,7 @@
 // it fails, since the one reading it is an operator.
 import { type Address, formatEther, getAddress, isAddressEqual, type PublicClient, parseAbi } from "viem";
 import type { KnownEntryPointVersion } from "../bindings/entryPoints/versions";
-import { OUR_PAYMASTERS, type OurPaymasterKind } from "../bindings/paymasters/ourPaymasters";
+import { OUR_PAYMASTERS, type OurPaymasterKind, ourPaymaster } from "../bindings/paymasters/ourPaymasters";
 import { signerSetAbi } from "../bindings/paymasters/signerSet";
 import type { ChainConfig, TokenConfig } from "../config";
 import { isOurPaymasterCode } from "./paymasterCode";
@@ -59,26 +59,29 @@ export interface CheckContext {
  */
 export function sitesOfChain(chain: ChainConfig): EntryPointSite[] {
   const sites: EntryPointSite[] = [];
-  const add = (version: KnownEntryPointVersion, entryPoint: string | undefined, verifying?: string, token?: string) => {
-    if (verifying === undefined && token === undefined) return;
+  const add = (
+    version: KnownEntryPointVersion,
+    entryPoint: string | undefined,
+    configured: Partial<Record<OurPaymasterKind, string>>,
+  ) => {
+    const paymasters = Object.fromEntries(
+      Object.entries(configured).flatMap(([kind, address]) => (address ? [[kind, getAddress(address)]] : [])),
+    );
+    if (Object.keys(paymasters).length === 0) return;
     sites.push({
       version,
       entryPoint: getAddress(entryPoint ?? OUR_PAYMASTERS[version].canonicalEntryPoint),
-      paymasters: {
-        ...(verifying === undefined ? {} : { verifying: getAddress(verifying) }),
-        ...(token === undefined ? {} : { token: getAddress(token) }),
-      },
+      paymasters,
     });
   };
-  add("0.6", chain.entryPoint, chain.verifyingPaymaster, chain.tokenPaymaster);
+  add("0.6", chain.entryPoint, { verifying: chain.verifyingPaymaster, token: chain.tokenPaymaster });
   for (const [version, contracts] of Object.entries(chain.entryPoints ?? {})) {
     if (contracts === undefined) continue;
-    add(
-      version as KnownEntryPointVersion,
-      contracts.entryPoint,
-      contracts.verifyingPaymaster,
-      contracts.tokenPaymaster,
-    );
+    add(version as KnownEntryPointVersion, contracts.entryPoint, {
+      verifying: contracts.verifyingPaymaster,
+      token: contracts.tokenPaymaster,
+      permitToken: contracts.permitTokenPaymaster,
+    });
   }
   return sites;
 }
@@ -143,7 +146,18 @@ async function checkPaymaster(
 ): Promise<NetworkCheck[]> {
   const command = context.command ?? "contracts";
   const about = { version: site.version, kind, address } as const;
-  const artifact = OUR_PAYMASTERS[site.version].paymasters[kind];
+  const artifact = ourPaymaster(site.version, kind);
+  if (artifact === undefined) {
+    return [
+      {
+        check: "code",
+        ...about,
+        ok: false,
+        detail: `we have no ${kind} paymaster for EntryPoint v${site.version}`,
+        fix: `leave ${kind} out for v${site.version} (it needs EntryPoint v0.7 or later)`,
+      },
+    ];
+  }
   const code = await client.getCode({ address });
   if (!hasCode(code)) {
     return [
@@ -207,7 +221,7 @@ async function checkPaymaster(
         }),
   });
   checks.push(depositCheck(kind, about, stake.deposit, command));
-  if (kind === "token") checks.push(...(await feeTokenChecks(client, address, site, context.tokens ?? [])));
+  if (kind !== "verifying") checks.push(...(await feeTokenChecks(client, address, kind, site, context.tokens ?? [])));
   return checks;
 }
 
@@ -240,6 +254,7 @@ const feeTokenAbi = parseAbi([
 async function feeTokenChecks(
   client: PublicClient,
   paymaster: Address,
+  kind: OurPaymasterKind,
   site: EntryPointSite,
   tokens: readonly TokenConfig[],
 ): Promise<NetworkCheck[]> {
@@ -248,7 +263,7 @@ async function feeTokenChecks(
       {
         check: "feeToken",
         version: site.version,
-        kind: "token",
+        kind,
         address: paymaster,
         ok: false,
         detail: "the chains file lists no fee token for this chain",
@@ -265,7 +280,7 @@ async function feeTokenChecks(
       const about = {
         check: "feeToken",
         version: site.version,
-        kind: "token",
+        kind,
         address: getAddress(token.address),
       } as const;
       const problem = await feeTokenProblem(client, paymaster, token, Number(maxPriceAge), block.timestamp);

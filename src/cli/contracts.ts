@@ -38,7 +38,7 @@ import { status } from "./contracts/status";
 import { ownedTargets } from "./contracts/targets";
 
 const USAGE = `usage: contracts <subcommand> [options]   (npm run contracts -- …, or node dist/cli/contracts.js …)
-  deploy         --rpc-url URL --owner ADDRESS --key-file FILE [--entry-points 0.6,0.7,0.8,0.9] [--kinds verifying,token]
+  deploy         --rpc-url URL --owner ADDRESS --key-file FILE [--entry-points 0.6,0.7,0.8,0.9] [--kinds verifying,token,permitToken]
   status         --rpc-url URL [--owner ADDRESS [--entry-points …] [--kinds …]]   exit 0 when every check holds, 1 otherwise
   stake          --rpc-url URL --key-file FILE --amount ETH --unstake-delay SECONDS [--entry-points …] [--kinds …]
   unlock-stake   --rpc-url URL --key-file FILE [--entry-points …] [--kinds …]
@@ -114,7 +114,7 @@ async function main(): Promise<number> {
     await withdrawStake(node, await owned(OUR_PAYMASTER_KINDS), to, report, sendOne);
   } else if (subcommand === "deposit") {
     const wei = amount(raw);
-    await deposit(await owned(["token"]), wei, sendOne);
+    await deposit(await owned(["token", "permitToken"]), wei, sendOne);
   } else {
     const signer = address(raw, "signer");
     await changeSigners(

@@ -11,7 +11,7 @@ import {
   verifyingPaymasterV07Artifact,
 } from "../bindings/paymasters/artifacts";
 import { paymasterInitCode } from "../bindings/paymasters/ourPaymasters";
-import { tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
+import { permitTokenPaymasterV07Artifact, tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
 import { CREATE2_PROXY_ADDRESS, create2Address, OUR_SALT } from "../chain/create2";
 import type { LaterEntryPointVersion } from "../config";
 
@@ -115,4 +115,22 @@ export const localTokenPaymasterV07Deployments = {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     owner: ANVIL_FIRST_ACCOUNT,
   }),
+} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
+
+/**
+ * Our up-front token paymaster for EntryPoint v0.7 or v0.8 (it charges the maximum in validation, with an optional
+ * permit, and refunds in postOp), laid out like the others: (EntryPoint, owner).
+ */
+function permitTokenPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
+  return paymasterDeployment(
+    `PermitTokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
+    permitTokenPaymasterV07Artifact,
+    args,
+  );
+}
+
+/** Our up-front token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner. */
+export const localPermitTokenPaymasterV07Deployments = {
+  "0.7": permitTokenPaymasterDeployment({ entryPoint: ENTRY_POINT_V07_ADDRESS, owner: ANVIL_FIRST_ACCOUNT }),
+  "0.8": permitTokenPaymasterDeployment({ entryPoint: ENTRY_POINT_V08_ADDRESS, owner: ANVIL_FIRST_ACCOUNT }),
 } as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;

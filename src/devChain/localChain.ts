@@ -326,14 +326,17 @@ async function deployStacksAndAddSigner(
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
         later[version].verifyingPaymaster.address,
         later[version].tokenPaymaster.address,
+        later[version].permitTokenPaymaster.address,
       ]),
     ]),
     tokenPaymasterV07Funding(
       clients,
-      LATER_ENTRY_POINT_VERSIONS.map((version) => ({
-        paymaster: later[version].tokenPaymaster.address,
-        entryPoint: later[version].entryPoint.address,
-      })),
+      LATER_ENTRY_POINT_VERSIONS.flatMap((version) =>
+        [later[version].tokenPaymaster, later[version].permitTokenPaymaster].map(({ address }) => ({
+          paymaster: address,
+          entryPoint: later[version].entryPoint.address,
+        })),
+      ),
     ),
   ]);
   await sendTogether(clients, [...additions, ...funding]);

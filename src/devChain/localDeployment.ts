@@ -1,6 +1,6 @@
 // Puts EntryPoint v0.6, SimpleAccountFactory and our VerifyingPaymaster on a local chain (anvil) at their deterministic
-// addresses, and beside them the EntryPoint v0.7 and v0.8 stacks with our VerifyingPaymasterV07 and TokenPaymasterV07
-// for each. Every step skips what already has code, so a restarted service or a second test can call it again.
+// addresses, and beside them the EntryPoint v0.7, v0.8 and v0.9 stacks with our verifying paymaster and both token
+// paymasters (TokenPaymasterV07, PermitTokenPaymasterV07) for each. Every step skips what already has code, so a restarted service or a second test can call it again.
 import {
   type Account,
   type Address,
@@ -17,6 +17,7 @@ import { SIGNER_CHANGE_GAS, signerSetAbi } from "../bindings/paymasters/signerSe
 import type { LaterEntryPointVersion } from "../config";
 import {
   entryPointDeployment,
+  localPermitTokenPaymasterV07Deployments,
   localTokenPaymasterV07Deployments,
   localVerifyingPaymasterDeployment,
   localVerifyingPaymasterV07Deployments,
@@ -25,7 +26,11 @@ import {
 import { entryPointStack, simple7702AccountDeployment } from "./entryPointV07Deployments";
 import { entryPointV09Stack } from "./entryPointV09Deployments";
 import { type BatchTransaction, confirm, deployCreate2Batch, sendTogether } from "./localBatch";
-import { localTokenPaymasterV09Deployment, localVerifyingPaymasterV09Deployment } from "./paymasterDeploymentsV09";
+import {
+  localPermitTokenPaymasterV09Deployment,
+  localTokenPaymasterV09Deployment,
+  localVerifyingPaymasterV09Deployment,
+} from "./paymasterDeploymentsV09";
 
 export interface ChainClients {
   publicClient: PublicClient;
@@ -75,6 +80,8 @@ export interface LaterEntryPointStack {
   verifyingPaymaster: DeployOutcome;
   /** Our TokenPaymasterV07 (ERC20 mode); localTokenPaymastersV07.ts funds and stakes it. */
   tokenPaymaster: DeployOutcome;
+  /** Our PermitTokenPaymasterV07 (ERC20 mode, charged up front); funded and staked the same way. */
+  permitTokenPaymaster: DeployOutcome;
   /** v0.8 and v0.9. */
   simple7702Account?: DeployOutcome;
 }
@@ -90,16 +97,19 @@ function laterStackDeployments() {
     simpleAccountFactoryV07: v07.simpleAccountFactory,
     verifyingPaymasterV07: localVerifyingPaymasterV07Deployments["0.7"],
     tokenPaymasterV07: localTokenPaymasterV07Deployments["0.7"],
+    permitTokenPaymasterV07: localPermitTokenPaymasterV07Deployments["0.7"],
     entryPointV08: v08.entryPoint,
     simpleAccountFactoryV08: v08.simpleAccountFactory,
     simple7702AccountV08: simple7702AccountDeployment(),
     verifyingPaymasterV08: localVerifyingPaymasterV07Deployments["0.8"],
     tokenPaymasterV08: localTokenPaymasterV07Deployments["0.8"],
+    permitTokenPaymasterV08: localPermitTokenPaymasterV07Deployments["0.8"],
     entryPointV09: v09.entryPoint,
     simpleAccountFactoryV09: v09.simpleAccountFactory,
     simple7702AccountV09: v09.simple7702Account,
     verifyingPaymasterV09: localVerifyingPaymasterV09Deployment,
     tokenPaymasterV09: localTokenPaymasterV09Deployment,
+    permitTokenPaymasterV09: localPermitTokenPaymasterV09Deployment,
   } as const;
 }
 
@@ -112,6 +122,7 @@ function laterStacks(
       simpleAccountFactory: outcomes.simpleAccountFactoryV07,
       verifyingPaymaster: outcomes.verifyingPaymasterV07,
       tokenPaymaster: outcomes.tokenPaymasterV07,
+      permitTokenPaymaster: outcomes.permitTokenPaymasterV07,
     },
     "0.8": {
       entryPoint: outcomes.entryPointV08,
@@ -119,6 +130,7 @@ function laterStacks(
       simple7702Account: outcomes.simple7702AccountV08,
       verifyingPaymaster: outcomes.verifyingPaymasterV08,
       tokenPaymaster: outcomes.tokenPaymasterV08,
+      permitTokenPaymaster: outcomes.permitTokenPaymasterV08,
     },
     "0.9": {
       entryPoint: outcomes.entryPointV09,
@@ -126,6 +138,7 @@ function laterStacks(
       simple7702Account: outcomes.simple7702AccountV09,
       verifyingPaymaster: outcomes.verifyingPaymasterV09,
       tokenPaymaster: outcomes.tokenPaymasterV09,
+      permitTokenPaymaster: outcomes.permitTokenPaymasterV09,
     },
   };
 }

@@ -1,5 +1,6 @@
-// The local chain's TokenPaymasterV07 deployments (EntryPoint v0.7 and v0.8) made usable: each one's EntryPoint
-// deposit, which pays every token-paid operation's gas, topped up like the v0.6 token paymaster's, and a stake. The
+// The local chain's token paymasters for EntryPoint v0.7 and later (TokenPaymasterV07 and PermitTokenPaymasterV07, whose
+// deposit() and addStake() read alike) made usable: each one's EntryPoint deposit, which pays every token-paid
+// operation's gas, topped up like the v0.6 token paymaster's, and a stake. The
 // v0.6 token paymaster runs unstaked; this one returns a context from validation, which ERC-7562 allows a staked
 // paymaster only, so a bundler in safe mode would refuse it unstaked. Every step skips what is already done.
 import { type Address, encodeFunctionData, parseAbi, parseEther } from "viem";

@@ -1,7 +1,8 @@
 // ERC20 mode on the embedded local chain: the token stack of src/devChain/tokenDeployment.ts (TokenPaymaster, the TUSD
-// test token, an ETH/TUSD aggregator at 3,000), made usable by the service: its key becomes the token paymaster's
-// verifying signer, the SDK's approve-in-the-same-batch flow is allowed, and the price is fresh. The chain's
-// configuration then lists TUSD, priced by the aggregator, unless the chains file gives 31337 tokens of its own.
+// and TUSDC test tokens, an ETH/USD aggregator at 3,000 that prices both), made usable by the service: its key becomes
+// the token paymaster's verifying signer, the SDK's approve-in-the-same-batch flow is allowed, and the price is fresh.
+// The chain's configuration then lists both tokens, priced by the aggregator, unless the chains file gives 31337 tokens
+// of its own.
 import { type Address, isAddressEqual } from "viem";
 import { fixedPriceAggregatorArtifact, tokenPaymasterArtifact } from "../bindings/paymasters/tokenArtifacts";
 import { DEFAULT_TOKEN_MARKUP, type TokenConfig } from "../config";
@@ -10,6 +11,8 @@ import type { ChainClients } from "./localDeployment";
 import {
   addTokenPaymasterSigner,
   deployLocalTokenStack,
+  LOCAL_PERMIT_TOKEN,
+  LOCAL_PERMIT_TOKEN_ADDRESS,
   LOCAL_PRICE,
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
   LOCAL_TEST_TOKEN,
@@ -17,17 +20,23 @@ import {
   LOCAL_TOKEN_PAYMASTER_ADDRESS,
 } from "./tokenDeployment";
 
-/** The local chain's fee token: TUSD at the local aggregator's price, 10 % markup, worth a dollar. */
-export const LOCAL_TOKENS: readonly TokenConfig[] = [
-  {
-    address: LOCAL_TEST_TOKEN_ADDRESS.toLowerCase(),
-    symbol: LOCAL_TEST_TOKEN.symbol,
-    decimals: LOCAL_TEST_TOKEN.decimals,
-    price: { aggregator: LOCAL_PRICE_AGGREGATOR_ADDRESS.toLowerCase() },
-    markup: DEFAULT_TOKEN_MARKUP,
-    usdPrice: 1,
-  },
-];
+/**
+ * The local chain's fee tokens, each at the local aggregator's price, 10 % markup, worth a dollar: TUSD, a plain ERC20,
+ * and TUSDC, which has USDC's permit (the up-front token paymaster can run it in validation).
+ */
+export const LOCAL_TOKENS: readonly TokenConfig[] = (
+  [
+    [LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TEST_TOKEN],
+    [LOCAL_PERMIT_TOKEN_ADDRESS, LOCAL_PERMIT_TOKEN],
+  ] as const
+).map(([address, token]) => ({
+  address: address.toLowerCase(),
+  symbol: token.symbol,
+  decimals: token.decimals,
+  price: { aggregator: LOCAL_PRICE_AGGREGATOR_ADDRESS.toLowerCase() },
+  markup: DEFAULT_TOKEN_MARKUP,
+  usdPrice: 1,
+}));
 
 export interface LocalTokenSetup {
   /** The token contracts deployed by this call (none once they are on the chain). */
@@ -56,6 +65,7 @@ export async function prepareLocalTokenStack(clients: ChainClients, signer: Addr
   const deployed = Object.entries({
     tokenPaymaster: stack.tokenPaymaster,
     testToken: stack.testToken,
+    permitToken: stack.permitToken,
     priceAggregator: stack.priceAggregator,
   })
     .filter(([, outcome]) => outcome.deployed)

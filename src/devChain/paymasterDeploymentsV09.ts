@@ -5,7 +5,7 @@
 // (sequential signing), the way a v0.8 paymaster does.
 import { ENTRY_POINT_V09_ADDRESS } from "../bindings/entryPoints/entryPointV09";
 import { verifyingPaymasterV09Artifact } from "../bindings/paymasters/artifacts";
-import { tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
+import { permitTokenPaymasterV07Artifact, tokenPaymasterV07Artifact } from "../bindings/paymasters/tokenArtifacts";
 import { ANVIL_FIRST_ACCOUNT, type Create2Deployment, paymasterDeployment } from "./deployments";
 
 const args = { entryPoint: ENTRY_POINT_V09_ADDRESS, owner: ANVIL_FIRST_ACCOUNT };
@@ -21,5 +21,12 @@ export const localVerifyingPaymasterV09Deployment: Create2Deployment = paymaster
 export const localTokenPaymasterV09Deployment: Create2Deployment = paymasterDeployment(
   `TokenPaymasterV07 for EntryPoint ${ENTRY_POINT_V09_ADDRESS}`,
   tokenPaymasterV07Artifact,
+  args,
+);
+
+/** PermitTokenPaymasterV07 for the v0.9 EntryPoint: it reads v0.9's paymaster signature suffix (parallel signing). */
+export const localPermitTokenPaymasterV09Deployment: Create2Deployment = paymasterDeployment(
+  `PermitTokenPaymasterV07 for EntryPoint ${ENTRY_POINT_V09_ADDRESS}`,
+  permitTokenPaymasterV07Artifact,
   args,
 );

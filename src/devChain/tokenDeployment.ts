@@ -1,4 +1,5 @@
-// ERC20 mode on a local chain (anvil): the TokenPaymaster, a test fee token and a fixed-price aggregator, each at its
+// ERC20 mode on a local chain (anvil): the TokenPaymaster, two test fee tokens (TUSD, a plain ERC20, and TUSDC, which
+// has USDC's permit) and a fixed-price aggregator that prices both, each at its
 // deterministic CREATE2 address (computed from the committed artifacts alone, like deployments.ts), deployed by
 // deployLocalTokenStack. Every step skips what is already done, so a restarted service or a second test can call it
 // again.
@@ -14,6 +15,7 @@ import {
 import { ENTRY_POINT_V06_ADDRESS } from "../bindings/entryPoints/entryPoint";
 import {
   fixedPriceAggregatorArtifact,
+  permitTestTokenArtifact,
   testTokenArtifact,
   tokenPaymasterArtifact,
 } from "../bindings/paymasters/tokenArtifacts";
@@ -66,7 +68,24 @@ const localTestTokenDeployment = create2(
   ]),
 );
 
-/** The local price: 1 ETH = 3,000 TUSD, with Chainlink's eight decimals for fiat-like pairs. */
+/**
+ * The local USDC-like fee token (PermitTestToken): USDC's EIP-712 domain shape (a name, version "2"), 6 decimals, a
+ * permit that runs in validation (the maximum deadline skips the clock) and accepts ERC-1271 signatures.
+ */
+export const LOCAL_PERMIT_TOKEN = { name: "Test USD Coin", symbol: "TUSDC", version: "2", decimals: 6 } as const;
+
+const localPermitTokenDeployment = create2(
+  "PermitTestToken",
+  concat([
+    permitTestTokenArtifact.bytecode,
+    encodeAbiParameters(
+      [{ type: "string" }, { type: "string" }, { type: "string" }],
+      [LOCAL_PERMIT_TOKEN.name, LOCAL_PERMIT_TOKEN.symbol, LOCAL_PERMIT_TOKEN.version],
+    ),
+  ]),
+);
+
+/** The local price: 1 ETH = 3,000 TUSD (and TUSDC, also a dollar), with Chainlink's eight decimals for fiat pairs. */
 export const LOCAL_PRICE = { description: "ETH / TUSD", decimals: 8, answer: 3_000n * 10n ** 8n } as const;
 
 const localPriceAggregatorDeployment = create2(
@@ -83,6 +102,7 @@ const localPriceAggregatorDeployment = create2(
 /** These move whenever the contracts' bytecode changes (not their comments: the build embeds no metadata hash). */
 export const LOCAL_TOKEN_PAYMASTER_ADDRESS: Address = localTokenPaymasterDeployment.address;
 export const LOCAL_TEST_TOKEN_ADDRESS: Address = localTestTokenDeployment.address;
+export const LOCAL_PERMIT_TOKEN_ADDRESS: Address = localPermitTokenDeployment.address;
 export const LOCAL_PRICE_AGGREGATOR_ADDRESS: Address = localPriceAggregatorDeployment.address;
 
 /** What the local token paymaster's EntryPoint deposit is topped up to: it pays every token-paid operation's gas. */
@@ -92,6 +112,7 @@ export interface LocalTokenStack {
   entryPoint: DeployOutcome;
   tokenPaymaster: DeployOutcome;
   testToken: DeployOutcome;
+  permitToken: DeployOutcome;
   priceAggregator: DeployOutcome;
   /** Wei added to the token paymaster's EntryPoint deposit (0 when it already held LOCAL_TOKEN_PAYMASTER_DEPOSIT). */
   depositAdded: bigint;
@@ -100,22 +121,31 @@ export interface LocalTokenStack {
 }
 
 /**
- * Deploys the EntryPoint if missing, then the token paymaster, the test token and the aggregator; tops the paymaster's
+ * Deploys the EntryPoint if missing, then the token paymaster, the two test tokens and the aggregator; tops the paymaster's
  * deposit up to LOCAL_TOKEN_PAYMASTER_DEPOSIT and re-dates a stale local price. The wallet client must be anvil's first
  * account, the owner of the paymaster and the aggregator. The paymaster is not staked: local bundlers run unsafe.
  */
 export async function deployLocalTokenStack(clients: ChainClients): Promise<LocalTokenStack> {
   checkEntryPointArtifact();
   // Sent together, the EntryPoint first: the paymaster is built against its address.
-  const { entryPoint, tokenPaymaster, testToken, priceAggregator } = await deployCreate2Batch(clients, {
+  const { entryPoint, tokenPaymaster, testToken, permitToken, priceAggregator } = await deployCreate2Batch(clients, {
     entryPoint: entryPointDeployment,
     tokenPaymaster: localTokenPaymasterDeployment,
     testToken: localTestTokenDeployment,
+    permitToken: localPermitTokenDeployment,
     priceAggregator: localPriceAggregatorDeployment,
   });
   const depositAdded = await topUpTokenPaymasterDeposit(clients, LOCAL_TOKEN_PAYMASTER_DEPOSIT);
   const { refreshed } = await refreshLocalPrice(clients);
-  return { entryPoint, tokenPaymaster, testToken, priceAggregator, depositAdded, priceRefreshed: refreshed };
+  return {
+    entryPoint,
+    tokenPaymaster,
+    testToken,
+    permitToken,
+    priceAggregator,
+    depositAdded,
+    priceRefreshed: refreshed,
+  };
 }
 
 async function requireOwner(clients: ChainClients, contract: Address, owner: Address, what: string): Promise<void> {
@@ -194,7 +224,7 @@ export async function addTokenPaymasterSigner(
   return addSignerIfNeeded(clients, paymaster, signer);
 }
 
-/** Mints local test tokens to `to` (anyone may mint them: they exist on local chains only). */
+/** Mints local test tokens (TUSD, or TUSDC by its address) to `to` (anyone may mint them: local chains only). */
 export async function mintTestTokens(
   clients: ChainClients,
   to: Address,

@@ -7,12 +7,14 @@ import {
 } from "../../src/chain/localAddresses";
 import {
   LOCAL_VERIFYING_PAYMASTER_ADDRESS as computedVerifying,
+  localPermitTokenPaymasterV07Deployments,
   localTokenPaymasterV07Deployments,
   localVerifyingPaymasterV07Deployments,
 } from "../../src/devChain/deployments";
 import { entryPointStack, simple7702AccountDeployment } from "../../src/devChain/entryPointV07Deployments";
 import { entryPointV09Stack } from "../../src/devChain/entryPointV09Deployments";
 import {
+  localPermitTokenPaymasterV09Deployment,
   localTokenPaymasterV09Deployment,
   localVerifyingPaymasterV09Deployment,
 } from "../../src/devChain/paymasterDeploymentsV09";
@@ -41,6 +43,11 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
       localTokenPaymasterV07Deployments[version].address,
       `token paymaster v${version}`,
     );
+    assert.equal(
+      written.permitTokenPaymaster,
+      localPermitTokenPaymasterV07Deployments[version].address,
+      `permit token paymaster v${version}`,
+    );
   }
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.8"].simple7702Account, simple7702AccountDeployment().address);
   assert.equal(LOCAL_ENTRY_POINT_STACKS["0.7"].simple7702Account, undefined);
@@ -50,6 +57,7 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
     simpleAccountFactory: v09.simpleAccountFactory.address,
     verifyingPaymaster: localVerifyingPaymasterV09Deployment.address,
     tokenPaymaster: localTokenPaymasterV09Deployment.address,
+    permitTokenPaymaster: localPermitTokenPaymasterV09Deployment.address,
     simple7702Account: v09.simple7702Account.address,
   });
   // One paymaster of each kind per EntryPoint: no two share an address (nor with the v0.6 ones).
@@ -62,6 +70,7 @@ test("the written EntryPoint v0.7 and v0.8 stacks are where the local chain's CR
     LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
     LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
+    ...(["0.7", "0.8", "0.9"] as const).map((version) => LOCAL_ENTRY_POINT_STACKS[version].permitTokenPaymaster),
   ]);
-  assert.equal(paymasters.size, 8);
+  assert.equal(paymasters.size, 11);
 });

@@ -94,16 +94,19 @@ test("a start deploys the stack with the service's signer, and a second start on
       "simpleAccountFactory v0.7",
       "verifyingPaymaster v0.7",
       "tokenPaymaster v0.7",
+      "permitTokenPaymaster v0.7",
       "entryPoint v0.8",
       "simpleAccountFactory v0.8",
       "simple7702Account v0.8",
       "verifyingPaymaster v0.8",
       "tokenPaymaster v0.8",
+      "permitTokenPaymaster v0.8",
       "entryPoint v0.9",
       "simpleAccountFactory v0.9",
       "simple7702Account v0.9",
       "verifyingPaymaster v0.9",
       "tokenPaymaster v0.9",
+      "permitTokenPaymaster v0.9",
       // The smart accounts' families, after the factories they are deployed through.
       "safeSingletonFactory",
       "biconomyCreate3Factory",
@@ -117,10 +120,12 @@ test("a start deploys the stack with the service's signer, and a second start on
     const paymasters = [
       [first.info.verifyingPaymaster, first.info.entryPoint],
       ...(["0.7", "0.8", "0.9"] as const).flatMap((version) => {
-        const { verifyingPaymaster, tokenPaymaster, entryPoint } = first.info.entryPoints[version];
+        const { verifyingPaymaster, tokenPaymaster, permitTokenPaymaster, entryPoint } =
+          first.info.entryPoints[version];
         return [
           [verifyingPaymaster, entryPoint],
           [tokenPaymaster, entryPoint],
+          [permitTokenPaymaster, entryPoint],
         ] as const;
       }),
     ];
@@ -136,15 +141,17 @@ test("a start deploys the stack with the service's signer, and a second start on
         address,
       );
     }
-    // Each later version's token paymaster pays from its own EntryPoint deposit and is staked, as a paymaster that
-    // returns a context must be (ERC-7562).
-    for (const version of ["0.7", "0.8", "0.9"] as const) {
-      const { tokenPaymaster, entryPoint } = first.info.entryPoints[version];
+    // Each later version's token paymasters pay from their own EntryPoint deposits and are staked, as a paymaster
+    // that returns a context must be (ERC-7562).
+    for (const [version, kind] of (["0.7", "0.8", "0.9"] as const).flatMap((version) =>
+      (["tokenPaymaster", "permitTokenPaymaster"] as const).map((kind) => [version, kind] as const),
+    )) {
+      const { entryPoint } = first.info.entryPoints[version];
       const info = await client.readContract({
         address: entryPoint,
         abi: depositInfoAbi,
         functionName: "getDepositInfo",
-        args: [tokenPaymaster],
+        args: [first.info.entryPoints[version][kind]],
       });
       assert.deepEqual(
         [info.deposit, info.staked, info.stake, info.unstakeDelaySec],
@@ -154,7 +161,7 @@ test("a start deploys the stack with the service's signer, and a second start on
           LOCAL_TOKEN_PAYMASTER_V07_STAKE.amount,
           LOCAL_TOKEN_PAYMASTER_V07_STAKE.unstakeDelaySec,
         ],
-        `token paymaster v${version}`,
+        `${kind} v${version}`,
       );
     }
     // anvil runs Prague as asked, not whatever its "latest" is.

@@ -9,6 +9,7 @@ import { after, before, test } from "node:test";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V07_ADDRESS } from "../../src/bindings/entryPoints/entryPointV07";
+import type { Artifact } from "../../src/bindings/paymasters/artifacts";
 import { OUR_PAYMASTERS, paymasterInitCode } from "../../src/bindings/paymasters/ourPaymasters";
 import { CREATE2_PROXY_ADDRESS, create2Address } from "../../src/chain/create2";
 import { entryPointStack } from "../../src/devChain/entryPointV07Deployments";
@@ -187,4 +188,43 @@ test("status with no paymaster of ours for the chain in the chains file says the
     /nothing to check on chain 84532: the chains file names no paymaster addresses for chain 84532/,
   );
   assert.doesNotMatch(run.out, /every check holds/);
+});
+
+// Last: it deploys, which the refusals above must not see.
+test("deploy --kinds permitToken deploys the up-front token paymaster from v0.7 on, and status --owner checks it", async () => {
+  const none = await sendsNothing(() =>
+    contracts(
+      "deploy",
+      "--owner",
+      owner,
+      "--key-file",
+      files.ownerKey,
+      "--entry-points",
+      "0.6",
+      "--kinds",
+      "permitToken",
+    ),
+  );
+  assert.equal(none.code, 1, none.out);
+  assert.match(
+    none.out,
+    /nothing to deploy: the up-front token paymaster \(permitToken\) needs EntryPoint v0\.7 or later/,
+  );
+
+  const deployed = await deployV07("--kinds", "permitToken", "--json");
+  assert.equal(deployed.code, 0, deployed.out);
+  const expected = create2Address(
+    paymasterInitCode(OUR_PAYMASTERS["0.7"].paymasters.permitToken as Artifact, ENTRY_POINT_V07_ADDRESS, owner),
+  );
+  // The chains-file entry names it under its own field, which the chains file accepts.
+  assert.match(deployed.out, new RegExp(`"permitTokenPaymaster": "${expected}"`));
+  assert.match(deployed.out, /deploying PermitTokenPaymasterV07 for EntryPoint v0\.7/);
+
+  const status = await contracts("status", "--owner", owner, "--entry-points", "0.7", "--kinds", "permitToken");
+  assert.equal(status.code, 1, status.out);
+  assert.match(status.out, new RegExp(`ok +code \\(v0\\.7 permitToken ${expected}\\): our PermitTokenPaymasterV07`));
+  assert.match(status.out, /ok +signer \(v0\.7 permitToken/);
+  for (const unfinished of ["stake", "deposit", "feeToken"]) {
+    assert.match(status.out, new RegExp(`FAIL ${unfinished} \\(v0\\.7 permitToken`), unfinished);
+  }
 });

@@ -126,6 +126,7 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
         stack.simpleAccountFactory,
         stack.verifyingPaymaster,
         stack.tokenPaymaster,
+        stack.permitTokenPaymaster,
         stack.simple7702Account,
       ].map((step) => step && [step.address, step.deployed]),
       [
@@ -133,6 +134,7 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
         [written.simpleAccountFactory, true],
         [written.verifyingPaymaster, true],
         [written.tokenPaymaster, true],
+        [written.permitTokenPaymaster, true],
         written.simple7702Account && [written.simple7702Account, true],
       ],
     );
@@ -141,11 +143,12 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
       written.simpleAccountFactory,
       written.verifyingPaymaster,
       written.tokenPaymaster,
+      written.permitTokenPaymaster,
     ]) {
       assert.ok(size((await env.publicClient.getCode({ address })) ?? "0x") > 0, `code at ${address}`);
     }
-    // entryPoint() and owner() read alike in both contracts.
-    for (const address of [written.verifyingPaymaster, written.tokenPaymaster]) {
+    // entryPoint() and owner() read alike in the three contracts.
+    for (const address of [written.verifyingPaymaster, written.tokenPaymaster, written.permitTokenPaymaster]) {
       const read = (functionName: "entryPoint" | "owner") =>
         env.publicClient.readContract({ address, abi: verifyingPaymasterV07Artifact.abi, functionName });
       assert.deepEqual([await read("entryPoint"), await read("owner")], [written.entryPoint, ANVIL_FIRST_ACCOUNT]);
@@ -197,7 +200,7 @@ test("deploys the EntryPoint v0.7 and v0.8 stacks together at the written addres
   const again = await deployLaterEntryPointStacks(owner);
   assert.deepEqual(
     Object.values(again).flatMap((stack) => Object.values(stack).map((step) => step.deployed)),
-    Array.from({ length: 14 }, () => false),
+    Array.from({ length: 17 }, () => false),
   );
   assert.equal(await env.publicClient.getBlockNumber(), blockBefore);
 

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { encodeFunctionData, getAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
 import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
 import { type CheckContext, checkChain, checkSite, type NetworkCheck } from "../../src/chain/paymasterChecks";
@@ -25,7 +26,7 @@ const context: CheckContext = { signer: serviceKey, tokens: LOCAL_TOKENS };
 const site = {
   version: "0.7",
   entryPoint: v07.entryPoint,
-  paymasters: { verifying: v07.verifyingPaymaster, token: v07.tokenPaymaster },
+  paymasters: { verifying: v07.verifyingPaymaster, token: v07.tokenPaymaster, permitToken: v07.permitTokenPaymaster },
 } as const;
 
 before(async () => {
@@ -60,6 +61,14 @@ test("a fresh deployment fails the signer, stake and token deposit checks, each 
     "token stake: FAIL",
     "token deposit: FAIL",
     "token feeToken: ok",
+    "token feeToken: ok",
+    "permitToken code: ok",
+    "permitToken owner: ok",
+    "permitToken signer: FAIL",
+    "permitToken stake: FAIL",
+    "permitToken deposit: FAIL",
+    "permitToken feeToken: ok",
+    "permitToken feeToken: ok",
   ]);
   for (const check of failing(fresh)) assert.ok(check.fix && check.fix.length > 20, `${check.check} says what to do`);
   const signer = fresh.find((check) => check.check === "signer");
@@ -67,11 +76,18 @@ test("a fresh deployment fails the signer, stake and token deposit checks, each 
   assert.match(signer?.fix ?? "", new RegExp(`signers add --signer ${serviceKey}`));
   assert.match(fresh.find((check) => check.check === "stake")?.fix ?? "", /stake --amount 1 --unstake-delay 86400/);
 
-  // The fixes: the key added to both, the token paymaster funded and staked, the verifying one staked.
+  // The fixes: the key added to all three, the token paymasters funded and staked, the verifying one staked.
   const owner = env.clients(anvilKeys.owner);
-  await addSignerToPaymasters(owner, serviceKey, [v07.verifyingPaymaster, v07.tokenPaymaster]);
+  await addSignerToPaymasters(owner, serviceKey, [
+    v07.verifyingPaymaster,
+    v07.tokenPaymaster,
+    v07.permitTokenPaymaster,
+  ]);
   await sendTogether(owner, [
-    ...(await tokenPaymasterV07Funding(owner, [{ paymaster: v07.tokenPaymaster, entryPoint: v07.entryPoint }])),
+    ...(await tokenPaymasterV07Funding(
+      owner,
+      [v07.tokenPaymaster, v07.permitTokenPaymaster].map((paymaster) => ({ paymaster, entryPoint: v07.entryPoint })),
+    )),
     {
       what: "staking the verifying paymaster",
       to: v07.verifyingPaymaster,
@@ -123,6 +139,7 @@ test("another owner, a missing EntryPoint and a wrong chain id are each reported
     [
       ["verifying", "owner"],
       ["token", "owner"],
+      ["permitToken", "owner"],
     ],
   );
   assert.match(failing(owned)[0]?.detail ?? "", new RegExp(`owned by ${ANVIL_FIRST_ACCOUNT}`));
@@ -141,11 +158,27 @@ test("another owner, a missing EntryPoint and a wrong chain id are each reported
   assert.match(wrongChain[0]?.detail ?? "", new RegExp(`chain id ${env.anvil.chainId}`));
 });
 
+test("the up-front token paymaster has no contract for v0.6: naming one there fails the code check with its fix", async () => {
+  const checks = await checkSite(
+    env.publicClient,
+    { version: "0.6", entryPoint: ENTRY_POINT_V06_ADDRESS, paymasters: { permitToken: v07.permitTokenPaymaster } },
+    context,
+  );
+  assert.deepEqual(summary(checks), ["- entryPoint: ok", "permitToken code: FAIL"]);
+  assert.match(checks[1]?.detail ?? "", /no permitToken paymaster for EntryPoint v0\.6/);
+  assert.match(checks[1]?.fix ?? "", /v0\.7 or later/);
+});
+
 test("checkChain reads the sites from a chain's configuration: v0.6 at the top level, later versions by key", async () => {
   const chain = {
     chainId: env.anvil.chainId,
     name: "anvil",
-    entryPoints: { "0.8": { verifyingPaymaster: v08.verifyingPaymaster.toLowerCase() } },
+    entryPoints: {
+      "0.8": {
+        verifyingPaymaster: v08.verifyingPaymaster.toLowerCase(),
+        permitTokenPaymaster: v08.permitTokenPaymaster.toLowerCase(),
+      },
+    },
   };
   const checks = await checkChain(env.publicClient, chain, { signer: serviceKey });
   assert.deepEqual(
@@ -158,6 +191,12 @@ test("checkChain reads the sites from a chain's configuration: v0.6 at the top l
       ["0.8", "verifying", "signer"],
       ["0.8", "verifying", "stake"],
       ["0.8", "verifying", "deposit"],
+      ["0.8", "permitToken", "code"],
+      ["0.8", "permitToken", "owner"],
+      ["0.8", "permitToken", "signer"],
+      ["0.8", "permitToken", "stake"],
+      ["0.8", "permitToken", "deposit"],
+      ["0.8", "permitToken", "feeToken"],
     ],
   );
 });

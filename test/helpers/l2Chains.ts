@@ -282,24 +282,35 @@ export async function deployPaymasterStacks(chain: LocalChain, signer: Address):
       ...LATER_ENTRY_POINT_VERSIONS.flatMap((version) => [
         later[version].verifyingPaymaster.address,
         later[version].tokenPaymaster.address,
+        later[version].permitTokenPaymaster.address,
       ]),
     ]),
     tokenPaymasterV07Funding(
       clients,
-      LATER_ENTRY_POINT_VERSIONS.map((version) => ({
-        paymaster: later[version].tokenPaymaster.address,
-        entryPoint: later[version].entryPoint.address,
-      })),
+      LATER_ENTRY_POINT_VERSIONS.flatMap((version) =>
+        [later[version].tokenPaymaster, later[version].permitTokenPaymaster].map(({ address }) => ({
+          paymaster: address,
+          entryPoint: later[version].entryPoint.address,
+        })),
+      ),
     ),
   ]);
   await sendTogether(clients, [...additions, ...funding]);
   const addresses = (version: LaterEntryPointVersion): LocalEntryPointStack => {
-    const { entryPoint, simpleAccountFactory, verifyingPaymaster, tokenPaymaster, simple7702Account } = later[version];
+    const {
+      entryPoint,
+      simpleAccountFactory,
+      verifyingPaymaster,
+      tokenPaymaster,
+      permitTokenPaymaster,
+      simple7702Account,
+    } = later[version];
     return {
       entryPoint: entryPoint.address,
       simpleAccountFactory: simpleAccountFactory.address,
       verifyingPaymaster: verifyingPaymaster.address,
       tokenPaymaster: tokenPaymaster.address,
+      permitTokenPaymaster: permitTokenPaymaster.address,
       ...(simple7702Account ? { simple7702Account: simple7702Account.address } : {}),
     };
   };

@@ -7,26 +7,31 @@ import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../entryPoints
 import { ENTRY_POINT_V09_ADDRESS } from "../entryPoints/entryPointV09";
 import type { KnownEntryPointVersion } from "../entryPoints/versions";
 import type { Artifact } from "./artifacts";
-import { tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "./tokenArtifacts";
+import { permitTokenPaymasterV07Artifact, tokenPaymasterArtifact, tokenPaymasterV07Artifact } from "./tokenArtifacts";
 import {
   verifyingPaymasterArtifact,
   verifyingPaymasterV07Artifact,
   verifyingPaymasterV09Artifact,
 } from "./verifyingArtifacts";
 
-/** SPONSORED mode (a dApp's deposit pays) or ERC20 mode (the sender pays in a fee token). */
-export type OurPaymasterKind = "verifying" | "token";
-export const OUR_PAYMASTER_KINDS: readonly OurPaymasterKind[] = ["verifying", "token"];
+/**
+ * SPONSORED mode (a dApp's deposit pays), ERC20 mode charged after the call (token: the sender approves, postOp pulls)
+ * or before it (permitToken: validation takes the maximum, with a permit when the allowance is short; postOp refunds).
+ */
+export type OurPaymasterKind = "verifying" | "token" | "permitToken";
+export const OUR_PAYMASTER_KINDS: readonly OurPaymasterKind[] = ["verifying", "token", "permitToken"];
 
 interface VersionContracts {
   canonicalEntryPoint: Address;
-  paymasters: Record<OurPaymasterKind, Artifact>;
+  /** The up-front token paymaster reads v0.7's packed operation: none for v0.6. */
+  paymasters: Record<Exclude<OurPaymasterKind, "permitToken">, Artifact> & { permitToken?: Artifact };
 }
 
 /** v0.8 changed the user operation hash, not what a paymaster reads: v0.7's contracts serve both. */
 const V07_PAYMASTERS: VersionContracts["paymasters"] = {
   verifying: verifyingPaymasterV07Artifact,
   token: tokenPaymasterV07Artifact,
+  permitToken: permitTokenPaymasterV07Artifact,
 };
 
 export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = {
@@ -36,8 +41,8 @@ export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = 
   },
   "0.7": { canonicalEntryPoint: ENTRY_POINT_V07_ADDRESS, paymasters: V07_PAYMASTERS },
   "0.8": { canonicalEntryPoint: ENTRY_POINT_V08_ADDRESS, paymasters: V07_PAYMASTERS },
-  // VerifyingPaymasterV09 reads v0.9's paymaster signature suffix (parallel signing); ERC20 mode signs sequentially
-  // there, which TokenPaymasterV07 serves at v0.9 unchanged.
+  // VerifyingPaymasterV09 reads v0.9's paymaster signature suffix (parallel signing); TokenPaymasterV07 signs
+  // sequentially there, unchanged; PermitTokenPaymasterV07 reads the suffix as well as a signature in its data.
   "0.9": {
     canonicalEntryPoint: ENTRY_POINT_V09_ADDRESS,
     paymasters: { ...V07_PAYMASTERS, verifying: verifyingPaymasterV09Artifact },
@@ -45,6 +50,11 @@ export const OUR_PAYMASTERS: Record<KnownEntryPointVersion, VersionContracts> = 
 };
 
 export const OUR_ENTRY_POINT_VERSIONS = Object.keys(OUR_PAYMASTERS) as readonly KnownEntryPointVersion[];
+
+/** Our contract of `kind` for `version`; undefined where the kind has none (the up-front token paymaster on v0.6). */
+export function ourPaymaster(version: KnownEntryPointVersion, kind: OurPaymasterKind): Artifact | undefined {
+  return OUR_PAYMASTERS[version].paymasters[kind];
+}
 
 /**
  * Creation code with the constructor arguments every paymaster of ours takes: (EntryPoint, owner). No signer: the

@@ -51,6 +51,32 @@ export const PERMIT_DEADLINE = maxUint256;
 /** The contract's POST_OP_OVERHEAD_GAS (the contract tests check they agree): gas charged on top of actualGasCost. */
 export const PERMIT_TOKEN_PAYMASTER_POST_OP_OVERHEAD_GAS = 30_000n;
 
+/** What each limit below keeps above the least that works on chain, in percent (as TokenPaymasterV07's). */
+export const PERMIT_TOKEN_PAYMASTER_GAS_MARGIN_PERCENT = 20n;
+
+/**
+ * paymasterVerificationGasLimit to sign: the least that passes in the costliest case measured (a fresh ERC-1271 account's
+ * permit, the oracle's price, the token's first charge; test/contracts/v07/permitTokenPaymasterGas.test.ts): 137,297 on
+ * v0.7 and 136,636 on v0.8 (validatePaymasterUserOp itself used 126,900), plus 20 %, to the thousand. Without a permit
+ * it uses about 44,000. An account whose isValidSignature costs more (a Safe, a Kernel validator) needs more: too low a
+ * limit fails validation, so a bundler refuses the operation and nothing is lost; a higher one only raises the prefund,
+ * which postOp refunds.
+ */
+export const PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT = 165_000n;
+
+/**
+ * The least paymasterPostOpGasLimit the service may sign: the least that completes postOp's refund, 10,220 with the
+ * local token (postOp used 10,152), plus 20 %, to the thousand. Below it postOp can run out of gas, and then the
+ * EntryPoint undoes the execution while the whole prefund stays with the paymaster.
+ */
+export const PERMIT_TOKEN_PAYMASTER_MIN_POST_OP_GAS_LIMIT = 13_000n;
+
+/**
+ * paymasterPostOpGasLimit to sign: above the floor, with room for a heavier token's transfer (USDC's proxy and
+ * blocklist), and under EntryPoint v0.8's 40,000 gas of unused postOp gas that it leaves unpenalised.
+ */
+export const PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT = 30_000n;
+
 /** The price source, six terms words, and the permit's length: the bytes before the permit. */
 const TERMS_LENGTH = 1 + 6 * 32;
 const PERMIT_LENGTH_BYTES = 2;

@@ -24,8 +24,18 @@ export interface ChainsFileEntry {
   name: string;
   verifyingPaymaster?: Address;
   tokenPaymaster?: Address;
-  entryPoints?: Record<string, { entryPoint: Address; verifyingPaymaster?: Address; tokenPaymaster?: Address }>;
+  entryPoints?: Record<
+    string,
+    { entryPoint: Address; verifyingPaymaster?: Address; tokenPaymaster?: Address; permitTokenPaymaster?: Address }
+  >;
 }
+
+/** The chains file's field for each kind's address. */
+const FIELDS = {
+  verifying: "verifyingPaymaster",
+  token: "tokenPaymaster",
+  permitToken: "permitTokenPaymaster",
+} as const satisfies Record<Target["kind"], string>;
 
 export async function deploy(
   node: Node,
@@ -43,6 +53,11 @@ export async function deploy(
     );
   }
   const chosen = targets(owner, entryPointVersions(raw), kinds(raw, ["verifying"]));
+  if (chosen.length === 0) {
+    throw new CommandError(
+      "nothing to deploy: the up-front token paymaster (permitToken) needs EntryPoint v0.7 or later",
+    );
+  }
   const configured = service.config.chains.get(node.chainId);
   await refuseUnlessReady(node, chosen);
 
@@ -107,7 +122,7 @@ export async function deploy(
     report.say("nothing to send: every paymaster is deployed and signs with the service's key");
   }
   // The contract takes any token the service signs for; which ones is the chains file's (checked by `status`).
-  if (chosen.some((target) => target.kind === "token") && (configured?.tokens ?? []).length === 0) {
+  if (chosen.some((target) => target.kind !== "verifying") && (configured?.tokens ?? []).length === 0) {
     report.say(
       `next: list chain ${node.chainId}'s fee tokens (address, symbol, decimals, price) under \`tokens\` in the chains file, beside the tokenPaymaster addresses below: ERC20 mode serves only those`,
     );
@@ -145,9 +160,10 @@ function chainsFileEntry(
 ): ChainsFileEntry {
   const entry: ChainsFileEntry = { chainId, name: configured?.name ?? `chain ${chainId}` };
   for (const target of chosen) {
-    const field = target.kind === "verifying" ? "verifyingPaymaster" : "tokenPaymaster";
+    const field = FIELDS[target.kind];
     if (target.version === "0.6") {
-      entry[field] = target.address;
+      // No permitToken for v0.6 (targets() leaves it out).
+      if (field !== "permitTokenPaymaster") entry[field] = target.address;
       continue;
     }
     entry.entryPoints ??= {};

@@ -32,8 +32,8 @@ export async function status(
     if (sitesOfChain(configured).length === 0) {
       throw new CommandError(
         `nothing to check on chain ${node.chainId}: the chains file names no paymaster addresses for chain ` +
-          `${node.chainId} (no verifyingPaymaster or tokenPaymaster, for any EntryPoint version); add the entry ` +
-          "`deploy` printed to the chains file (CHAINS_FILE), or give --owner to check that owner's paymasters",
+          `${node.chainId} (no verifyingPaymaster, tokenPaymaster or permitTokenPaymaster, for any EntryPoint version); ` +
+          "add the entry `deploy` printed to the chains file (CHAINS_FILE), or give --owner to check that owner's paymasters",
       );
     }
     checks = await checkChain(node.publicClient, configured, context);

@@ -3,7 +3,12 @@
 import { type Address, type Hex, isAddressEqual, type PublicClient } from "viem";
 import type { KnownEntryPointVersion } from "../../bindings/entryPoints/versions";
 import type { Artifact } from "../../bindings/paymasters/artifacts";
-import { OUR_PAYMASTERS, type OurPaymasterKind, paymasterInitCode } from "../../bindings/paymasters/ourPaymasters";
+import {
+  OUR_PAYMASTERS,
+  type OurPaymasterKind,
+  ourPaymaster,
+  paymasterInitCode,
+} from "../../bindings/paymasters/ourPaymasters";
 import { signerSetAbi } from "../../bindings/paymasters/signerSet";
 import { create2Address } from "../../chain/create2";
 import { isOurPaymasterCode } from "../../chain/paymasterCode";
@@ -18,17 +23,19 @@ export interface Target {
   address: Address;
 }
 
+/** Every version and kind asked for that we have a contract for (the up-front token paymaster has none for v0.6). */
 export function targets(
   owner: Address,
   versions: readonly KnownEntryPointVersion[],
   kinds: readonly OurPaymasterKind[],
 ): Target[] {
   return versions.flatMap((version) =>
-    kinds.map((kind) => {
+    kinds.flatMap((kind) => {
+      const artifact = ourPaymaster(version, kind);
+      if (artifact === undefined) return [];
       const entryPoint = OUR_PAYMASTERS[version].canonicalEntryPoint;
-      const artifact = OUR_PAYMASTERS[version].paymasters[kind];
       const initCode = paymasterInitCode(artifact, entryPoint, owner);
-      return { version, kind, entryPoint, artifact, initCode, address: create2Address(initCode) };
+      return [{ version, kind, entryPoint, artifact, initCode, address: create2Address(initCode) }];
     }),
   );
 }

@@ -19,10 +19,12 @@ const EntryPointContractsSchema = Type.Object(
     entryPoint: Type.Optional(ContractAddress),
     verifyingPaymaster: Type.Optional(ContractAddress),
     tokenPaymaster: Type.Optional(ContractAddress),
+    /** The token paymaster that charges before the call (PermitTokenPaymasterV07); none exists for v0.6. */
+    permitTokenPaymaster: Type.Optional(ContractAddress),
   },
   {
     additionalProperties: false,
-    description: "an object with entryPoint, verifyingPaymaster and tokenPaymaster addresses",
+    description: "an object with entryPoint, verifyingPaymaster, tokenPaymaster and permitTokenPaymaster addresses",
   },
 );
 

@@ -34,6 +34,8 @@ import {
   type CarriedPermit,
   encodePermitTokenPaymasterAndData,
   getPermitTokenPaymasterHash,
+  PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+  PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
   type PermitTokenTerms,
 } from "../../../src/bindings/paymasters/permitTokenPaymasterAndData";
 import { permitTypedData } from "../../../src/bindings/paymasters/permitTypedData";
@@ -240,14 +242,14 @@ export function transferCall(env: PermitTokenChain, to: Address, amount: bigint)
 
 /**
  * The five limits of a first operation. The paymaster's two are what the service signs for this contract; the rest
- * are generous, which only raises the prefund, and so the refund.
+ * are generous (the account's deployment included), which only raises the prefund, and so the refund.
  */
 export const permitGasLimits: Readonly<Omit<GasLimitsV07, "maxFeePerGas">> = {
   verificationGasLimit: 600_000n,
   callGasLimit: 100_000n,
   preVerificationGas: 50_000n,
-  paymasterVerificationGasLimit: 150_000n,
-  paymasterPostOpGasLimit: 60_000n,
+  paymasterVerificationGasLimit: PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+  paymasterPostOpGasLimit: PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
 };
 
 export interface Draft {

@@ -1,0 +1,99 @@
+// The gas limits the service signs for PermitTokenPaymasterV07, against what it takes on chain, in its costliest case:
+// a fresh ERC-1271 account's first operation (deployed by initCode) carrying its permit, the price read from the oracle
+// (a cold aggregator) and the token's first charge (the paymaster's balance written from zero). The same operation is
+// mined from the same state with ever smaller limits to find the least that work. The signed limits must cover them with
+// the stated margin, and the least postOp limit must stay below the service's floor for it, which refuses a postOp that
+// could run out of gas (the execution would be undone while the whole prefund stays with the paymaster).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Hex } from "viem";
+import {
+  PERMIT_TOKEN_PAYMASTER_GAS_MARGIN_PERCENT,
+  PERMIT_TOKEN_PAYMASTER_MIN_POST_OP_GAS_LIMIT,
+  PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+  PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+} from "../../../src/bindings/paymasters/permitTokenPaymasterAndData";
+import { PRICE_SOURCE } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
+import { paymasterHookGas } from "../../helpers/paymasterHookGas";
+import {
+  draftOperation,
+  erc1271Sender,
+  eventsOf,
+  executeCall,
+  handleOps,
+  maxCharge,
+  type PermitTokenChain,
+  signOperation,
+  signPermit,
+  startPermitTokenChain,
+  TOKENS,
+  terms,
+} from "./permitTokenFixtures";
+
+type Limits = { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint };
+
+async function rpcCall(env: PermitTokenChain, method: string, params: unknown[]): Promise<Hex> {
+  const request = env.publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<Hex>;
+  return request({ method, params });
+}
+
+for (const version of ["0.7", "0.8"] as const) {
+  test(`EntryPoint v${version}: the up-front token paymaster's signed limits are the least that work plus the stated margin`, async (t) => {
+    const env = await startPermitTokenChain(version);
+    try {
+      const sender = await erc1271Sender(env, TOKENS(100n));
+      let state = await rpcCall(env, "evm_snapshot", []);
+      /** The same first operation, mined from the same state each time with `limits`; undefined when it failed. */
+      const tryLimits = async (limits: Limits) => {
+        await rpcCall(env, "evm_revert", [state]);
+        state = await rpcCall(env, "evm_snapshot", []);
+        try {
+          const draft = await draftOperation(env, sender, executeCall(sender.address), limits);
+          const permit = await signPermit(env, sender, maxCharge(draft));
+          const quote = await terms(env, {
+            permit,
+            priceSource: PRICE_SOURCE.oracle,
+            oracleAggregator: env.aggregator,
+            exchangeRate: 0n,
+          });
+          const receipt = await handleOps(env, [await signOperation(env, sender, draft, quote)], [sender]);
+          const [operation] = eventsOf(receipt).operations;
+          // A postOp that ran out of gas is no TokenCharged: the EntryPoint reverted the execution and kept the gas.
+          const charged = eventsOf(receipt).charged.length === 1;
+          const gas = await paymasterHookGas(env.publicClient, receipt.transactionHash, env.paymaster);
+          return { succeeded: operation?.args.success === true && charged, ...gas };
+        } catch {
+          return undefined; // handleOps reverted: validation ran out of its limit or of gas
+        }
+      };
+      const least = async (field: keyof Limits, low: bigint, high: bigint, other: Limits) => {
+        while (high - low > 100n) {
+          const middle = (low + high) / 2n;
+          if ((await tryLimits({ ...other, [field]: middle }))?.succeeded) high = middle;
+          else low = middle;
+        }
+        return high;
+      };
+      const generous = { paymasterVerificationGasLimit: 250_000n, paymasterPostOpGasLimit: 150_000n };
+      const measured = await tryLimits(generous);
+      assert.ok(measured?.succeeded, "the operation succeeds with generous limits");
+      const leastValidation = await least("paymasterVerificationGasLimit", measured.validation, 250_000n, generous);
+      const leastPostOp = await least("paymasterPostOpGasLimit", measured.postOp, 150_000n, generous);
+      t.diagnostic(
+        `validatePaymasterUserOp used ${measured.validation}, least paymasterVerificationGasLimit ${leastValidation}; ` +
+          `postOp used ${measured.postOp}, least paymasterPostOpGasLimit ${leastPostOp}`,
+      );
+      const withMargin = (gas: bigint) => gas + (gas * PERMIT_TOKEN_PAYMASTER_GAS_MARGIN_PERCENT) / 100n;
+      assert.ok(PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT >= withMargin(leastValidation));
+      assert.ok(PERMIT_TOKEN_PAYMASTER_MIN_POST_OP_GAS_LIMIT >= withMargin(leastPostOp));
+      assert.ok(PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT >= PERMIT_TOKEN_PAYMASTER_MIN_POST_OP_GAS_LIMIT);
+      const signed = await tryLimits({
+        paymasterVerificationGasLimit: PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+        paymasterPostOpGasLimit: PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+      });
+      assert.ok(signed?.succeeded, "the operation succeeds with the service's limits");
+    } finally {
+      await env.anvil.stop();
+    }
+  });
+}
