@@ -22,7 +22,7 @@ import {
   parseUnits,
   toHex,
 } from "viem";
-import { createBundlerClient, type SmartAccount, type UserOperationReceipt } from "viem/account-abstraction";
+import type { SmartAccount, UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V06_ADDRESS } from "../../src/bindings/entryPoints/entryPoint";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
@@ -40,7 +40,7 @@ import { bundlerFor } from "../helpers/altoStack";
 import { altoStackFile } from "../helpers/altoStackFile";
 import { TARGET } from "../helpers/chainApp";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
-import { pimlicoPaymaster } from "../helpers/pimlicoPaymaster";
+import { pimlicoBundlerFor } from "../helpers/pimlicoBundler";
 import { postJsonRpc } from "../helpers/postJsonRpc";
 
 /** What each new account is given: 100 TUSD (6 decimals) and no ether. */
@@ -201,17 +201,8 @@ describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { 
     assert.ok(quote && quote.maxGasFee > 0, JSON.stringify(reply.result));
     const quotedMaximum = parseUnits(String(quote.maxGasFee), 6);
 
-    const pimlico = createPimlicoClient({ transport: http(endpoint()), entryPoint });
-    let answer: Record<string, unknown> | undefined;
-    const bundler = createBundlerClient({
-      account,
-      client: env.publicClient,
-      transport: http(alto.url),
-      pollingInterval: 50,
-      paymasterContext: { token: LOCAL_TEST_TOKEN_ADDRESS },
-      paymaster: pimlicoPaymaster(pimlico, (sponsored) => {
-        answer = sponsored;
-      }),
+    const { bundler, answers } = pimlicoBundlerFor(started(), endpoint(), account, entryPoint, {
+      token: LOCAL_TEST_TOKEN_ADDRESS,
     });
     // At the fees quoted: the charge is at the fee paid, so a dearer fee than the quote's could exceed its maximum.
     const hash = await bundler.sendUserOperation({
@@ -220,6 +211,7 @@ describe("EntryPoint v0.7, a quote and pimlico's pm_sponsorUserOperation with { 
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const answer = answers.at(-1);
     assert.ok(answer, "pm_sponsorUserOperation answered");
     assert.ok(isAddressEqual(answer.paymaster as Address, tokenPaymasterOf(version)), "the token paymaster's fields");
     for (const field of ["callGasLimit", "verificationGasLimit", "preVerificationGas"]) {

@@ -9,9 +9,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { createPimlicoClient } from "permissionless/clients/pimlico";
-import { type Address, http, isAddressEqual, parseEther, parseEventLogs } from "viem";
-import { createBundlerClient, type UserOperationReceipt } from "viem/account-abstraction";
+import { type Address, isAddressEqual, parseEther, parseEventLogs } from "viem";
+import type { UserOperationReceipt } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import { verifyingPaymasterV07Artifact } from "../../src/bindings/paymasters/artifacts";
@@ -27,7 +26,7 @@ import { chainDapp, TARGET } from "../helpers/chainApp";
 import { whitelist } from "../helpers/dappSetup";
 import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
-import { pimlicoPaymaster } from "../helpers/pimlicoPaymaster";
+import { pimlicoBundlerFor } from "../helpers/pimlicoBundler";
 
 /** A second whitelisted address (a call without data), for batches. */
 const OTHER_TARGET: Address = "0x2222222222222222222222222222222222222222";
@@ -194,24 +193,15 @@ describe("EntryPoint v0.8, an EIP-7702 account", () => {
 
 describe("EntryPoint v0.7, pimlico's pm_sponsorUserOperation [userOp, entryPoint, context]", () => {
   test("the service has the bundler estimate the gas, signs, and the operation is mined", async () => {
-    const { env, alto } = started();
+    const { env } = started();
     const entryPoint = { address: env.chain.info.entryPoints["0.7"].entryPoint, version: "0.7" } as const;
-    const pimlico = createPimlicoClient({ transport: http(endpoint()), entryPoint });
     const account = await simpleAccount("0.7");
-    let answer: Record<string, unknown> | undefined;
-    const bundler = createBundlerClient({
-      account,
-      client: env.publicClient,
-      transport: http(alto.url),
-      pollingInterval: 50,
-      paymaster: pimlicoPaymaster(pimlico, (sponsored) => {
-        answer = sponsored;
-      }),
-    });
+    const { bundler, answers } = pimlicoBundlerFor(started(), endpoint(), account, entryPoint);
     const depositBefore = await depositOf("0.7");
     const hash = await bundler.sendUserOperation({ calls: [{ to: TARGET, value: 0n }] });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     await checkMined("0.7", account.address, receipt, depositBefore);
+    const answer = answers.at(-1);
     assert.ok(answer, "pm_sponsorUserOperation answered");
     assert.equal(answer.paymasterVerificationGasLimit, PAYMASTER_VERIFICATION_GAS_LIMIT_V07);
     assert.equal(answer.paymasterPostOpGasLimit, PAYMASTER_POST_OP_GAS_LIMIT_V07);
