@@ -101,16 +101,22 @@ function reading(paymasterId: string, outstandingWei: bigint, order: number, exa
   };
 }
 
-test("a reading taken before a sponsorship's and handed over after it does not re-arm: one alert per crossing", async () => {
-  // The interleaving that sent a second alert for one crossing: the periodic check read the deposit still above, a
-  // sponsorship then took it below and its reading, noted first, queued the alert; the periodic check's older reading,
-  // noted next, re-armed it, and the following reading below queued another.
+/** A paymaster with deposit alerts whose first reading, all 1000 wei available, was noted above the threshold. */
+async function aboveAtFirst() {
   const inFlight = new InFlightCharges();
   const alerts = alertsOn(inFlight);
   const paymasterId = await paymasterWithAlerts();
   const read = readingsOf(paymasterId, inFlight);
   alerts.depositObserved(read(0n));
   await alerts.idle();
+  return { inFlight, alerts, paymasterId, read };
+}
+
+test("a reading taken before a sponsorship's and handed over after it does not re-arm: one alert per crossing", async () => {
+  // The interleaving that sent a second alert for one crossing: the periodic check read the deposit still above, a
+  // sponsorship then took it below and its reading, noted first, queued the alert; the periodic check's older reading,
+  // noted next, re-armed it, and the following reading below queued another.
+  const { alerts, paymasterId, read } = await aboveAtFirst();
   assert.equal(await below(paymasterId), false);
 
   const periodic = read(500n); // 500 available: above
@@ -138,12 +144,7 @@ test("a reading taken before a sponsorship's and handed over after it does not r
 });
 
 test("an older reading handed over while a newer one is being written is dropped too", async () => {
-  const inFlight = new InFlightCharges();
-  const alerts = alertsOn(inFlight);
-  const paymasterId = await paymasterWithAlerts();
-  const read = readingsOf(paymasterId, inFlight);
-  alerts.depositObserved(read(0n));
-  await alerts.idle();
+  const { alerts, paymasterId, read } = await aboveAtFirst();
 
   const periodic = read(500n);
   const sponsorship = read(950n);
@@ -159,12 +160,7 @@ test("an older reading handed over while a newer one is being written is dropped
 });
 
 test("a reading that may count a sponsorship twice is not noted: it cannot cross the threshold by itself", async () => {
-  const inFlight = new InFlightCharges();
-  const alerts = alertsOn(inFlight);
-  const paymasterId = await paymasterWithAlerts();
-  const read = readingsOf(paymasterId, inFlight);
-  alerts.depositObserved(read(0n));
-  await alerts.idle();
+  const { inFlight, alerts, paymasterId, read } = await aboveAtFirst();
   assert.equal(await below(paymasterId), false);
 
   // A sponsorship recorded while the read ran: its query may or may not have counted it, and the tally adds it.
