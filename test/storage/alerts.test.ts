@@ -32,6 +32,28 @@ async function paymasterWithAlerts(thresholdWei: bigint | null) {
   return { account: { id: paymaster.accountId }, paymaster };
 }
 
+/** A spending limit "cap" of the paymaster, and its refusal in the cycle starting at `cycleStartMs`, 5 ms into it. */
+async function refusalsOfCap(paymasterId: string, accountId: string) {
+  const policy = await insertPolicy(db, {
+    paymasterId,
+    createdBy: accountId,
+    name: "cap",
+    policyType: "PAYMASTER_SA_LIMIT",
+    policyData: {},
+    cycleStartMs: 0,
+  });
+  return (cycleStartMs: number) => ({
+    paymasterId,
+    chainId: 31337,
+    policyId: policy.id,
+    policyName: "cap",
+    cycleStartMs,
+    reason: "full",
+    at: new Date(cycleStartMs + 5).toISOString(),
+    nowMs: cycleStartMs + 5,
+  });
+}
+
 const figure = (paymasterId: string, depositWei: bigint, outstandingWei: bigint): DepositFigure => ({
   paymasterId,
   chainId: 31337,
@@ -85,24 +107,7 @@ test("deposit.low: one per crossing, under concurrent readings; above re-arms; n
 test("without alert settings nothing is written", async () => {
   const { account, paymaster } = await paymasterWithAlerts(null);
   assert.equal(await noteDepositFigure(db, figure(paymaster.id, 0n, 10n)), false);
-  const policy = await insertPolicy(db, {
-    paymasterId: paymaster.id,
-    createdBy: account.id,
-    name: "cap",
-    policyType: "PAYMASTER_SA_LIMIT",
-    policyData: {},
-    cycleStartMs: 0,
-  });
-  const refusal = {
-    paymasterId: paymaster.id,
-    chainId: 31337,
-    policyId: policy.id,
-    policyName: "cap",
-    cycleStartMs: 0,
-    reason: "full",
-    at: new Date(0).toISOString(),
-    nowMs: 0,
-  };
+  const refusal = (await refusalsOfCap(paymaster.id, account.id))(0);
   assert.equal(await noteLimitRefusal(db, refusal), "alertsOff");
   assert.equal((await db.query("SELECT 1 FROM deposit_alert_state WHERE paymaster_id = $1", [paymaster.id])).length, 0);
   // Settings made later in the cycle: the cycle's next refusal alerts.
@@ -113,24 +118,7 @@ test("without alert settings nothing is written", async () => {
 
 test("limit.reached: one per limit and cycle under concurrent refusals; the next cycle another", async () => {
   const { account, paymaster } = await paymasterWithAlerts(0n);
-  const policy = await insertPolicy(db, {
-    paymasterId: paymaster.id,
-    createdBy: account.id,
-    name: "cap",
-    policyType: "PAYMASTER_SA_LIMIT",
-    policyData: {},
-    cycleStartMs: 0,
-  });
-  const refusal = (cycleStartMs: number) => ({
-    paymasterId: paymaster.id,
-    chainId: 31337,
-    policyId: policy.id,
-    policyName: "cap",
-    cycleStartMs,
-    reason: "full",
-    at: new Date(cycleStartMs + 5).toISOString(),
-    nowMs: cycleStartMs + 5,
-  });
+  const refusal = await refusalsOfCap(paymaster.id, account.id);
   const first = await Promise.all(Array.from({ length: 20 }, () => noteLimitRefusal(db, refusal(0))));
   assert.equal(first.filter((note) => note === "queued").length, 1);
   assert.equal(first.filter((note) => note === "alreadyQueued").length, 19);
@@ -140,8 +128,8 @@ test("limit.reached: one per limit and cycle under concurrent refusals; the next
   assert.deepEqual(
     bodies.map((body) => [body.event, body.policyId, body.cycleStart]),
     [
-      ["limit.reached", policy.id, "1970-01-01T00:00:00.000Z"],
-      ["limit.reached", policy.id, "1970-01-01T01:00:00.000Z"],
+      ["limit.reached", refusal(0).policyId, "1970-01-01T00:00:00.000Z"],
+      ["limit.reached", refusal(0).policyId, "1970-01-01T01:00:00.000Z"],
     ],
   );
 });
