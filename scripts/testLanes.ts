@@ -37,6 +37,7 @@ export const UNIT = new Set([
   "test/chain/sponsoringChains.test.ts",
   "test/chain/tokenArtifacts.test.ts",
   "test/chain/tokenPaymasterAndData.test.ts",
+  "test/chain/permitTokenPaymasterAndData.test.ts",
   "test/chain/tokenPaymasterAndDataV07.test.ts",
   "test/chain/userOpHashV09.test.ts",
   "test/config.test.ts",

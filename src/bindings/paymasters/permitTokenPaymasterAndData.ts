@@ -1,6 +1,6 @@
 // The up-front token paymaster's paymasterAndData for EntryPoint v0.7, v0.8 and v0.9, byte for byte as
 // contracts/v07/PermitTokenPaymasterV07.sol parses it, the hash its signer signs, and what postOp keeps and gives back
-// (docs/contracts.md, 'PermitTokenPaymasterV07').
+// (docs/contracts.md, 'PermitTokenPaymasterV07 (ERC20 mode, charged up front)').
 //
 //   [0:20]     paymaster address                          \
 //   [20:36]    paymasterVerificationGasLimit (uint128)      } read by the EntryPoint

@@ -4,7 +4,7 @@
 import type { Address, TypedDataDomain } from "viem";
 import { PERMIT_DEADLINE } from "./permitTokenPaymasterAndData";
 
-export const PERMIT_TYPES = {
+const PERMIT_TYPES = {
   Permit: [
     { name: "owner", type: "address" },
     { name: "spender", type: "address" },

@@ -58,11 +58,11 @@ export type PermitVersion = "0.7" | "0.8" | "0.9";
 
 /** 3,000 tokens (6 decimals) per ether, signed as the rate and given by the aggregator alike; a 10 % markup. */
 export const RATE = 3_000n * 10n ** 6n;
-export const PRICE = { decimals: 8, answer: 3_000n * 10n ** 8n } as const;
+const PRICE = { decimals: 8, answer: 3_000n * 10n ** 8n } as const;
 export const MARKUP = 1_100_000;
 export const TOKENS = (whole: bigint) => whole * 10n ** 6n;
 /** The local token's domain as USDC has it on Base: a name, version "2". */
-export const TOKEN = { name: "Test USD Coin", symbol: "TUSDC", version: "2" } as const;
+const TOKEN = { name: "Test USD Coin", symbol: "TUSDC", version: "2" } as const;
 const PAYMASTER_DEPOSIT = parseEther("10");
 const STAKE = { amount: parseEther("1"), unstakeDelaySec: 86_400 } as const;
 
@@ -185,7 +185,7 @@ export interface Sender {
   authorization?: SignedAuthorization;
 }
 
-export async function mintTokens(env: PermitTokenChain, to: Address, amount: bigint): Promise<void> {
+async function mintTokens(env: PermitTokenChain, to: Address, amount: bigint): Promise<void> {
   const hash = await env.wallet(anvilKeys.owner).writeContract({
     address: env.token,
     abi: permitTestTokenArtifact.abi,
