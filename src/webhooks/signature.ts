@@ -21,17 +21,19 @@ export function signWebhook(secret: string, timestamp: number, signedText: strin
   return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${signedText}`, "utf8").digest("hex")}`;
 }
 
-/** What a receiver does (shown here for the tests and the README): recompute, compare in constant time, check age. */
+/**
+ * What a receiver does (shown here for the tests and the README): recompute, compare in constant time, check the age
+ * against its own clock, `at.nowSeconds` (a test whose service runs on a moved clock gives that clock).
+ */
 export function verifyWebhookSignature(
   secret: string,
   header: string | undefined,
   timestamp: string | undefined,
   signedText: string,
-  options: { nowSeconds?: number; toleranceSeconds?: number } = {},
+  at: { nowSeconds: number; toleranceSeconds?: number },
 ): boolean {
   if (header === undefined || timestamp === undefined || !/^\d+$/.test(timestamp)) return false;
-  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) return false;
+  if (Math.abs(at.nowSeconds - Number(timestamp)) > (at.toleranceSeconds ?? 300)) return false;
   const expected = Buffer.from(signWebhook(secret, Number(timestamp), signedText));
   const given = Buffer.from(header);
   return given.length === expected.length && timingSafeEqual(given, expected);

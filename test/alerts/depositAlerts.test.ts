@@ -111,7 +111,7 @@ test("one deposit.low per crossing below the threshold, again only after the dep
 
   const [first] = receiver.callsTo("/alerts");
   assert.ok(first);
-  assert.ok(signedWith(secret, first));
+  assert.ok(signedWith(secret, first, app.t.ctx.now()));
   const alert = JSON.parse(first.body);
   assert.deepEqual(
     { ...alert, at: typeof alert.at },

@@ -27,13 +27,17 @@ export const outboxOf = (t: TestApp, paymasterId: string) =>
     [paymasterId],
   );
 
-/** Whether an alert the receiver got is signed with `secret` (the account's webhook secret), as the webhooks are. */
-export const signedWith = (secret: string, call: ReceivedCall) =>
+/**
+ * Whether an alert the receiver got is signed with `secret` (the account's webhook secret), as the webhooks are, and
+ * fresh at `nowMs`: the receiver's clock, which is the service's in a test that moves it.
+ */
+export const signedWith = (secret: string, call: ReceivedCall, nowMs: number) =>
   verifyWebhookSignature(
     secret,
     call.headers["x-paymaster-signature"] as string,
     call.headers["x-paymaster-timestamp"] as string,
     call.body,
+    { nowSeconds: Math.floor(nowMs / 1000) },
   );
 
 /** Waits until the receiver has had at least `count` calls to `path` (`what`: the calls awaited), and returns them. */

@@ -120,7 +120,7 @@ test("concurrent refusals in one cycle: exactly one limit.reached, signed; the n
     assert.ok(first);
     assert.equal(first.method, "POST");
     assert.equal(first.headers["content-type"], "application/json");
-    assert.ok(signedWith(secret, first), "signed with the account's webhook secret");
+    assert.ok(signedWith(secret, first, now()), "signed with the account's webhook secret");
     const alert = JSON.parse(first.body);
     const cycleStart = alert.cycleStart;
     assert.deepEqual(
@@ -160,6 +160,12 @@ test("concurrent refusals in one cycle: exactly one limit.reached, signed; the n
     );
     const calls = receiver.callsTo("/ok");
     assert.equal(calls.length, 2);
+    // Dated by the service's clock, now an hour past the wall clock: fresh to a receiver on the service's time, too
+    // old (by more than five minutes) to one on the wall clock.
+    const [, next] = calls;
+    assert.ok(next);
+    assert.ok(signedWith(secret, next, now()), "the next cycle's alert, signed");
+    assert.equal(signedWith(secret, next, Date.now()), false);
     const second = JSON.parse(calls[1]?.body ?? "{}");
     assert.equal(second.policyId, policyId);
     assert.equal(Date.parse(second.cycleStart) - Date.parse(cycleStart), 60 * 60 * 1000);

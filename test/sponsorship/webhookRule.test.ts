@@ -267,6 +267,8 @@ describe("what each webhook receives", () => {
       headers[SIGNATURE_HEADER] as string | undefined,
       headers[TIMESTAMP_HEADER] as string | undefined,
       text,
+      // The rules here run on the wall clock (webhookRule's `now`), and so does this receiver.
+      { nowSeconds: Math.floor(Date.now() / 1000) },
     );
 
   const cases: {
@@ -380,6 +382,7 @@ describe("what each webhook receives", () => {
         call.headers[SIGNATURE_HEADER] as string,
         call.headers[TIMESTAMP_HEADER] as string,
         call.body,
+        { nowSeconds: Math.floor(Date.now() / 1000) },
       ),
       false,
     );

@@ -34,6 +34,9 @@ const options = (overrides: Partial<CallOptions> = {}): CallOptions => ({
   nowMs: Date.now,
   ...overrides,
 });
+/** The receiver's check on the wall clock, which these calls are signed by (options' nowMs). */
+const verified = (key: string, header: string, timestamp: string, text: string) =>
+  verifyWebhookSignature(key, header, timestamp, text, { nowSeconds: Math.floor(Date.now() / 1000) });
 const post = (path: string, body = '{"data":{}}') => ({ method: "POST" as const, url: server.url(path), body });
 
 describe("the verdict", () => {
@@ -214,16 +217,29 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
     assert.match(timestamp, /^\d{10}$/);
     assert.ok(Math.abs(Number(timestamp) - Date.now() / 1000) < 5);
     assert.equal(call.headers[SIGNATURE_HEADER], signWebhook(secret, Number(timestamp), call.body));
-    assert.equal(verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
+    assert.equal(verified(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
     // Another account's secret, another body or an old timestamp do not verify.
     const otherSecret = webhookSecret(masterKey, "7d1b2a3c-0000-4000-8000-000000000002");
     const header = call.headers[SIGNATURE_HEADER] as string;
-    assert.equal(verifyWebhookSignature(otherSecret, header, timestamp, call.body), false);
-    assert.equal(verifyWebhookSignature(secret, header, timestamp, call.body.replace("u-1", "u-2")), false);
+    assert.equal(verified(otherSecret, header, timestamp, call.body), false);
+    assert.equal(verified(secret, header, timestamp, call.body.replace("u-1", "u-2")), false);
     assert.equal(
       verifyWebhookSignature(secret, header, timestamp, call.body, { nowSeconds: Number(timestamp) + 301 }),
       false,
     );
+  });
+
+  test("the timestamp is the service's clock, and a receiver checks its age against its own", async () => {
+    const serviceMs = Date.UTC(2031, 0, 1);
+    assert.equal((await callWebhook(post("/true"), options({ nowMs: () => serviceMs }))).ok, true);
+    const call = server.calls.at(-1);
+    assert.ok(call);
+    const timestamp = call.headers[TIMESTAMP_HEADER] as string;
+    const header = call.headers[SIGNATURE_HEADER] as string;
+    assert.equal(Number(timestamp), serviceMs / 1000);
+    const at = (nowSeconds: number) => verifyWebhookSignature(secret, header, timestamp, call.body, { nowSeconds });
+    assert.equal(at(serviceMs / 1000 + 300), true, "five minutes on, by a receiver's clock that agrees");
+    assert.equal(at(Math.floor(Date.now() / 1000)), false, "the wall clock is years from the service's");
   });
 
   test("credentials in the URL are sent as basic authentication", async () => {
@@ -256,10 +272,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
     });
     const timestamp = call.headers[TIMESTAMP_HEADER] as string;
     assert.equal(call.headers[SIGNATURE_HEADER], signWebhook(secret, Number(timestamp), call.target));
-    assert.equal(
-      verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.target),
-      true,
-    );
+    assert.equal(verified(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.target), true);
   });
 
   test("WEBHOOK rule: POST {data, userOp} with the operation's numbers as decimal strings", async () => {
@@ -281,7 +294,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
     assert.deepEqual(JSON.parse(call.body), { data: { userId: "u-1" }, userOp });
     assert.equal(call.body, JSON.stringify({ data: { userId: "u-1" }, userOp }));
     const timestamp = call.headers[TIMESTAMP_HEADER] as string;
-    assert.equal(verifyWebhookSignature(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
+    assert.equal(verified(secret, call.headers[SIGNATURE_HEADER] as string, timestamp, call.body), true);
   });
 
   test("the per-account secret is HMAC-SHA256(master key, accountId) in hex", () => {
