@@ -201,6 +201,16 @@ test("refused writes leave no entry: bad input, unknown ids, wrong credentials",
 test("a write that fails after its change began leaves neither the change nor its entry", async () => {
   const dapp = await t.dapp();
   const before = (await auditLog(dapp.token)).entries.length;
+  /** The write each fault is put in: a spending limit, answered 500 without the fault's text. */
+  const refusedWith500 = async () => {
+    const reply = await t.call("POST", "paymaster-policy", {
+      token: dapp.token,
+      apiKey: dapp.apiKey,
+      body: { name: "never", policyType: "PAYMASTER_SA_LIMIT", policyData: limit },
+    });
+    assert.equal(reply.status, 500);
+    assert.doesNotMatch(JSON.stringify(reply.body), /injected/, "internals stay hidden");
+  };
   // A real failure inside the database, after the policy row was written and added to the audit entry: the statement
   // that appends the next change to the entry raises. (The entry was opened and holds the first change by then.)
   await t.db.exec(`
@@ -214,13 +224,7 @@ test("a write that fails after its change began leaves neither the change nor it
       FOR EACH ROW EXECUTE FUNCTION test_fail_after_change();
   `);
   try {
-    const reply = await t.call("POST", "paymaster-policy", {
-      token: dapp.token,
-      apiKey: dapp.apiKey,
-      body: { name: "never", policyType: "PAYMASTER_SA_LIMIT", policyData: limit },
-    });
-    assert.equal(reply.status, 500);
-    assert.doesNotMatch(JSON.stringify(reply.body), /injected/, "internals stay hidden");
+    await refusedWith500();
   } finally {
     await t.db.exec("DROP TRIGGER test_fail_after_change ON audit_log; DROP FUNCTION test_fail_after_change();");
   }
@@ -236,12 +240,7 @@ test("a write that fails after its change began leaves neither the change nor it
     CREATE TRIGGER test_fail_change AFTER INSERT ON policies FOR EACH ROW EXECUTE FUNCTION test_fail_change();
   `);
   try {
-    const reply = await t.call("POST", "paymaster-policy", {
-      token: dapp.token,
-      apiKey: dapp.apiKey,
-      body: { name: "never", policyType: "PAYMASTER_SA_LIMIT", policyData: limit },
-    });
-    assert.equal(reply.status, 500);
+    await refusedWith500();
   } finally {
     await t.db.exec("DROP TRIGGER test_fail_change ON policies; DROP FUNCTION test_fail_change();");
   }
