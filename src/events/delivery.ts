@@ -1,8 +1,9 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Metrics } from "../metrics/metrics";
 import type { Database } from "../storage/database";
 import {
+  type Attempt,
   type ClaimedEndpoint,
   claimEndpoints,
   disableFailingEndpoint,
@@ -12,7 +13,7 @@ import {
   pruneEvents,
   publicEventId,
   type QueuedDelivery,
-  recordAttempt,
+  recordAttempts,
   releaseLease,
   sequenceDeliveries,
   undeliveredCount,
@@ -177,29 +178,44 @@ export class EventDelivery {
     this.#active.set(endpoint.endpointId, work);
   }
 
-  /** Works one endpoint's queue while its lease lasts; hands the endpoint back when done or when its head failed. */
+  /**
+   * Works one endpoint's queue while its lease lasts; hands the endpoint back when done or when its head failed. The
+   * outcomes are written in one statement per batch, after the calls: a delivery made and not yet written when the
+   * process dies is made again (at least once, with its id), never skipped.
+   */
   async #drain(endpoint: ClaimedEndpoint): Promise<void> {
     const { db, now, settings } = this.#deps;
     const lease: Lease = { endpointId: endpoint.endpointId, leaseToken: endpoint.leaseToken };
     try {
+      // Opened once per lease; an unopenable secret fails every attempt the same way (and ends in the endpoint off).
+      let secrets: string[] | Error;
+      try {
+        secrets = this.#secrets(endpoint);
+      } catch (error) {
+        secrets = error as Error;
+      }
       for (;;) {
         await sequenceDeliveries(db, lease);
         const queue = await nextDeliveries(db, endpoint.endpointId, QUEUE_BATCH);
         if (queue.length === 0) return;
+        const made: Attempt[] = [];
         for (const delivery of queue) {
           // Never start an attempt the lease may not outlast: another instance would take the endpoint meanwhile.
-          if (this.#stopped || now() + settings.timeoutMs + 5_000 > endpoint.leaseUntilMs) return;
-          if (!(await this.#attempt(endpoint, lease, delivery))) return;
+          if (this.#stopped || now() + settings.timeoutMs + 5_000 > endpoint.leaseUntilMs) break;
+          const attempt = await this.#attempt(endpoint, delivery, secrets);
+          made.push(attempt);
+          if (!attempt.outcome.delivered) break;
         }
+        if (!(await this.#record(endpoint, lease, made)) || made.length < queue.length) return;
       }
     } finally {
       await releaseLease(db, lease);
     }
   }
 
-  /** One attempt at the head of the queue; whether it was delivered. */
-  async #attempt(endpoint: ClaimedEndpoint, lease: Lease, delivery: QueuedDelivery): Promise<boolean> {
-    const { db, now, settings, guard, metrics, timers } = this.#deps;
+  /** One attempt at the head of the queue, signed with the secrets that sign now. */
+  async #attempt(endpoint: ClaimedEndpoint, delivery: QueuedDelivery, secrets: string[] | Error): Promise<Attempt> {
+    const { now, settings, guard, metrics } = this.#deps;
     const id = publicEventId(delivery.eventId);
     const body = JSON.stringify({
       id,
@@ -211,7 +227,7 @@ export class EventDelivery {
     const startedMs = Date.now();
     let result: CallResult;
     try {
-      const secrets = this.#secrets(endpoint);
+      if (secrets instanceof Error) throw secrets;
       result = await callWebhook(
         { method: "POST", url: endpoint.url, body },
         {
@@ -227,29 +243,31 @@ export class EventDelivery {
       result = { ok: false, reason: (error as Error).message };
     }
     const atMs = now();
-    const next = atMs + retryDelayMs(delivery.attempts + 1, timers);
-    const recorded = await recordAttempt(
-      db,
-      lease,
+    metrics.eventDeliveries.inc({ outcome: result.ok ? "delivered" : "failed" });
+    if (result.ok) metrics.eventDelaySeconds.observe(Math.max(0, atMs - delivery.atMs) / 1000);
+    return {
       delivery,
-      {
-        id: randomUUID(),
+      outcome: {
+        id: orderedUuid(),
         delivered: result.ok,
         statusCode: result.status ?? null,
         error: result.ok ? null : result.reason,
         durationMs: Date.now() - startedMs,
         atMs,
       },
-      next,
-    );
-    metrics.eventDeliveries.inc({ outcome: result.ok ? "delivered" : "failed" });
-    // The lease ran out under this attempt: its holder now sends the head again (at least once, same id).
+    };
+  }
+
+  /** Writes a batch's attempts; false when the lease was lost, or the head failed (the queue then waits). */
+  async #record(endpoint: ClaimedEndpoint, lease: Lease, made: Attempt[]): Promise<boolean> {
+    const last = made.at(-1);
+    if (!last) return false;
+    const { db, timers } = this.#deps;
+    const next = last.outcome.atMs + retryDelayMs(last.delivery.attempts + 1, timers);
+    const recorded = await recordAttempts(db, lease, made, next);
     if (!recorded) return false;
-    if (result.ok) {
-      metrics.eventDelaySeconds.observe(Math.max(0, atMs - delivery.atMs) / 1000);
-      return true;
-    }
-    await this.#failed(endpoint, lease, delivery, result.reason, recorded.failingSinceMs, next);
+    if (last.outcome.delivered) return true;
+    await this.#failed(endpoint, lease, last.delivery, last.outcome.error ?? "failed", recorded.failingSinceMs, next);
     return false;
   }
 
@@ -329,6 +347,27 @@ export class EventDelivery {
       await pruneEvents(db, nowMs - timers.keepMs);
     }
   }
+}
+
+let lastUuidMs = 0;
+let uuidCounter = 0;
+
+/**
+ * A UUID (version 7's layout) that sorts after every one this process made before: the time in ms, then a counter.
+ * The attempts of one batch are written in one statement, so they share their creation instant; their ids then keep
+ * them in the order they were made, for the deliveries list.
+ */
+function orderedUuid(): string {
+  const ms = Math.max(Date.now(), lastUuidMs);
+  uuidCounter = ms === lastUuidMs ? uuidCounter + 1 : 0;
+  lastUuidMs = uuidCounter > 0xfff ? ms + 1 : ms;
+  if (uuidCounter > 0xfff) uuidCounter = 0;
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(lastUuidMs, 0, 6);
+  bytes.writeUInt16BE(0x7000 | uuidCounter, 6);
+  bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 const hostOf = (url: string): string => (URL.canParse(url) ? new URL(url).host : "(invalid url)");

@@ -11,9 +11,17 @@ const INFO = "paymaster event endpoint secrets";
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** The sealing key: HKDF-SHA256 of the signing key, for this use alone. */
-const sealingKey = (signingKey: Secret): Buffer =>
-  Buffer.from(hkdfSync("sha256", signingKeyBytes(signingKey), Buffer.alloc(0), INFO, 32));
+const sealingKeys = new WeakMap<Secret, Buffer>();
+
+/** The sealing key: HKDF-SHA256 of the signing key, for this use alone (derived once per key). */
+function sealingKey(signingKey: Secret): Buffer {
+  let key = sealingKeys.get(signingKey);
+  if (!key) {
+    key = Buffer.from(hkdfSync("sha256", signingKeyBytes(signingKey), Buffer.alloc(0), INFO, 32));
+    sealingKeys.set(signingKey, key);
+  }
+  return key;
+}
 
 /** `v1.` and the base64url of the nonce, the tag and the ciphertext. */
 export function sealSecret(signingKey: Secret, endpointId: string, secret: string): string {

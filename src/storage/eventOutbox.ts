@@ -202,52 +202,70 @@ export interface AttemptOutcome {
   atMs: number;
 }
 
+/** An attempt and the delivery it was for. */
+export interface Attempt {
+  delivery: QueuedDelivery;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records an attempt at the head of the queue: delivered, or failed and the queue due again at `nextAttemptMs`. In
- * one statement, and only while the lease holds. Returns since when the endpoint has been failing (null once
- * delivered), or undefined when the lease was lost and nothing was written.
+ * Records the attempts made at the head of the queue since the last record, in one statement and only while the lease
+ * holds: every one delivered but perhaps the last, which failed, the queue then due again at `nextAttemptMs`. Returns
+ * since when the endpoint has been failing (null once delivered), or undefined when the lease was lost and nothing
+ * was written (whoever holds it now sends those deliveries again: at least once, with their ids).
  */
-export async function recordAttempt(
+export async function recordAttempts(
   db: Queryable,
   lease: Lease,
-  delivery: QueuedDelivery,
-  outcome: AttemptOutcome,
+  attempts: readonly Attempt[],
   nextAttemptMs: number,
 ): Promise<{ failingSinceMs: number | null } | undefined> {
+  const last = attempts.at(-1);
+  if (!last) return undefined;
+  const failed = !last.outcome.delivered;
   const [row] = await db.query<{ failing_since_ms: string | null }>(
     `WITH lease AS (
        SELECT 1 FROM event_endpoint_progress WHERE endpoint_id = $1 AND lease_token = $2
+     ), a AS (
+       SELECT * FROM unnest($3::bigint[], $4::uuid[], $5::boolean[], $6::int[], $7::text[], $8::int[], $9::bigint[],
+         $10::uuid[], $11::text[], $12::bigint[]) AS a(delivery_id, id, delivered, status_code, error, duration_ms, at_ms,
+         event_id, type, sequence)
+       WHERE EXISTS (SELECT 1 FROM lease)
      ), done AS (
-       UPDATE event_deliveries SET attempts = attempts + 1,
-         delivered_ms = CASE WHEN $5::boolean THEN $9::bigint ELSE NULL END
-       WHERE id = $3 AND delivered_ms IS NULL AND EXISTS (SELECT 1 FROM lease)
-       RETURNING attempts
+       UPDATE event_deliveries d SET attempts = d.attempts + 1,
+         delivered_ms = CASE WHEN a.delivered THEN a.at_ms ELSE NULL END
+       FROM a WHERE d.id = a.delivery_id AND d.delivered_ms IS NULL
+       RETURNING d.id, d.attempts
      ), progress AS (
        UPDATE event_endpoint_progress SET
-         failing_since_ms = CASE WHEN $5::boolean THEN NULL ELSE COALESCE(failing_since_ms, $9::bigint) END,
-         next_attempt_ms = CASE WHEN $5::boolean THEN 0 ELSE $10::bigint END
-       WHERE endpoint_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM done)
+         failing_since_ms = CASE WHEN $13::boolean THEN COALESCE(failing_since_ms, $14::bigint) ELSE NULL END,
+         next_attempt_ms = CASE WHEN $13::boolean THEN $15::bigint ELSE 0 END
+       WHERE endpoint_id = $1 AND lease_token = $2
        RETURNING failing_since_ms
-     ), attempt AS (
+     ), logged AS (
        INSERT INTO event_attempts (id, endpoint_id, delivery_id, event_id, type, sequence, attempt, delivered,
          status_code, error, duration_ms, at_ms)
-       SELECT $4, $1, $3, $11, $12, $13, done.attempts, $5, $6, $7, $8, $9 FROM done
+       SELECT a.id, $1, a.delivery_id, a.event_id, a.type, a.sequence, done.attempts, a.delivered, a.status_code, a.error,
+         a.duration_ms, a.at_ms
+       FROM a JOIN done ON done.id = a.delivery_id
      )
      SELECT failing_since_ms::text AS failing_since_ms FROM progress`,
     [
       lease.endpointId,
       lease.leaseToken,
-      delivery.deliveryId,
-      outcome.id,
-      outcome.delivered,
-      outcome.statusCode,
-      outcome.error,
-      outcome.durationMs,
-      String(outcome.atMs),
+      attempts.map((a) => a.delivery.deliveryId),
+      attempts.map((a) => a.outcome.id),
+      attempts.map((a) => a.outcome.delivered),
+      attempts.map((a) => a.outcome.statusCode),
+      attempts.map((a) => a.outcome.error),
+      attempts.map((a) => a.outcome.durationMs),
+      attempts.map((a) => String(a.outcome.atMs)),
+      attempts.map((a) => a.delivery.eventId),
+      attempts.map((a) => a.delivery.type),
+      attempts.map((a) => String(a.delivery.sequence)),
+      failed,
+      String(last.outcome.atMs),
       String(nextAttemptMs),
-      delivery.eventId,
-      delivery.type,
-      String(delivery.sequence),
     ],
   );
   if (!row) return undefined;

@@ -91,7 +91,9 @@ async function killMidDelivery(env: NodeJS.ProcessEnv, authToken: (service: Runn
   assert.ok(beforeRestart < EVENTS, `the kill came after every delivery (${beforeRestart}): nothing was tested`);
 
   service = await startService(env, START_TIMEOUT_MS);
-  cleanups.push(() => service.stop());
+  cleanups.push(async () => {
+    await service.stop();
+  });
   const accepted = await eventually(
     "every event after the restart",
     () => receiver.accepted(),
@@ -159,6 +161,6 @@ test("PostgreSQL: SIGKILL mid-delivery loses no event: after the restart each ar
       LOG_LEVEL: "info",
       LOCAL_CHAIN: "off",
     },
-    async () => (await createAccount(db, "events-crash")).authToken,
+    async () => (await createAccount(db, "events-crash", Date.now())).authToken,
   );
 });
