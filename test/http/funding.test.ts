@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { keccak256, toBytes } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { missingCredentials } from "../helpers/badCredentials";
 
 let t: TestApp;
 before(async () => {
@@ -388,13 +389,7 @@ describe("link the funding wallet (step 3)", () => {
     const signer = wallet();
     const body = await fundingBody(dapp, signer, await fundingMessage(dapp));
     for (const path of PATHS) {
-      for (const headers of [
-        { token: undefined, apiKey: undefined },
-        { token: dapp.token, apiKey: undefined },
-        { token: undefined, apiKey: dapp.apiKey },
-        { token: "", apiKey: dapp.apiKey },
-        { token: dapp.token, apiKey: "" },
-      ]) {
+      for (const headers of missingCredentials(dapp)) {
         await refused(dapp, { ...headers, body, path }, 401, MISSING);
         await refused(dapp, { ...headers, body: "not an object", path }, 401, MISSING);
       }

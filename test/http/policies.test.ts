@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Dapp, type Reply, startTestApp, type TestApp } from "../helpers/app";
+import { missingCredentials, wrongCredentials } from "../helpers/badCredentials";
 
 let t: TestApp;
 // The service's clock: cycle starts are read from it, and tests move it instead of sleeping.
@@ -51,6 +52,13 @@ const webhookPolicy = (name = "hook rule", url = "https://hooks.example.com/veri
   policyData: { url },
 });
 const deploymentPolicy = (name = "deployments") => ({ name, policyType: "WALLET_DEPLOYMENT", policyData: {} });
+
+/** A builder of request bodies for one rule type, for the describes that create rules of that type only. */
+const policyOfType = (policyType: string) => (name: string, policyData: Record<string, unknown>) => ({
+  name,
+  policyType,
+  policyData,
+});
 
 const auth = (d: Dapp) => ({ token: d.token, apiKey: d.apiKey });
 const create = (d: Dapp, body: unknown) => t.call("POST", "paymaster-policy", { ...auth(d), body });
@@ -391,16 +399,7 @@ describe("authentication of endpoints 8 to 14", () => {
     const d = await t.dapp();
     const stranger = await t.dapp();
     const policy = await created(d, limitPolicy("guarded"));
-    const badAuths: { token?: string; apiKey?: string }[] = [
-      {},
-      { token: d.token },
-      { apiKey: d.apiKey },
-      { token: "pm_not-a-real-token", apiKey: d.apiKey },
-      { token: d.token, apiKey: "not-a-real-api-key" },
-      { token: stranger.token, apiKey: d.apiKey },
-      { token: d.token, apiKey: stranger.apiKey },
-      { token: "", apiKey: "" },
-    ];
+    const badAuths = [...missingCredentials(d), ...wrongCredentials(d, stranger)];
     const before = await list(d);
     const strangerBefore = await list(stranger);
     for (const headers of badAuths) {
@@ -746,11 +745,7 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
 });
 
 describe("MAX_COST_PER_OP: a per-operation cost cap", () => {
-  const capPolicy = (name: string, policyData: Record<string, unknown>) => ({
-    name,
-    policyType: "MAX_COST_PER_OP",
-    policyData,
-  });
+  const capPolicy = policyOfType("MAX_COST_PER_OP");
 
   test("created with its ether threshold as given, listed, paused and resumed like the other rules", async () => {
     const d = await t.dapp();
@@ -813,11 +808,7 @@ describe("MAX_COST_PER_OP: a per-operation cost cap", () => {
 });
 
 describe("TIME_WINDOW: sponsor only between two instants", () => {
-  const windowPolicy = (name: string, policyData: Record<string, unknown>) => ({
-    name,
-    policyType: "TIME_WINDOW",
-    policyData,
-  });
+  const windowPolicy = policyOfType("TIME_WINDOW");
 
   test("created with the bounds given (either may be left out), listed, paused and resumed", async () => {
     const d = await t.dapp();

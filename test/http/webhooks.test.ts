@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Dapp, type Reply, startTestApp, type TestApp } from "../helpers/app";
+import { missingCredentials, wrongCredentials } from "../helpers/badCredentials";
 
 let t: TestApp;
 before(async () => {
@@ -370,15 +371,7 @@ describe("authentication of endpoints 15, 17 and 18", () => {
     const stranger = await t.dapp();
     const id = await created(d);
     const before = await list(d);
-    for (const headers of [
-      {},
-      { token: d.token },
-      { apiKey: d.apiKey },
-      { token: "pm_not-a-real-token", apiKey: d.apiKey },
-      { token: d.token, apiKey: "not-a-real-api-key" },
-      { token: stranger.token, apiKey: d.apiKey },
-      { token: d.token, apiKey: stranger.apiKey },
-    ]) {
+    for (const headers of [...missingCredentials(d), ...wrongCredentials(d, stranger)]) {
       for (const [method, body] of [
         ["POST", { webhookUrl: "https://intruder.example.com/", requestType: "POST" }],
         ["PATCH", { webhookId: id, active: false }],
