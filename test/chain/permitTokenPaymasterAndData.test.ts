@@ -2,23 +2,14 @@
 // permitTokenPaymaster.test.ts pins the hash and the parse to the contract itself on the real EntryPoints.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  concat,
-  encodeAbiParameters,
-  getAddress,
-  type Hex,
-  hexToBigInt,
-  keccak256,
-  maxUint256,
-  numberToHex,
-  size,
-  slice,
-} from "viem";
+import { concat, getAddress, type Hex, hexToBigInt, keccak256, maxUint256, numberToHex, size, slice } from "viem";
+import { keccakOfWords } from "../../src/abi/abiWords";
 import { PAYMASTER_SIGNATURE_MAGIC } from "../../src/bindings/entryPoints/entryPointV09";
 import {
   type PackedUserOperationSignedFields,
   packAccountGasLimits,
   packGasFees,
+  paymasterHashPrefixWords,
 } from "../../src/bindings/entryPoints/packedUserOperation";
 import {
   decodePermitTokenPaymasterAndData,
@@ -32,7 +23,11 @@ import {
   permitTokenSettlement,
 } from "../../src/bindings/paymasters/permitTokenPaymasterAndData";
 import { permitTypedData } from "../../src/bindings/paymasters/permitTypedData";
-import { encodeTokenPaymasterData, PRICE_SOURCE } from "../../src/bindings/paymasters/tokenPaymasterAndData";
+import {
+  encodeTokenPaymasterData,
+  PRICE_SOURCE,
+  tokenHashedTerms,
+} from "../../src/bindings/paymasters/tokenPaymasterAndData";
 
 const signature: Hex = `0x${"ab".repeat(64)}1b`;
 /** An ERC-1271 signature may be any length. */
@@ -111,47 +106,14 @@ test("what the contract would refuse is refused before anything is signed or sen
   assert.throws(() => decodePermitTokenPaymasterAndData(slice(encoded, 0, 200)), /at least 247 bytes/);
 });
 
-test("the hash is keccak256 of the twenty values of docs/contracts.md, the permit's bytes hashed last", () => {
+test("the hash is TokenPaymasterV07's words, then keccak256 of the permit's bytes as one more word", () => {
   const context = { ...data, chainId: 4337 };
-  const types = ["address", "uint256", "bytes32", "bytes32", "bytes32", "uint256", "bytes32", "uint128", "uint128"];
-  const terms = [
-    "uint256",
-    "address",
-    "uint8",
-    "uint48",
-    "uint48",
-    "address",
-    "address",
-    "uint256",
-    "uint32",
-    "bytes32",
-  ];
+  // TokenPaymasterV07's words (pinned to viem's encoder and to its contract by their own tests), and the permit's hash.
   const hashOf = (carried: typeof permit | undefined) =>
-    keccak256(
-      encodeAbiParameters(
-        [...types, ...terms].map((type) => ({ type })),
-        [
-          op.sender,
-          op.nonce,
-          keccak256(op.initCode),
-          keccak256(op.callData),
-          op.accountGasLimits,
-          op.preVerificationGas,
-          op.gasFees,
-          165_000n,
-          30_000n,
-          4337n,
-          data.paymaster,
-          0,
-          1_700_000_300,
-          1_700_000_000,
-          data.feeToken,
-          data.oracleAggregator,
-          3_000_000_000n,
-          1_100_000,
-          keccak256(carried ? concat([numberToHex(carried.value, { size: 32 }), carried.signature]) : "0x"),
-        ],
-      ),
+    keccakOfWords(
+      paymasterHashPrefixWords(op, context) +
+        tokenHashedTerms(context) +
+        keccak256(carried ? concat([numberToHex(carried.value, { size: 32 }), carried.signature]) : "0x").slice(2),
     );
   assert.equal(getPermitTokenPaymasterHash(op, context), hashOf(permit));
   assert.equal(getPermitTokenPaymasterHash(op, { ...context, permit: undefined }), hashOf(undefined));

@@ -270,6 +270,18 @@ async function stake(env: Pick<LocalChain, "wallet" | "publicClient">, paymaster
 
 const DAPP_DEPOSIT = parseEther("1");
 
+/** What the service signs for a dApp funded by anvil's funding wallet, valid for five minutes of the chain's time. */
+async function sponsorship(env: Sponsored | SponsoredV07) {
+  return {
+    paymaster: env.paymaster,
+    paymasterId: privateKeyToAccount(anvilKeys.fundingWallet).address,
+    signer: env.serviceSigner,
+    validUntil: (await latestTimestamp(env)) + 300,
+    validAfter: 0,
+    chainId: env.anvil.chainId,
+  };
+}
+
 describe("EntryPoint v0.6: VerifyingPaymaster and TokenPaymaster", () => {
   let env: Sponsored;
   before(async () => {
@@ -291,15 +303,7 @@ describe("EntryPoint v0.6: VerifyingPaymaster and TokenPaymaster", () => {
 
   test("the verifying paymaster's one path passes", async (t) => {
     const { op, owner } = await newAccountOperation(env, { to: TARGET, value: 0n });
-    const now = await latestTimestamp(env);
-    const sponsored = await sponsor(op, {
-      paymaster: env.paymaster,
-      paymasterId: privateKeyToAccount(anvilKeys.fundingWallet).address,
-      signer: env.serviceSigner,
-      validUntil: now + 300,
-      validAfter: 0,
-      chainId: env.anvil.chainId,
-    });
+    const sponsored = await sponsor(op, await sponsorship(env));
     passes(t, "v0.6 verifying", await check(bundle(await signByAccountV06(env, sponsored, owner), env.paymaster)));
   });
 
@@ -345,14 +349,8 @@ describe("EntryPoint v0.7: VerifyingPaymasterV07", () => {
 
   test("its one path passes", async (t) => {
     const draft = await newAccountOperationV07(env, { to: TARGET, value: 0n });
-    const now = await latestTimestamp(env);
     const sponsored = await sponsorV07(draft.op, {
-      paymaster: env.paymaster,
-      paymasterId: privateKeyToAccount(anvilKeys.fundingWallet).address,
-      signer: env.serviceSigner,
-      validUntil: now + 300,
-      validAfter: 0,
-      chainId: env.anvil.chainId,
+      ...(await sponsorship(env)),
       paymasterVerificationGasLimit: gasLimitsV07.paymasterVerificationGasLimit,
       paymasterPostOpGasLimit: gasLimitsV07.paymasterPostOpGasLimit,
     });

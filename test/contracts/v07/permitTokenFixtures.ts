@@ -12,7 +12,6 @@ import {
   parseAbi,
   parseEther,
   parseEventLogs,
-  parseGwei,
   type SignedAuthorization,
   type TransactionReceipt,
 } from "viem";
@@ -23,11 +22,7 @@ import erc1271TestAccountFactoryJson from "../../../contracts/artifacts/Erc1271T
 };
 import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../../src/bindings/entryPoints/entryPointV09";
-import {
-  type PackedUserOperation,
-  packAccountGasLimits,
-  packGasFees,
-} from "../../../src/bindings/entryPoints/packedUserOperation";
+import type { PackedUserOperation } from "../../../src/bindings/entryPoints/packedUserOperation";
 import type { Artifact } from "../../../src/bindings/paymasters/artifacts";
 import { loadOwnArtifact } from "../../../src/bindings/paymasters/ownArtifact";
 import {
@@ -44,7 +39,6 @@ import {
   permitTestTokenArtifact,
   permitTokenPaymasterV07Artifact,
 } from "../../../src/bindings/paymasters/tokenArtifacts";
-import { PRICE_SOURCE } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
 import { type GasLimitsV07, maxTokenCostV07 } from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import { create2Address } from "../../../src/chain/create2";
 import { type Create2Deployment, paymasterDeployment } from "../../../src/devChain/deployments";
@@ -53,14 +47,13 @@ import { entryPointV09Stack } from "../../../src/devChain/entryPointV09Deploymen
 import { deployCreate2Batch } from "../../../src/devChain/localBatch";
 import { createSigner, type Signer } from "../../../src/signer/signer";
 import { anvilKeys, type LocalChain, revertOf, startLocalChain } from "../fixtures";
+import { type DraftV07, draftPackedOperation, MARKUP, mintTokens, PRICE, RATE, signedRateTerms } from "./tokenFixtures";
 
 export type PermitVersion = "0.7" | "0.8" | "0.9";
 
-/** 3,000 tokens (6 decimals) per ether, signed as the rate and given by the aggregator alike; a 10 % markup. */
-export const RATE = 3_000n * 10n ** 6n;
-const PRICE = { decimals: 8, answer: 3_000n * 10n ** 8n } as const;
-export const MARKUP = 1_100_000;
-export const TOKENS = (whole: bigint) => whole * 10n ** 6n;
+/** TokenPaymasterV07's figures: 3,000 tokens (6 decimals) per ether, signed and from the aggregator; 10 % markup. */
+export { MARKUP, RATE, TOKENS } from "./tokenFixtures";
+
 /** The local token's domain as USDC has it on Base: a name, version "2". */
 const TOKEN = { name: "Test USD Coin", symbol: "TUSDC", version: "2" } as const;
 const PAYMASTER_DEPOSIT = parseEther("10");
@@ -185,16 +178,6 @@ export interface Sender {
   authorization?: SignedAuthorization;
 }
 
-async function mintTokens(env: PermitTokenChain, to: Address, amount: bigint): Promise<void> {
-  const hash = await env.wallet(anvilKeys.owner).writeContract({
-    address: env.token,
-    abi: permitTestTokenArtifact.abi,
-    functionName: "mint",
-    args: [to, amount],
-  });
-  await env.publicClient.waitForTransactionReceipt({ hash });
-}
-
 /** A fresh contract account (deployed by its first operation), holding `mint` tokens and no ether. */
 export async function erc1271Sender(env: PermitTokenChain, mint: bigint): Promise<Sender> {
   const owner = privateKeyToAccount(generatePrivateKey());
@@ -252,10 +235,7 @@ export const permitGasLimits: Readonly<Omit<GasLimitsV07, "maxFeePerGas">> = {
   paymasterPostOpGasLimit: PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
 };
 
-export interface Draft {
-  op: PackedUserOperation;
-  limits: GasLimitsV07;
-}
+export type Draft = Pick<DraftV07, "op" | "limits">;
 
 export async function draftOperation(
   env: PermitTokenChain,
@@ -263,31 +243,10 @@ export async function draftOperation(
   callData: Hex,
   limits: Partial<typeof permitGasLimits> = {},
 ): Promise<Draft> {
-  const gas = { ...permitGasLimits, ...limits };
   const deployed =
     sender.kind === "erc1271" && ((await env.publicClient.getCode({ address: sender.address })) ?? "0x") !== "0x";
-  const nonce = await env.publicClient.readContract({
-    address: env.entryPoint,
-    abi: entryPointV07Abi,
-    functionName: "getNonce",
-    args: [sender.address, 0n],
-  });
-  const block = await env.publicClient.getBlock();
-  const maxPriorityFeePerGas = parseGwei("1");
-  // Above base fee + tip, so the EntryPoint prices gas at base fee + tip and postOp must follow the fee it is given.
-  const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + maxPriorityFeePerGas;
-  const op: PackedUserOperation = {
-    sender: sender.address,
-    nonce,
-    initCode: deployed ? "0x" : sender.initCode,
-    callData,
-    accountGasLimits: packAccountGasLimits(gas),
-    preVerificationGas: gas.preVerificationGas,
-    gasFees: packGasFees({ maxPriorityFeePerGas, maxFeePerGas }),
-    paymasterAndData: "0x",
-    signature: "0x",
-  };
-  return { op, limits: { ...gas, maxFeePerGas } };
+  const initCode = deployed ? "0x" : sender.initCode;
+  return draftPackedOperation(env, { sender: sender.address, initCode, callData }, { ...permitGasLimits, ...limits });
 }
 
 /** The most the operation can cost in tokens at the signed rate: the prefund validation takes. */
@@ -321,17 +280,7 @@ export interface Terms extends PermitTokenTerms {
 
 /** Terms the service would sign: the signed rate, valid from a minute ago to five minutes ahead of the chain. */
 export async function terms(env: PermitTokenChain, overrides: Partial<Terms> = {}): Promise<Terms> {
-  const now = Number((await env.publicClient.getBlock()).timestamp);
-  return {
-    priceSource: PRICE_SOURCE.exchangeRate,
-    validUntil: now + 300,
-    validAfter: now - 60,
-    feeToken: env.token,
-    oracleAggregator: "0x0000000000000000000000000000000000000000",
-    exchangeRate: RATE,
-    priceMarkup: MARKUP,
-    ...overrides,
-  };
+  return { ...(await signedRateTerms(env)), ...overrides };
 }
 
 /**

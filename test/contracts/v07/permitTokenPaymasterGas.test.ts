@@ -6,7 +6,6 @@
 // could run out of gas (the execution would be undone while the whole prefund stays with the paymaster).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Hex } from "viem";
 import {
   PERMIT_TOKEN_PAYMASTER_GAS_MARGIN_PERCENT,
   PERMIT_TOKEN_PAYMASTER_MIN_POST_OP_GAS_LIMIT,
@@ -14,6 +13,7 @@ import {
   PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
 } from "../../../src/bindings/paymasters/permitTokenPaymasterAndData";
 import { PRICE_SOURCE } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
+import { leastThatWorks, sameStateEachTime } from "../../helpers/leastGasLimit";
 import { paymasterHookGas } from "../../helpers/paymasterHookGas";
 import {
   draftOperation,
@@ -22,7 +22,6 @@ import {
   executeCall,
   handleOps,
   maxCharge,
-  type PermitTokenChain,
   signOperation,
   signPermit,
   startPermitTokenChain,
@@ -32,48 +31,36 @@ import {
 
 type Limits = { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint };
 
-async function rpcCall(env: PermitTokenChain, method: string, params: unknown[]): Promise<Hex> {
-  const request = env.publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<Hex>;
-  return request({ method, params });
-}
-
 for (const version of ["0.7", "0.8"] as const) {
   test(`EntryPoint v${version}: the up-front token paymaster's signed limits are the least that work plus the stated margin`, async (t) => {
     const env = await startPermitTokenChain(version);
     try {
       const sender = await erc1271Sender(env, TOKENS(100n));
-      let state = await rpcCall(env, "evm_snapshot", []);
+      const fromStart = await sameStateEachTime(env.publicClient);
       /** The same first operation, mined from the same state each time with `limits`; undefined when it failed. */
-      const tryLimits = async (limits: Limits) => {
-        await rpcCall(env, "evm_revert", [state]);
-        state = await rpcCall(env, "evm_snapshot", []);
-        try {
-          const draft = await draftOperation(env, sender, executeCall(sender.address), limits);
-          const permit = await signPermit(env, sender, maxCharge(draft));
-          const quote = await terms(env, {
-            permit,
-            priceSource: PRICE_SOURCE.oracle,
-            oracleAggregator: env.aggregator,
-            exchangeRate: 0n,
-          });
-          const receipt = await handleOps(env, [await signOperation(env, sender, draft, quote)], [sender]);
-          const [operation] = eventsOf(receipt).operations;
-          // A postOp that ran out of gas is no TokenCharged: the EntryPoint reverted the execution and kept the gas.
-          const charged = eventsOf(receipt).charged.length === 1;
-          const gas = await paymasterHookGas(env.publicClient, receipt.transactionHash, env.paymaster);
-          return { succeeded: operation?.args.success === true && charged, ...gas };
-        } catch {
-          return undefined; // handleOps reverted: validation ran out of its limit or of gas
-        }
-      };
-      const least = async (field: keyof Limits, low: bigint, high: bigint, other: Limits) => {
-        while (high - low > 100n) {
-          const middle = (low + high) / 2n;
-          if ((await tryLimits({ ...other, [field]: middle }))?.succeeded) high = middle;
-          else low = middle;
-        }
-        return high;
-      };
+      const tryLimits = (limits: Limits) =>
+        fromStart(async () => {
+          try {
+            const draft = await draftOperation(env, sender, executeCall(sender.address), limits);
+            const permit = await signPermit(env, sender, maxCharge(draft));
+            const quote = await terms(env, {
+              permit,
+              priceSource: PRICE_SOURCE.oracle,
+              oracleAggregator: env.aggregator,
+              exchangeRate: 0n,
+            });
+            const receipt = await handleOps(env, [await signOperation(env, sender, draft, quote)], [sender]);
+            const [operation] = eventsOf(receipt).operations;
+            // A postOp that ran out of gas is no TokenCharged: the EntryPoint reverted the execution and kept the gas.
+            const charged = eventsOf(receipt).charged.length === 1;
+            const gas = await paymasterHookGas(env.publicClient, receipt.transactionHash, env.paymaster);
+            return { succeeded: operation?.args.success === true && charged, ...gas };
+          } catch {
+            return undefined; // handleOps reverted: validation ran out of its limit or of gas
+          }
+        });
+      const least = (field: keyof Limits, low: bigint, high: bigint, other: Limits) =>
+        leastThatWorks(low, high, async (value) => (await tryLimits({ ...other, [field]: value }))?.succeeded === true);
       const generous = { paymasterVerificationGasLimit: 250_000n, paymasterPostOpGasLimit: 150_000n };
       const measured = await tryLimits(generous);
       assert.ok(measured?.succeeded, "the operation succeeds with generous limits");

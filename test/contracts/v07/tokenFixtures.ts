@@ -180,7 +180,12 @@ export async function newAccount(env: TokenChainV07, mint: bigint): Promise<Test
   return { owner, address };
 }
 
-export async function mintTokens(env: TokenChainV07, to: Address, amount: bigint): Promise<void> {
+/** Any of the local test tokens: each has TestToken's open mint(address,uint256). */
+export async function mintTokens(
+  env: Pick<TokenChainV07, "wallet" | "token" | "publicClient">,
+  to: Address,
+  amount: bigint,
+): Promise<void> {
   const hash = await env.wallet(anvilKeys.owner).writeContract({
     address: env.token,
     abi: testTokenArtifact.abi,
@@ -203,33 +208,44 @@ export async function draftOperation(
   calls: Call[],
   limits: Partial<typeof tokenGasLimits> = {},
 ): Promise<DraftV07> {
-  const gas = { ...tokenGasLimits, ...limits };
   const deployed = (await env.publicClient.getCode({ address: account.address })) ?? "0x";
+  const initCode =
+    deployed === "0x"
+      ? concat([
+          env.factory,
+          encodeFunctionData({
+            abi: simpleAccountFactoryAbi,
+            functionName: "createAccount",
+            args: [account.owner.address, 0n],
+          }),
+        ])
+      : "0x";
+  const callData = batchCallData(env.version, calls);
+  return draftPackedOperation(env, { sender: account.address, initCode, callData }, { ...tokenGasLimits, ...limits });
+}
+
+/**
+ * An unsigned packed operation with the sender's next nonce and fees from the latest block, its gas limits kept apart
+ * for the tests' arithmetic; the paymaster's two limits go into paymasterAndData later.
+ */
+export async function draftPackedOperation(
+  env: Pick<TokenChainV07, "publicClient" | "entryPoint">,
+  fields: Pick<PackedUserOperation, "sender" | "initCode" | "callData">,
+  gas: Omit<GasLimitsV07, "maxFeePerGas">,
+): Promise<DraftV07> {
   const nonce = await env.publicClient.readContract({
     address: env.entryPoint,
     abi: entryPointV07Abi,
     functionName: "getNonce",
-    args: [account.address, 0n],
+    args: [fields.sender, 0n],
   });
   const block = await env.publicClient.getBlock();
   const maxPriorityFeePerGas = parseGwei("1");
   // Above base fee + tip, so the EntryPoint prices gas at base fee + tip and postOp must follow the fee it is given.
   const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + maxPriorityFeePerGas;
   const op: PackedUserOperation = {
-    sender: account.address,
+    ...fields,
     nonce,
-    initCode:
-      deployed === "0x"
-        ? concat([
-            env.factory,
-            encodeFunctionData({
-              abi: simpleAccountFactoryAbi,
-              functionName: "createAccount",
-              args: [account.owner.address, 0n],
-            }),
-          ])
-        : "0x",
-    callData: batchCallData(env.version, calls),
     accountGasLimits: packAccountGasLimits(gas),
     preVerificationGas: gas.preVerificationGas,
     gasFees: packGasFees({ maxPriorityFeePerGas, maxFeePerGas }),
@@ -246,8 +262,8 @@ export interface QuoteV07 extends TokenFeeTerms {
   signer: Signer;
 }
 
-/** Terms the service would sign: the signed rate, valid from a minute ago to five minutes ahead of the chain. */
-export async function quote(env: TokenChainV07, draft: DraftV07, overrides: Partial<QuoteV07> = {}): Promise<QuoteV07> {
+/** Fee terms the service would sign: the signed rate, valid from a minute ago to five minutes ahead of the chain. */
+export async function signedRateTerms(env: Pick<TokenChainV07, "publicClient" | "token">): Promise<TokenFeeTerms> {
   const now = Number((await env.publicClient.getBlock()).timestamp);
   return {
     priceSource: PRICE_SOURCE.exchangeRate,
@@ -257,6 +273,13 @@ export async function quote(env: TokenChainV07, draft: DraftV07, overrides: Part
     oracleAggregator: "0x0000000000000000000000000000000000000000",
     exchangeRate: RATE,
     priceMarkup: MARKUP,
+  };
+}
+
+/** signedRateTerms with the paymaster's gas limits and the signer: what the service signs. */
+export async function quote(env: TokenChainV07, draft: DraftV07, overrides: Partial<QuoteV07> = {}): Promise<QuoteV07> {
+  return {
+    ...(await signedRateTerms(env)),
     paymasterVerificationGasLimit: draft.limits.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: draft.limits.paymasterPostOpGasLimit,
     chainId: env.anvil.chainId,

@@ -6,7 +6,7 @@
 // unused-gas penalty the service's postOp limit made the sender's gas cost.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type Hex, parseEventLogs, type TransactionReceipt } from "viem";
+import { parseEventLogs, type TransactionReceipt } from "viem";
 import { entryPointV07Abi } from "../../../src/bindings/entryPoints/entryPointV07";
 import { PRICE_SOURCE } from "../../../src/bindings/paymasters/tokenPaymasterAndData";
 import {
@@ -15,6 +15,7 @@ import {
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
 } from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
+import { leastThatWorks, sameStateEachTime } from "../../helpers/leastGasLimit";
 import { handleOpsV07, signByAccountV07 } from "./fixtures";
 import {
   approveCall,
@@ -25,7 +26,6 @@ import {
   signByService,
   startTokenChainV07,
   TOKENS,
-  type TokenChainV07,
 } from "./tokenFixtures";
 
 /**
@@ -36,11 +36,6 @@ import {
 const PENALTY_BOUND_GAS: Record<EntryPointVersion, bigint> = { "0.7": 1_000n, "0.8": 0n };
 
 type Limits = { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint };
-
-async function rpcCall(env: TokenChainV07, method: string, params: unknown[]): Promise<Hex> {
-  const request = env.publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<Hex>;
-  return request({ method, params });
-}
 
 function operationEvent(receipt: TransactionReceipt) {
   const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
@@ -53,41 +48,34 @@ for (const version of ["0.7", "0.8"] as const) {
     const env = await startTokenChainV07(version);
     try {
       const account = await newAccount(env, TOKENS(100n));
-      let state = await rpcCall(env, "evm_snapshot", []);
+      const fromStart = await sameStateEachTime(env.publicClient);
       /** The same first operation, mined from the same state each time with `limits`; undefined when it reverted. */
-      const tryLimits = async (limits: Limits) => {
-        await rpcCall(env, "evm_revert", [state]);
-        state = await rpcCall(env, "evm_snapshot", []);
-        try {
-          const draft = await draftOperation(env, account, [approveCall(env, TOKENS(100n))], limits);
-          const terms = await quote(env, draft, {
-            priceSource: PRICE_SOURCE.oracle,
-            oracleAggregator: env.aggregator,
-            exchangeRate: 0n,
-          });
-          const op = await signByAccountV07(env, await signByService(env, draft.op, terms), account.owner);
-          const receipt = await handleOpsV07(env, [op], account.address);
-          const calls = await paymasterCalls(env, receipt.transactionHash);
-          const gasOf = (name: string) => calls.find((call) => call.name === name)?.gasUsed ?? 0n;
-          const event = operationEvent(receipt);
-          return {
-            succeeded: event.success,
-            actualGasUsed: event.actualGasUsed,
-            validation: gasOf("validatePaymasterUserOp"),
-            postOp: gasOf("postOp"),
-          };
-        } catch {
-          return undefined; // handleOps reverted: validation ran out of its limit (AA36) or of gas
-        }
-      };
-      const least = async (field: keyof Limits, low: bigint, high: bigint, other: Limits) => {
-        while (high - low > 100n) {
-          const middle = (low + high) / 2n;
-          if ((await tryLimits({ ...other, [field]: middle }))?.succeeded) high = middle;
-          else low = middle;
-        }
-        return high;
-      };
+      const tryLimits = (limits: Limits) =>
+        fromStart(async () => {
+          try {
+            const draft = await draftOperation(env, account, [approveCall(env, TOKENS(100n))], limits);
+            const terms = await quote(env, draft, {
+              priceSource: PRICE_SOURCE.oracle,
+              oracleAggregator: env.aggregator,
+              exchangeRate: 0n,
+            });
+            const op = await signByAccountV07(env, await signByService(env, draft.op, terms), account.owner);
+            const receipt = await handleOpsV07(env, [op], account.address);
+            const calls = await paymasterCalls(env, receipt.transactionHash);
+            const gasOf = (name: string) => calls.find((call) => call.name === name)?.gasUsed ?? 0n;
+            const event = operationEvent(receipt);
+            return {
+              succeeded: event.success,
+              actualGasUsed: event.actualGasUsed,
+              validation: gasOf("validatePaymasterUserOp"),
+              postOp: gasOf("postOp"),
+            };
+          } catch {
+            return undefined; // handleOps reverted: validation ran out of its limit (AA36) or of gas
+          }
+        });
+      const least = (field: keyof Limits, low: bigint, high: bigint, other: Limits) =>
+        leastThatWorks(low, high, async (value) => (await tryLimits({ ...other, [field]: value }))?.succeeded === true);
       const generous = { paymasterVerificationGasLimit: 150_000n, paymasterPostOpGasLimit: 150_000n };
       const measured = await tryLimits(generous);
       assert.ok(measured?.succeeded, "the operation succeeds with generous limits");
