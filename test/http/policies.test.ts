@@ -88,6 +88,17 @@ async function findById(d: Dapp, id: string): Promise<PolicyRecord> {
   return found;
 }
 
+/** A dApp, a sibling of the same account and a stranger's, each with a limit: whose rules another may not touch. */
+async function limitsOfThree() {
+  const d = await t.dapp();
+  const sibling = await t.dapp({ token: d.token });
+  const stranger = await t.dapp();
+  await created(d, limitPolicy("limit"));
+  const siblings = await created(sibling, limitPolicy("sibling limit"));
+  const strangers = await created(stranger, limitPolicy("stranger limit"));
+  return { d, sibling, stranger, siblings, strangers };
+}
+
 function assertError(reply: Reply, status: number, message: string): void {
   assert.deepEqual([reply.status, reply.body], [status, { statusCode: status, message }]);
 }
@@ -544,12 +555,7 @@ describe("update a spending limit (endpoint 12)", () => {
   });
 
   test("an unknown id, a non-UUID id or another dApp's rule is 404 Policy not found", async () => {
-    const d = await t.dapp();
-    const sibling = await t.dapp({ token: d.token });
-    const stranger = await t.dapp();
-    await created(d, limitPolicy("limit"));
-    const siblings = await created(sibling, limitPolicy("sibling limit"));
-    const strangers = await created(stranger, limitPolicy("stranger limit"));
+    const { d, sibling, stranger, siblings, strangers } = await limitsOfThree();
     for (const id of [
       "00000000-0000-4000-8000-000000000000",
       "not-a-uuid",
@@ -723,12 +729,7 @@ describe("deactivate and activate a policy (endpoints 13 and 14)", () => {
 
   for (const action of ["deactivate", "activate"] as const) {
     test(`${action}: an unknown id, a non-UUID id or another dApp's rule is 404 Policy not found`, async () => {
-      const d = await t.dapp();
-      const sibling = await t.dapp({ token: d.token });
-      const stranger = await t.dapp();
-      await created(d, limitPolicy("limit"));
-      const siblings = await created(sibling, limitPolicy("sibling limit"));
-      const strangers = await created(stranger, limitPolicy("stranger limit"));
+      const { d, sibling, stranger, siblings, strangers } = await limitsOfThree();
       if (action === "activate") {
         assert.equal((await setActive(sibling, siblings._id, "deactivate")).status, 200);
         assert.equal((await setActive(stranger, strangers._id, "deactivate")).status, 200);
