@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from "node:crypto";
 // webhook-signature, the last being "v1," and the base64 HMAC-SHA256 of `${id}.${timestamp}.${body}` under the
 // endpoint's secret. A secret is "whsec_" and the base64 of its key's bytes; the key is what the HMAC uses.
 
-export const SECRET_PREFIX = "whsec_";
+const SECRET_PREFIX = "whsec_";
 /** 32 bytes: the size of HMAC-SHA256's block-sized key is more than enough, and what the specification suggests. */
 const SECRET_BYTES = 32;
 

@@ -17,7 +17,7 @@ import { PagedSuccess, PageQuery } from "./paging";
 /** A paymaster's event endpoints (docs/events.md): what happens to its operations, pushed as Standard Webhooks. */
 
 /** Every event an endpoint can subscribe to. */
-export const EVENT_TYPES = [
+const EVENT_TYPES = [
   "sponsorship.signed",
   "sponsorship.included",
   "sponsorship.reverted",
@@ -25,14 +25,13 @@ export const EVENT_TYPES = [
   "deposit.low",
   "limit.reached",
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Endpoints one paymaster may have: each is a queue delivery works through. */
 export const MAX_EVENT_ENDPOINTS = 10;
 /** Events one replay may queue again. */
 export const MAX_REPLAY_EVENTS = 10_000;
 /** The longest grace period of a rotation: both secrets sign for at most a week. */
-export const MAX_GRACE_SECONDS = 7 * 24 * 60 * 60;
+const MAX_GRACE_SECONDS = 7 * 24 * 60 * 60;
 
 const Events = withProblem(
   Type.Array(Type.String({ enum: [...EVENT_TYPES] }), {
@@ -91,7 +90,7 @@ export const ReplayBody = Type.Object({
 });
 export type ReplayBody = Static<typeof ReplayBody>;
 
-export const EndpointParams = Type.Object({
+const EndpointParams = Type.Object({
   id: Type.String({ description: "The endpoint's id (UUID); any other id is not found" }),
 });
 
