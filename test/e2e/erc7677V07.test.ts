@@ -25,7 +25,7 @@ import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
 import { whitelist } from "../helpers/dappSetup";
 import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
-import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { notWhitelistedAtStub } from "../helpers/paymasterRefusal";
 import { pimlicoBundlerFor } from "../helpers/pimlicoBundler";
 
 /** A second whitelisted address (a call without data), for batches. */
@@ -151,22 +151,11 @@ for (const version of ["0.7", "0.8"] as const) {
       const account = await simpleAccount(version);
       const sent: Sent = [];
       const bundler = bundlerFor(started(), endpoint(), account, sent);
-      await paymasterRefusal(
-        bundler.sendUserOperation({
-          calls: [
-            { to: TARGET, value: 0n },
-            { to: STRANGER, value: 0n },
-          ],
-        }),
-        endpoint(),
-        -32003,
-        `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`,
-      );
-      // Refused at the stub: the rules that spend nothing run there, so the bundler never estimated it.
-      assert.deepEqual(
-        sent.map((r) => r.method),
-        ["pm_getPaymasterStubData"],
-      );
+      const calls = [
+        { to: TARGET, value: 0n },
+        { to: STRANGER, value: 0n },
+      ];
+      await notWhitelistedAtStub(bundler.sendUserOperation({ calls }), endpoint(), sent, STRANGER);
       assert.equal(await started().env.publicClient.getCode({ address: account.address }), undefined);
     });
   });

@@ -25,7 +25,7 @@ import { listSponsorships } from "../../src/storage/sponsorships";
 import { bundlerFor, type Sent } from "../helpers/altoStack";
 import { altoStackFile } from "../helpers/altoStackFile";
 import { chainDapp, TARGET } from "../helpers/chainApp";
-import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { notWhitelistedAtStub, paymasterRefusal } from "../helpers/paymasterRefusal";
 
 const DEPOSIT = parseEther("1");
 /** Not whitelisted: a call to it is refused by the contract rule. */
@@ -177,18 +177,9 @@ describe("each account's calls are read through its layout", () => {
     test(`${name}: a call to a contract that is not whitelisted is refused at the stub, with our reason`, async () => {
       const account = await build();
       const sent: Sent = [];
-      await paymasterRefusal(
-        bundlerFor(started(), endpoint(), account, sent).sendUserOperation({
-          calls: [...batchOf(name), { to: STRANGER, value: 0n }],
-        }),
-        endpoint(),
-        -32003,
-        `Not sponsored: Smart contract data not found: ${STRANGER} is not a whitelisted contract`,
-      );
-      assert.deepEqual(
-        sent.map((r) => r.method),
-        ["pm_getPaymasterStubData"],
-      );
+      const bundler = bundlerFor(started(), endpoint(), account, sent);
+      const calls = [...batchOf(name), { to: STRANGER, value: 0n }];
+      await notWhitelistedAtStub(bundler.sendUserOperation({ calls }), endpoint(), sent, STRANGER);
     });
   }
 });

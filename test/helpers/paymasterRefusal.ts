@@ -3,6 +3,7 @@
 // bundler's. The e2e files that check a refusal read it this one way.
 import assert from "node:assert/strict";
 import { BaseError, RpcRequestError } from "viem";
+import type { Sent } from "./altoStack";
 
 /**
  * Waits for `sending` to fail and checks that the paymaster at `endpoint` refused it with `code` and a message holding
@@ -25,4 +26,21 @@ export async function paymasterRefusal(
   assert.equal(rpcError.url, endpoint, "the error is the paymaster's, not the bundler's");
   assert.ok(refusal.message.includes(reason), refusal.message);
   return refusal;
+}
+
+/**
+ * The refusal of a call to `stranger`, a contract the dApp did not whitelist, given at pm_getPaymasterStubData: the
+ * rules that spend nothing run there, so `sent` holds the stub request alone and the bundler never estimated it.
+ */
+export async function notWhitelistedAtStub(sending: Promise<unknown>, endpoint: string, sent: Sent, stranger: string) {
+  await paymasterRefusal(
+    sending,
+    endpoint,
+    -32003,
+    `Not sponsored: Smart contract data not found: ${stranger} is not a whitelisted contract`,
+  );
+  assert.deepEqual(
+    sent.map((request) => request.method),
+    ["pm_getPaymasterStubData"],
+  );
 }
