@@ -1,21 +1,15 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { MANAGEMENT_PREFIX } from "../../src/app";
 import { isStorableText } from "../../src/storage/storableText";
-import { type Dapp, startTestApp, type TestApp } from "../helpers/app";
+import { appWithDapp } from "../helpers/appWithDapp";
 
 /**
  * Bytes PostgreSQL text cannot hold (U+0000) or that have no UTF-8 form (a lone surrogate), sent where the service
  * looks a key up: every credential header, every id in a path or query, the RPC path. Each must get exactly the answer
  * an ordinary unknown key gets (the documented 401/404), never a database error: on PGlite and on PostgreSQL alike.
  */
-let t: TestApp;
-let d: Dapp;
-before(async () => {
-  t = await startTestApp();
-  d = await t.dapp();
-});
-after(() => t.close());
+const { t, dapp: d } = appWithDapp();
 
 /** Header values: as app.inject sends them (a real HTTP parser refuses NUL in a header before the service sees it). */
 const HOSTILE_TEXT = ["a\u0000b", "\u0000", "\ud800", "x\udfffy", `${"\u0000".repeat(200)}`];
@@ -29,7 +23,7 @@ interface Answer {
 }
 
 async function inject(method: string, url: string, headers: Record<string, string>, payload?: unknown) {
-  const response = await t.app.inject({
+  const response = await t().app.inject({
     method: method as "GET",
     url,
     headers: payload === undefined ? headers : { ...headers, "content-type": "application/json" },
@@ -80,7 +74,7 @@ const MANAGEMENT: { method: string; path: string; body?: unknown }[] = [
   { method: "GET", path: "webhook-secret" },
 ];
 
-const urlOf = (path: string) => `${MANAGEMENT_PREFIX}/${path.replace("PAYMASTER", d.paymasterId)}`;
+const urlOf = (path: string) => `${MANAGEMENT_PREFIX}/${path.replace("PAYMASTER", d().paymasterId)}`;
 
 /** The hostile value gets what an ordinary unknown value gets (a token-only endpoint ignores the apiKey: 200). */
 function assertSameAnswer(hostile: Answer, ordinary: Answer, what: string) {
@@ -101,22 +95,22 @@ describe("credential headers", () => {
       const url = urlOf(endpoint.path);
       const send = (token: string, apiKey: string) =>
         inject(endpoint.method, url, { authToken: token, apiKey }, endpoint.body);
-      const unknownToken = await send(ORDINARY, d.apiKey);
-      const unknownApiKey = await send(d.token, ORDINARY);
+      const unknownToken = await send(ORDINARY, d().apiKey);
+      const unknownApiKey = await send(d().token, ORDINARY);
       assert.equal(
         unknownToken.status,
         endpoint.method === "PATCH" && endpoint.path === "paymasterParameters" ? 404 : 401,
       );
       for (const value of HOSTILE_TEXT) {
-        assertSameAnswer(await send(value, d.apiKey), unknownToken, `authToken ${JSON.stringify(value)}`);
-        assertSameAnswer(await send(d.token, value), unknownApiKey, `apiKey ${JSON.stringify(value)}`);
+        assertSameAnswer(await send(value, d().apiKey), unknownToken, `authToken ${JSON.stringify(value)}`);
+        assertSameAnswer(await send(d().token, value), unknownApiKey, `apiKey ${JSON.stringify(value)}`);
       }
     });
   }
 });
 
 describe("ids in paths and queries", () => {
-  const auth = () => ({ authToken: d.token, apiKey: d.apiKey });
+  const auth = () => ({ authToken: d().token, apiKey: d().apiKey });
   const idPaths = [
     { method: "GET", path: (id: string) => `funding-message/${id}` },
     { method: "PATCH", path: (id: string) => `paymaster-policy/limit/${id}` },
@@ -156,14 +150,14 @@ describe("the RPC path", () => {
 
   test("a hostile chainId is an unsupported chain", async () => {
     for (const chain of HOSTILE_URL) {
-      const reply = await inject("POST", `/api/v1/${chain}/${d.apiKey}`, {}, call);
+      const reply = await inject("POST", `/api/v1/${chain}/${d().apiKey}`, {}, call);
       assert.equal(reply.status, 404, chain);
       assert.equal((reply.body as { error: { code: number } }).error.code, -32001, chain);
     }
   });
 
   test("the valid apiKey still sponsors after all of that (nothing was cached or broken)", async () => {
-    const reply = await inject("POST", `/api/v1/31337/${d.apiKey}`, {}, call);
+    const reply = await inject("POST", `/api/v1/31337/${d().apiKey}`, {}, call);
     // No params: the method's own validation answers, which it only reaches with a known apiKey.
     assert.deepEqual(reply.status, 400);
     assert.equal((reply.body as { error: { code: number } }).error.code, -32602);
