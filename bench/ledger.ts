@@ -162,7 +162,7 @@ async function bench(kind: "postgres" | "pglite"): Promise<void> {
   const db = kind === "postgres" ? await openDatabase({ url, schema }) : await openDatabase({});
   try {
     await migrate(db);
-    const account = await createAccount(db, "bench");
+    const account = await createAccount(db, "bench", Date.now());
     const paymaster = (name: string) =>
       insertPaymaster(db, { accountId: account.id, name, chainId: 31337, type: "HYBRID", version: "1.0.0" });
     const big = await paymaster("big");

@@ -76,7 +76,7 @@ async function seed(db: Database): Promise<Seeded> {
 }
 
 async function seedPaymaster(db: Database, contractCount: number): Promise<Record<string, string>> {
-  const account = await createAccount(db, "bench");
+  const account = await createAccount(db, "bench", Date.now());
   const paymaster = await insertPaymaster(db, {
     accountId: account.id,
     name: "bench",

@@ -326,7 +326,7 @@ async function postgresStorage(): Promise<Storage> {
   target.pathname = `/${name}`;
   const db = await openDatabase({ url: target.toString() });
   await migrate(db);
-  const { authToken } = await createAccount(db, "bench");
+  const { authToken } = await createAccount(db, "bench", Date.now());
   await db.close();
   const dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-bench-"));
   return {

@@ -41,9 +41,12 @@ async function main(): Promise<void> {
   const { db } = storage;
   const embedded = storage.folder !== undefined;
 
+  // The service's one clock: every part of it reads the time from the context (tests set their own).
+  const now = () => Date.now();
+
   // A newcomer on a fresh embedded start gets an account right away; its token is shown once and never logged.
   if (embedded && (await countAccounts(db)) === 0) {
-    const account = await createAccount(db, "development");
+    const account = await createAccount(db, "development", now());
     // To the terminal only, never through the logger, whose lines may be kept.
     process.stdout.write(
       `Created the development account. Its authToken, shown only this once:\n${account.authToken}\n`,
@@ -62,8 +65,6 @@ async function main(): Promise<void> {
     localChain && localChainModule ? localChainModule.withLocalChain(config.chains, localChain) : config.chains;
 
   const metrics = createMetrics({ processMetrics: true });
-  // The service's one clock: every part of it reads the time from the context (tests set their own).
-  const now = () => Date.now();
   const app = await buildApp(
     {
       db,
@@ -128,6 +129,7 @@ async function main(): Promise<void> {
     stopping = true;
     // The deadline below is a timer of this thread; the watchdog ends the process even if this thread is stuck.
     startShutdownWatchdog(config.shutdownTimeoutMs + WATCHDOG_GRACE_MS);
+    // How long the stop really takes, for the log line: real time, not the service's clock.
     const startedMs = Date.now();
     app.log.info(
       `${signal} received: answering requests in flight, then stopping (at most ${config.shutdownTimeoutMs} ms)`,

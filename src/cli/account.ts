@@ -75,7 +75,7 @@ async function create(name: string | undefined): Promise<void> {
   const service = runningService();
   const account = service
     ? await service<AccountWithToken>("POST", "/internal/accounts", { name: trimmed })
-    : await directly((db) => createAccount(db, trimmed));
+    : await directly((db) => createAccount(db, trimmed, tokenContext(db).now()));
   showToken(account, "Created account");
 }
 
@@ -83,7 +83,7 @@ async function rotate(id: string): Promise<void> {
   const service = runningService();
   const account = service
     ? await service<AccountWithToken>("POST", `/internal/accounts/${encodeURIComponent(id)}/token`)
-    : await directly((db) => rotateAccountToken(db, id));
+    : await directly((db) => rotateAccountToken(tokenContext(db), id));
   console.log("The previous authToken is refused from now on.");
   showToken(account, "New token for account");
 }
@@ -114,8 +114,13 @@ interface ListedToken {
   lastUsedAt: string | null;
 }
 
-/** The token use cases on the database itself, with the real clock. */
-const tokenContext = (db: Database) => ({ db, now: Date.now });
+/**
+ * The account use cases on the database itself. No service runs (it would have been asked instead), so there is no
+ * service clock to read: the command is its own start, and the wall clock is the clock a service would have had.
+ */
+function tokenContext(db: Database) {
+  return { db, now: Date.now };
+}
 
 async function tokenCreate(id: string, values: { name?: string; scope?: string; "expires-at"?: string }) {
   const name = values.name?.trim();

@@ -41,8 +41,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: 
         throw new ApiError(403, "Forbidden");
       }
     };
+    // The account command's tokens, first and named, are dated by the service's clock.
+    const tokens = { db: ctx.db, now: () => ctx.now() };
     typed(scope).post("/internal/accounts", { schema: createAccountSchema, preValidation }, async (request) => {
-      const account = await createAccount(ctx.db, request.body.name);
+      const account = await createAccount(ctx.db, request.body.name, ctx.now());
       return { statusCode: 200, message: "Account created", data: account };
     });
     // This instance forgets the old token before answering; other instances when the database's notification
@@ -51,7 +53,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: 
       "/internal/accounts/:id/token",
       { schema: accountTokenSchema, preValidation },
       async (request) => {
-        const account = await rotateAccountToken(ctx.db, request.params.id);
+        const account = await rotateAccountToken(tokens, request.params.id);
         credentials.forgetAccount(account.id);
         return { statusCode: 200, message: "Token rotated", data: account };
       },
@@ -66,7 +68,6 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, credentials: 
       },
     );
     // The account's named tokens: the same use cases as the management API's tokens routes.
-    const tokens = { db: ctx.db, now: () => ctx.now() };
     typed(scope).post(
       "/internal/accounts/:id/tokens",
       { schema: createAccountTokenSchema, preValidation },

@@ -30,13 +30,14 @@ export const newToken = () => `pm_${randomBytes(32).toString("base64url")}`;
 const FIRST_TOKEN_NAME = "first";
 
 /**
- * Creates an account with its first token (admin) and returns that token: the only time it exists in clear. One
- * transaction when `db` can run one, so that an account never exists without its token.
+ * Creates an account with its first token (admin), made at `nowMs` (the service's clock), and returns that token: the
+ * only time it exists in clear. One transaction when `db` can run one, so that an account never exists without its
+ * token.
  */
 export async function createAccount(
   db: Queryable & { transaction?: <T>(work: (tx: Queryable) => Promise<T>) => Promise<T> },
   name: string,
-  nowMs = Date.now(),
+  nowMs: number,
 ): Promise<Account & { authToken: string }> {
   const id = randomUUID();
   const authToken = newToken();
@@ -91,13 +92,13 @@ export async function findAccountByTokenHash(
 }
 
 /**
- * Gives the account a new first token, which replaces the old one at once (or comes back after a revocation);
- * undefined when there is no such account.
+ * Gives the account a new first token, made at `nowMs` (the service's clock), which replaces the old one at once (or
+ * comes back after a revocation); undefined when there is no such account.
  */
 export async function rotateToken(
   db: Queryable,
   id: string,
-  nowMs = Date.now(),
+  nowMs: number,
 ): Promise<(Account & { authToken: string }) | undefined> {
   const account = await findAccount(db, id);
   if (!account) return undefined;

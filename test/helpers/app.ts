@@ -105,7 +105,7 @@ export async function startTestApp(
   };
 
   const account: TestApp["account"] = async (name = `account-${++counter}`) => {
-    const created = await createAccount(db, name);
+    const created = await createAccount(db, name, ctx.now());
     return { id: created.id, token: created.authToken };
   };
 

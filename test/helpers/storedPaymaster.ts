@@ -9,7 +9,8 @@ let created = 0;
  */
 export async function storedPaymaster(db: Parameters<typeof createAccount>[0], label = "stored"): Promise<Paymaster> {
   const n = ++created;
-  const account = await createAccount(db, `${label}-${n}`);
+  // No service reads these rows' times: the wall clock dates the account's token.
+  const account = await createAccount(db, `${label}-${n}`, Date.now());
   return insertPaymaster(db, {
     accountId: account.id,
     name: `p-${n}`,

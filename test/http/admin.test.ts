@@ -6,8 +6,10 @@ import { startTestApp, type TestApp } from "../helpers/app";
 /** The account command's route: the secret is checked before the body, and the body by its schema. */
 const SECRET = "admin-secret-for-tests";
 let t: TestApp;
+/** The service's clock, which a test may set; the wall clock until then. */
+let clockMs: number | undefined;
 before(async () => {
-  t = await startTestApp({ adminSecret: SECRET });
+  t = await startTestApp({ adminSecret: SECRET, now: () => clockMs ?? Date.now() });
 });
 after(() => t.close());
 
@@ -45,5 +47,26 @@ test("with the secret, a bad body names the field", async () => {
   ] as const) {
     const reply = await post({ [ADMIN_SECRET_HEADER]: SECRET }, body);
     assert.deepEqual([reply.statusCode, reply.json()], [400, { statusCode: 400, message }]);
+  }
+});
+
+test("an account's first token is dated by the service's clock, when the account is made and when it is rotated", async () => {
+  const admin = { [ADMIN_SECRET_HEADER]: SECRET };
+  const firstTokenCreatedAt = async (id: string) => {
+    const reply = await t.app.inject({ method: "GET", url: `/internal/accounts/${id}/tokens`, headers: admin });
+    const tokens = reply.json().data as { first: boolean; createdAt: string }[];
+    return tokens.find((token) => token.first)?.createdAt;
+  };
+  clockMs = Date.UTC(2031, 4, 1, 12);
+  try {
+    const made = await post(admin, { name: "dated" });
+    const { id } = made.json().data as { id: string };
+    assert.equal(await firstTokenCreatedAt(id), "2031-05-01T12:00:00.000Z");
+    clockMs += 60 * 60 * 1000;
+    const rotated = await t.app.inject({ method: "POST", url: `/internal/accounts/${id}/token`, headers: admin });
+    assert.equal(rotated.statusCode, 200);
+    assert.equal(await firstTokenCreatedAt(id), "2031-05-01T13:00:00.000Z");
+  } finally {
+    clockMs = undefined;
   }
 });

@@ -266,7 +266,7 @@ async function logLines(level: string): Promise<{ msg: string; req?: { url: stri
     { level, stream },
   );
   try {
-    const owner = await createAccount(db, "logs");
+    const owner = await createAccount(db, "logs", Date.now());
     const created = await app.inject({
       method: "POST",
       url: "/api/v2/public/sdk/paymasterParameters",

@@ -120,7 +120,7 @@ test("1,000 concurrent requests from 200 senders on two instances: exactly 100 s
 }, async () => {
   const db = await openDatabase({ url: databaseUrl });
   await migrate(db);
-  const { authToken } = await createAccount(db, "concurrency");
+  const { authToken } = await createAccount(db, "concurrency", Date.now());
   const second = services[1] as RunningService;
   const { headers } = await fundedDapp(authToken, "busy");
   for (const [name, type, threshold] of [
@@ -169,7 +169,7 @@ test("a USD limit with a month cycle and a per-sender week limit, 600 concurrent
 }, async () => {
   const db = await openDatabase({ url: databaseUrl });
   await migrate(db);
-  const { authToken } = await createAccount(db, "concurrency-usd");
+  const { authToken } = await createAccount(db, "concurrency-usd", Date.now());
   const [first, second] = services as [RunningService, RunningService];
   const { dapp, headers } = await fundedDapp(authToken, "dollars");
   const OPERATIONS = 37;

@@ -203,7 +203,7 @@ test("PostgreSQL: after SIGKILL under load and a restart, the limit's usage equa
   };
   await crashScenario(
     env,
-    async () => (await createAccount(db, "crash")).authToken,
+    async () => (await createAccount(db, "crash", Date.now())).authToken,
     (paymasterId) => ledgerAndRecords(db, paymasterId),
   );
 });

@@ -53,7 +53,7 @@ async function started(): Promise<SpawnedService & { baseUrl: string }> {
 
 test("stops at random moments end within the deadline, and the next start on the folder works", async () => {
   const storage = await openStorage({ dataDir }, "cli");
-  const { authToken } = await createAccount(storage.db, "stops");
+  const { authToken } = await createAccount(storage.db, "stops", Date.now());
   await storage.close();
 
   // While it starts: a random moment in its first seconds, or as soon as it listens.

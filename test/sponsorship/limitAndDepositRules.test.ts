@@ -49,7 +49,7 @@ before(async () => {
   db = await openTestDatabase();
   log = new SponsorshipLog(db);
   rule = spendingLimitRule(new LimitLedger(db));
-  accountId = (await createAccount(db, "limits")).id;
+  accountId = (await createAccount(db, "limits", Date.now())).id;
 });
 after(() => db.close());
 
