@@ -16,6 +16,7 @@ import {
   paymasterGasLimitsV07,
 } from "../../../src/bindings/paymasters/verifyingPaymasterGasV07";
 import type { LaterEntryPointVersion } from "../../../src/config";
+import { leastThatWorks, type PaymasterLimits, postOpPenalty, sameStateEachTime } from "../../helpers/leastGasLimit";
 import { paymasterHookGas } from "../../helpers/paymasterHookGas";
 import { anvilKeys } from "../fixtures";
 import { checkSponsored, confirm, type LocalStacks, prepareSponsored, startLocalStacks } from "./localStacks";
@@ -33,13 +34,6 @@ before(async () => {
   env = await startLocalStacks();
 });
 after(() => env?.stop());
-
-async function snapshot(): Promise<Hex> {
-  return (await env.publicClient.request({ method: "evm_snapshot" as "eth_chainId", params: undefined })) as Hex;
-}
-async function revertTo(id: Hex): Promise<void> {
-  await env.publicClient.request({ method: "evm_revert" as "eth_chainId", params: [id] as unknown as undefined });
-}
 
 /** One first operation of `owner`'s account, mined by anvil's bundler account with the given paymaster limits. */
 async function mine(
@@ -70,38 +64,27 @@ async function mine(
   return { succeeded: true as const, ...(await checkSponsored(env, version, prepared, receipt.logs)), gas };
 }
 
-type Limits = ReturnType<typeof paymasterGasLimitsV07>;
-
 for (const version of ["0.7", "0.8"] as const) {
   test(`EntryPoint v${version}: the signed limits are the least that work plus the stated margin, and the postOp penalty stays under ${PENALTY_BOUND_GAS[version]} gas`, async (t) => {
     const ownerKey = generatePrivateKey();
-    const start = await snapshot();
-    let state = start;
-    /** The operation mined from the same state each time (a fresh snapshot after every revert: anvil spends them). */
-    const tryLimits = async (limits: Limits) => {
-      await revertTo(state);
-      state = await snapshot();
-      try {
-        return await mine(version, ownerKey, limits);
-      } catch (error) {
-        // handleOps reverted: validation ran out of its limit (AA36) or of gas. Anything else (a node that did not
-        // answer) is no measure of the limit, and would move the search: it fails the test with what happened.
-        if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) {
-          return undefined;
+    const fromStart = await sameStateEachTime(env.publicClient);
+    /** The same first operation, mined from the same state each time with `limits`; undefined when it reverted. */
+    const tryLimits = (limits: PaymasterLimits) =>
+      fromStart(async () => {
+        try {
+          return await mine(version, ownerKey, limits);
+        } catch (error) {
+          // handleOps reverted: validation ran out of its limit (AA36) or of gas. Anything else (a node that did not
+          // answer) is no measure of the limit, and would move the search: it fails the test with what happened.
+          if (error instanceof BaseError && error.walk((cause) => cause instanceof ContractFunctionRevertedError)) {
+            return undefined;
+          }
+          throw error;
         }
-        throw error;
-      }
-    };
+      });
     /** The least value of `field` (to 100 gas) with which the operation succeeds, the other limit at `other`. */
-    const least = async (field: keyof Limits, low: bigint, high: bigint, other: Limits) => {
-      while (high - low > 100n) {
-        const middle = (low + high) / 2n;
-        const outcome = await tryLimits({ ...other, [field]: middle });
-        if (outcome?.succeeded) high = middle;
-        else low = middle;
-      }
-      return high;
-    };
+    const least = (field: keyof PaymasterLimits, low: bigint, high: bigint, other: PaymasterLimits) =>
+      leastThatWorks(low, high, async (value) => (await tryLimits({ ...other, [field]: value }))?.succeeded === true);
     const generous = { paymasterVerificationGasLimit: 100_000n, paymasterPostOpGasLimit: 60_000n };
     const measured = await tryLimits(generous);
     assert.ok(measured?.succeeded, "the operation succeeds with generous limits");
@@ -113,16 +96,9 @@ for (const version of ["0.7", "0.8"] as const) {
         `${leastValidation}; postOp used ${measured.gas.postOp}, least paymasterPostOpGasLimit ${leastPostOp}`,
     );
     const signed = paymasterGasLimitsV07({});
-    const withOurs = await tryLimits(signed);
-    assert.ok(withOurs?.succeeded, "the operation succeeds with the service's limits");
-    const withLeast = await tryLimits({ ...signed, paymasterPostOpGasLimit: leastPostOp });
-    assert.ok(withLeast?.succeeded);
-    const penalty = withOurs.actualGasUsed - withLeast.actualGasUsed;
-    t.diagnostic(
-      `signed ${signed.paymasterVerificationGasLimit} and ${signed.paymasterPostOpGasLimit}: actualGasUsed ` +
-        `${withOurs.actualGasUsed}, ${withLeast.actualGasUsed} with the least postOp limit: penalty ${penalty} gas`,
-    );
-    await revertTo(state);
+    const penalty = await postOpPenalty(tryLimits, signed, leastPostOp, t);
+    // Leaves the chain as this version's measure found it, for the next.
+    await fromStart(async () => undefined);
     const withMargin = (gas: bigint) => gas + (gas * PAYMASTER_GAS_MARGIN_PERCENT) / 100n;
     for (const [name, signedLimit, leastLimit] of [
       ["paymasterVerificationGasLimit", PAYMASTER_VERIFICATION_GAS_LIMIT_V07, leastValidation],

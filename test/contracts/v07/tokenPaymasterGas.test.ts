@@ -15,7 +15,7 @@ import {
   TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
 } from "../../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import type { EntryPointVersion } from "../../../src/devChain/entryPointV07Deployments";
-import { leastThatWorks, sameStateEachTime } from "../../helpers/leastGasLimit";
+import { leastThatWorks, type PaymasterLimits, postOpPenalty, sameStateEachTime } from "../../helpers/leastGasLimit";
 import { handleOpsV07, signByAccountV07 } from "./fixtures";
 import {
   approveCall,
@@ -35,8 +35,6 @@ import {
  */
 const PENALTY_BOUND_GAS: Record<EntryPointVersion, bigint> = { "0.7": 1_000n, "0.8": 0n };
 
-type Limits = { paymasterVerificationGasLimit: bigint; paymasterPostOpGasLimit: bigint };
-
 function operationEvent(receipt: TransactionReceipt) {
   const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
   assert.ok(event, "a UserOperationEvent");
@@ -50,7 +48,7 @@ for (const version of ["0.7", "0.8"] as const) {
       const account = await newAccount(env, TOKENS(100n));
       const fromStart = await sameStateEachTime(env.publicClient);
       /** The same first operation, mined from the same state each time with `limits`; undefined when it reverted. */
-      const tryLimits = (limits: Limits) =>
+      const tryLimits = (limits: PaymasterLimits) =>
         fromStart(async () => {
           try {
             const draft = await draftOperation(env, account, [approveCall(env, TOKENS(100n))], limits);
@@ -74,7 +72,7 @@ for (const version of ["0.7", "0.8"] as const) {
             return undefined; // handleOps reverted: validation ran out of its limit (AA36) or of gas
           }
         });
-      const least = (field: keyof Limits, low: bigint, high: bigint, other: Limits) =>
+      const least = (field: keyof PaymasterLimits, low: bigint, high: bigint, other: PaymasterLimits) =>
         leastThatWorks(low, high, async (value) => (await tryLimits({ ...other, [field]: value }))?.succeeded === true);
       const generous = { paymasterVerificationGasLimit: 150_000n, paymasterPostOpGasLimit: 150_000n };
       const measured = await tryLimits(generous);
@@ -89,15 +87,7 @@ for (const version of ["0.7", "0.8"] as const) {
         paymasterVerificationGasLimit: TOKEN_PAYMASTER_V07_VERIFICATION_GAS_LIMIT,
         paymasterPostOpGasLimit: TOKEN_PAYMASTER_V07_POST_OP_GAS_LIMIT,
       };
-      const withOurs = await tryLimits(signed);
-      assert.ok(withOurs?.succeeded, "the operation succeeds with the service's limits");
-      const withLeast = await tryLimits({ ...signed, paymasterPostOpGasLimit: leastPostOp });
-      assert.ok(withLeast?.succeeded);
-      const penalty = withOurs.actualGasUsed - withLeast.actualGasUsed;
-      t.diagnostic(
-        `signed ${signed.paymasterVerificationGasLimit} and ${signed.paymasterPostOpGasLimit}: actualGasUsed ` +
-          `${withOurs.actualGasUsed}, ${withLeast.actualGasUsed} with the least postOp limit: penalty ${penalty} gas`,
-      );
+      const penalty = await postOpPenalty(tryLimits, signed, leastPostOp, t);
       const withMargin = (gas: bigint) => gas + (gas * TOKEN_PAYMASTER_GAS_MARGIN_PERCENT) / 100n;
       for (const [name, signedLimit, leastLimit] of [
         ["paymasterVerificationGasLimit", signed.paymasterVerificationGasLimit, leastValidation],
