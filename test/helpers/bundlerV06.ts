@@ -23,7 +23,7 @@ export interface UserOperationReceipt {
 const RECEIPT_TIMEOUT_MS = 30_000;
 
 /** `method` on the bundler at `url`; fails on a JSON-RPC error, naming the method. */
-export async function bundlerCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
+async function bundlerCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
   const { body } = await postJsonRpc<T>(url, method, params);
   assert.equal(body.error, undefined, `${method}: ${JSON.stringify(body.error)}`);
   return body.result as T;
