@@ -22,7 +22,7 @@ import {
   rotateEventEndpointSecret,
   updateEventEndpoint,
 } from "../storage/eventEndpoints";
-import { type AttemptRow, attemptsPage, replayEvents } from "../storage/eventOutbox";
+import { type AttemptRow, attemptsPage, eventUuidOf, replayEvent, replayEvents } from "../storage/eventOutbox";
 import type { Paymaster } from "../storage/paymasters";
 import { httpUrl } from "./httpUrl";
 import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
@@ -136,7 +136,10 @@ export async function deliveriesOf(
   );
 }
 
-/** Queues the range's events again, after what the endpoint has queued; refuses a range of more than the bound. */
+/**
+ * Queues one event again, or a range's events, after what the endpoint has queued; refuses a range of more than the
+ * bound.
+ */
 export async function replayToEndpoint(
   ctx: ManagementContext,
   paymaster: Paymaster,
@@ -144,6 +147,13 @@ export async function replayToEndpoint(
   body: ReplayBody,
 ): Promise<number> {
   await endpointOf(ctx, paymaster, id);
+  if (body.eventId !== undefined) {
+    if (!(await replayEvent(ctx.db, id, eventUuidOf(body.eventId)))) {
+      throw badRequest("eventId names no event of this paymaster");
+    }
+    return 1;
+  }
+  if (body.from === undefined || body.to === undefined) throw badRequest("from and to are required, or eventId");
   if (body.from > body.to) throw badRequest("from must not be after to");
   const queued = await replayEvents(ctx.db, id, { fromMs: body.from, toMs: body.to }, MAX_REPLAY_EVENTS + 1);
   // The write's transaction rolls the queued rows back with the refusal.

@@ -334,6 +334,24 @@ export async function replayEvents(
   return Number(row?.n ?? 0);
 }
 
+/** Queues one event of the endpoint's paymaster again, after whatever the endpoint has queued; false when none has that id. */
+export async function replayEvent(db: Queryable, endpointId: string, eventUuid: string): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO event_deliveries (endpoint_id, event_id)
+     SELECT p.id, e.id FROM event_endpoints p JOIN events e ON e.paymaster_id = p.paymaster_id
+     WHERE p.id = $1 AND e.event_id = $2
+     RETURNING 1`,
+    [endpointId, eventUuid],
+  );
+  return rows.length > 0;
+}
+
+/** The UUID of an event's public id (`evt_` and 32 hex digits). */
+export const eventUuidOf = (publicId: string): string => {
+  const hex = publicId.slice("evt_".length);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
 /** One attempt as the deliveries list shows it. */
 export interface AttemptRow {
   eventId: string;

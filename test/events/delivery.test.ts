@@ -281,6 +281,30 @@ describe("event delivery", () => {
     });
     assert.equal(backwards.status, 400);
     assert.equal(backwards.body.message, "from must not be after to");
+
+    // One event again, by its id (the dashboard's button on a delivery).
+    const one = await t.call("POST", `event-endpoints/${endpoint.id}/replay`, {
+      token: dapp.token,
+      apiKey: dapp.apiKey,
+      body: { eventId: firstTwo[1]?.id },
+    });
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.deepEqual(one.body.data, { queued: 1 });
+    const [fifth] = (await to.acceptedAtLeast(5)).slice(4);
+    assert.deepEqual({ id: fifth?.id, sequence: fifth?.sequence }, { id: firstTwo[1]?.id, sequence: 5 });
+    for (const [body, message] of [
+      [{ eventId: `evt_${"0".repeat(32)}` }, "eventId names no event of this paymaster"],
+      [{ eventId: "evt_1" }, "eventId must be an event's id: evt_ and 32 hex digits"],
+      [{ from: 1 }, "from and to are required, or eventId"],
+    ] as const) {
+      const refused = await t.call("POST", `event-endpoints/${endpoint.id}/replay`, {
+        token: dapp.token,
+        apiKey: dapp.apiKey,
+        body,
+      });
+      assert.equal(refused.status, 400);
+      assert.equal(refused.body.message, message);
+    }
   });
 
   test("an endpoint not subscribed to an event, or turned off, gets nothing of it; another endpoint still does", async () => {

@@ -1081,7 +1081,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again, after what is queued, the events of a time range the endpoint subscribes to */
+        /** Send again, after what is queued, one event or the events of a time range the endpoint subscribes to */
         post: {
             parameters: {
                 query?: never;
@@ -1096,15 +1096,20 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description Events from this instant (included), ms since the epoch
-                         * @example 1767225600000
+                         * @description Instead of a range: the one event to send again (its id, as the deliveries list shows it)
+                         * @example evt_5b1d0c8e2f8a4f0e9a1b2c3d4e5f6a7b
                          */
-                        from: number;
+                        eventId?: string;
                         /**
-                         * @description Events before this instant (excluded), ms since the epoch
+                         * @description Events from this instant (included), ms since the epoch; with `to`
                          * @example 1767225600000
                          */
-                        to: number;
+                        from?: number;
+                        /**
+                         * @description Events before this instant (excluded), ms since the epoch; with `from`
+                         * @example 1767225600000
+                         */
+                        to?: number;
                     };
                 };
             };
@@ -1136,6 +1141,8 @@ export interface paths {
                             /**
                              * @example from must be a time in milliseconds since the epoch: a whole number
                              * @example from must not be after to
+                             * @example from and to are required, or eventId
+                             * @example eventId names no event of this paymaster
                              * @example The range holds more than 10000 events: replay a shorter one
                              */
                             message: string;

@@ -85,8 +85,18 @@ const Millis = (description: string) =>
   );
 
 export const ReplayBody = Type.Object({
-  from: Millis("Events from this instant (included), ms since the epoch"),
-  to: Millis("Events before this instant (excluded), ms since the epoch"),
+  from: Type.Optional(Millis("Events from this instant (included), ms since the epoch; with `to`")),
+  to: Type.Optional(Millis("Events before this instant (excluded), ms since the epoch; with `from`")),
+  eventId: Type.Optional(
+    withProblem(
+      Type.String({
+        pattern: "^evt_[0-9a-f]{32}$",
+        description: "Instead of a range: the one event to send again (its id, as the deliveries list shows it)",
+        examples: ["evt_5b1d0c8e2f8a4f0e9a1b2c3d4e5f6a7b"],
+      }),
+      "must be an event's id: evt_ and 32 hex digits",
+    ),
+  ),
 });
 export type ReplayBody = Static<typeof ReplayBody>;
 
@@ -251,7 +261,7 @@ export const deliveriesSchema = {
 
 export const replaySchema = {
   ...common,
-  summary: "Send again, after what is queued, the events of a time range the endpoint subscribes to",
+  summary: "Send again, after what is queued, one event or the events of a time range the endpoint subscribes to",
   params: EndpointParams,
   body: ReplayBody,
   response: {
@@ -259,6 +269,8 @@ export const replaySchema = {
     400: BadRequest(
       "from must be a time in milliseconds since the epoch: a whole number",
       "from must not be after to",
+      "from and to are required, or eventId",
+      "eventId names no event of this paymaster",
       `The range holds more than ${MAX_REPLAY_EVENTS} events: replay a shorter one`,
     ),
     401: unauthorized,
