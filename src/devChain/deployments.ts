@@ -74,63 +74,33 @@ export const localVerifyingPaymasterDeployment = verifyingPaymasterDeployment({
 export const LOCAL_VERIFYING_PAYMASTER_ADDRESS: Address = localVerifyingPaymasterDeployment.address;
 
 /**
- * Our paymaster for EntryPoint v0.7 or v0.8 (one contract, one deployment per EntryPoint): the same owner as the v0.6
- * one, and the same salt; the EntryPoint argument alone tells the two versions' addresses apart.
+ * One of our v0.7 contracts on a local chain for EntryPoint v0.7 and for v0.8, anvil's first account as owner: one
+ * contract, one deployment per EntryPoint, with the same constructor arguments (EntryPoint, owner) and salt as the v0.6
+ * one, so that the EntryPoint argument alone tells the versions' addresses apart.
  */
-function verifyingPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment(
-    `VerifyingPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    verifyingPaymasterV07Artifact,
-    args,
-  );
+function atV07AndV08(name: string, artifact: Artifact) {
+  const at = (entryPoint: Address) =>
+    paymasterDeployment(`${name} for EntryPoint ${entryPoint}`, artifact, { entryPoint, owner: ANVIL_FIRST_ACCOUNT });
+  return { "0.7": at(ENTRY_POINT_V07_ADDRESS), "0.8": at(ENTRY_POINT_V08_ADDRESS) } as const satisfies Record<
+    Exclude<LaterEntryPointVersion, "0.9">,
+    Create2Deployment
+  >;
 }
 
-/** Our paymasters on a local chain for EntryPoint v0.7 and v0.8, at their canonical addresses. */
-export const localVerifyingPaymasterV07Deployments = {
-  "0.7": verifyingPaymasterV07Deployment({
-    entryPoint: ENTRY_POINT_V07_ADDRESS,
-    owner: ANVIL_FIRST_ACCOUNT,
-  }),
-  "0.8": verifyingPaymasterV07Deployment({
-    entryPoint: ENTRY_POINT_V08_ADDRESS,
-    owner: ANVIL_FIRST_ACCOUNT,
-  }),
-} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
+/** Our verifying paymasters for EntryPoint v0.7 and v0.8, at their canonical addresses. */
+export const localVerifyingPaymasterV07Deployments = atV07AndV08(
+  "VerifyingPaymasterV07",
+  verifyingPaymasterV07Artifact,
+);
+
+/** Our token paymasters (ERC20 mode, charged in postOp) for EntryPoint v0.7 and v0.8. */
+export const localTokenPaymasterV07Deployments = atV07AndV08("TokenPaymasterV07", tokenPaymasterV07Artifact);
 
 /**
- * Our token paymaster for EntryPoint v0.7 or v0.8 (ERC20 mode), laid out like VerifyingPaymasterV07's deployment: the
- * same constructor arguments (EntryPoint, owner), so again the EntryPoint alone tells the versions apart.
+ * Our up-front token paymasters for EntryPoint v0.7 and v0.8: the maximum charged in validation, with an optional
+ * permit, and the rest refunded in postOp.
  */
-function tokenPaymasterV07Deployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment(`TokenPaymasterV07 for EntryPoint ${args.entryPoint}`, tokenPaymasterV07Artifact, args);
-}
-
-/** Our token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner. */
-export const localTokenPaymasterV07Deployments = {
-  "0.7": tokenPaymasterV07Deployment({
-    entryPoint: ENTRY_POINT_V07_ADDRESS,
-    owner: ANVIL_FIRST_ACCOUNT,
-  }),
-  "0.8": tokenPaymasterV07Deployment({
-    entryPoint: ENTRY_POINT_V08_ADDRESS,
-    owner: ANVIL_FIRST_ACCOUNT,
-  }),
-} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
-
-/**
- * Our up-front token paymaster for EntryPoint v0.7 or v0.8 (it charges the maximum in validation, with an optional
- * permit, and refunds in postOp), laid out like the others: (EntryPoint, owner).
- */
-function permitTokenPaymasterDeployment(args: PaymasterArgs): Create2Deployment {
-  return paymasterDeployment(
-    `PermitTokenPaymasterV07 for EntryPoint ${args.entryPoint}`,
-    permitTokenPaymasterV07Artifact,
-    args,
-  );
-}
-
-/** Our up-front token paymasters on a local chain for EntryPoint v0.7 and v0.8, anvil's first account as owner. */
-export const localPermitTokenPaymasterV07Deployments = {
-  "0.7": permitTokenPaymasterDeployment({ entryPoint: ENTRY_POINT_V07_ADDRESS, owner: ANVIL_FIRST_ACCOUNT }),
-  "0.8": permitTokenPaymasterDeployment({ entryPoint: ENTRY_POINT_V08_ADDRESS, owner: ANVIL_FIRST_ACCOUNT }),
-} as const satisfies Record<Exclude<LaterEntryPointVersion, "0.9">, Create2Deployment>;
+export const localPermitTokenPaymasterV07Deployments = atV07AndV08(
+  "PermitTokenPaymasterV07",
+  permitTokenPaymasterV07Artifact,
+);
