@@ -36,17 +36,23 @@ export function answerWhileClosing(
     reply.status(503).header("connection", "close").header("retry-after", String(RETRY_AFTER_SECONDS));
   // Requests under the RPC prefix that arrived during the close, to answer once their body is read.
   const arrivedClosing = new WeakSet<FastifyRequest>();
-  app.addHook("onRequest", async (request, reply) => {
-    if (!closing) return;
+  // Callback hooks, not async ones: every request passes them, and an async hook costs each request a promise. One
+  // that answers sends and does not call `done`.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!closing) return done();
     // The management API and the rest: before the body is read.
-    if (!rpc.isRpcUrl(request.url)) return leaving(reply).send({ statusCode: 503, message: SHUTTING_DOWN });
+    if (!rpc.isRpcUrl(request.url)) {
+      leaving(reply).send({ statusCode: 503, message: SHUTTING_DOWN });
+      return;
+    }
     // A preflight still gets its 204, so that a browser wallet sends the request and can read the answer.
     if (request.method !== "OPTIONS") arrivedClosing.add(request);
+    done();
   });
   // The RPC path: once the body is read, to echo its id. A request whose body was still coming when the close began
   // arrived before it, and is answered as usual.
-  app.addHook("preValidation", async (request, reply) => {
-    if (!arrivedClosing.has(request)) return;
-    return rpc.send(leaving(reply), new RpcError(RESOURCE_UNAVAILABLE, SHUTTING_DOWN, 503), rpc.idOf(request.body));
+  app.addHook("preValidation", (request, reply, done) => {
+    if (!arrivedClosing.has(request)) return done();
+    rpc.send(leaving(reply), new RpcError(RESOURCE_UNAVAILABLE, SHUTTING_DOWN, 503), rpc.idOf(request.body));
   });
 }

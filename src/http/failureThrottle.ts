@@ -74,15 +74,18 @@ export function throttleFailures(
 ): void {
   const throttle = new FailureThrottle(options.config);
   const { now } = options;
-  app.addHook("onRequest", async (request, reply) => {
-    if (!options.isCredentialed(request)) return;
+  // Callback hooks, not async ones: every request passes them, and an async hook costs each request a promise. The one
+  // that answers sends and does not call `done`.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!options.isCredentialed(request)) return done();
     const seconds = throttle.retryAfterSeconds(request.ip, now());
-    if (seconds === undefined) return;
+    if (seconds === undefined) return done();
     reply.header("retry-after", String(seconds));
-    if (options.isRpc(request)) return options.sendRpc(reply, new RpcError(LIMIT_EXCEEDED, message(seconds), 429));
-    return reply.status(429).send({ statusCode: 429, message: message(seconds) });
+    if (options.isRpc(request)) options.sendRpc(reply, new RpcError(LIMIT_EXCEEDED, message(seconds), 429));
+    else reply.status(429).send({ statusCode: 429, message: message(seconds) });
   });
-  app.addHook("onResponse", async (request) => {
+  app.addHook("onResponse", (request, _reply, done) => {
     if (rejected.has(request)) throttle.recordFailure(request.ip, now());
+    done();
   });
 }

@@ -74,13 +74,16 @@ export async function rpcRoutes(app: FastifyInstance, deps: RpcDeps): Promise<vo
   // The paymaster's origin settings, once its apiKey is resolved: until then (an unknown apiKey, a malformed frame)
   // every origin may read the error, as before origins could be set.
   const verdicts = new WeakMap<FastifyRequest, OriginVerdict>();
-  app.addHook("onSend", async (request, reply) => {
+  // A callback hook, not an async one: an async hook costs every answer a promise.
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.headers(CORS_HEADERS);
     const verdict = verdicts.get(request);
-    if (!verdict) return;
-    if (verdict.varies) reply.header("vary", "Origin");
-    if (verdict.allowed) reply.header("access-control-allow-origin", verdict.allowOrigin);
-    else reply.removeHeader("access-control-allow-origin");
+    if (verdict) {
+      if (verdict.varies) reply.header("vary", "Origin");
+      if (verdict.allowed) reply.header("access-control-allow-origin", verdict.allowOrigin);
+      else reply.removeHeader("access-control-allow-origin");
+    }
+    done(null, payload);
   });
   /** The verdict of the request's Origin for the paymaster it names, remembered for the answer's CORS headers. */
   const judgeOrigin = (request: FastifyRequest, setup: Parameters<typeof originVerdict>[0]) => {
