@@ -24,6 +24,7 @@ import { buildDashboard } from "../../scripts/buildDashboard";
 import { simpleAccountFactoryArtifact } from "../../src/bindings/paymasters/artifacts";
 import { ANVIL_DEFAULT_KEYS, type LocalChainInfo, readLocalChainInfo } from "../../src/devChain/localChain";
 import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
+import { startEventReceiver } from "../events/receiver";
 import { launchChromium, screenshotBothSizes, watchConsole } from "../helpers/browser";
 import { postJsonRpc } from "../helpers/postJsonRpc";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
@@ -566,6 +567,46 @@ test("the dashboard, page by page, in Chromium", { timeout: 240_000 }, async (t)
     await section.getByText("EntryPoint v0.9 signatures are valid for a time, in seconds.").waitFor();
     assert.equal(await listedBlocks(), null);
   });
+
+  await t.test(
+    "adds an event endpoint, its secret shown once; a sponsorship's delivery is listed, and replayed",
+    async () => {
+      const receiver = await startEventReceiver();
+      try {
+        await tab("Events").click();
+        await page.getByLabel("Endpoint URL").fill("http://192.0.2.7/hook");
+        console_.expect(/status of 400/);
+        await page.getByRole("button", { name: "Add endpoint" }).click();
+        await page.getByText("url is 192.0.2.7, a documentation address").waitFor();
+        await page.getByLabel("Endpoint URL").fill(receiver.url);
+        await page.getByRole("checkbox", { name: /sponsorship\.signed/ }).check();
+        await page.getByRole("button", { name: "Add endpoint" }).click();
+        const shown = page.getByRole("status").locator("code.value");
+        await shown.waitFor();
+        const secret = (await shown.textContent()) ?? "";
+        assert.match(secret, /^whsec_/);
+        receiver.secrets.push(secret);
+        await screenshotBothSizes(page, "events");
+        await page.getByRole("button", { name: "I have kept it" }).click();
+        assert.equal(await page.getByText(secret).count(), 0, "the secret is shown once");
+
+        await sponsorThroughRpc(apiKey);
+        const [event] = await receiver.acceptedAtLeast(1);
+        assert.deepEqual(event?.verifiedBy, [0]);
+        const endpoint = page.getByRole("article", { name: `Endpoint ${receiver.url}` });
+        await endpoint.getByRole("button", { name: "Recent deliveries" }).click();
+        const row = endpoint.getByRole("row", { name: /sponsorship\.signed.*delivered/ });
+        await row.waitFor();
+        await row.getByRole("button", { name: "Replay" }).click();
+        await page.getByText("is queued again").waitFor();
+        const again = await receiver.acceptedAtLeast(2);
+        assert.equal(again[1]?.id, event?.id, "the same event, sent again");
+        await screenshotBothSizes(page, "event-deliveries");
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 
   await t.test("pauses the limit, and resumes it", async () => {
     await tab("Rules").click();

@@ -3,6 +3,7 @@ import { href } from "../route";
 import { ChainServes, FailedChecks } from "../ui/chainServes";
 import { ActivityTab } from "./activity";
 import { ContractsTab } from "./contracts";
+import { EventsTab } from "./events";
 import { FundingTab } from "./funding";
 import { OverviewTab } from "./overview";
 import { RulesTab } from "./rules";
@@ -13,9 +14,10 @@ const TABS = [
   ["contracts", "Contracts"],
   ["rules", "Rules"],
   ["activity", "Activity"],
+  ["events", "Events"],
 ] as const;
 
-/** One paymaster: its keys and snippets, funding, contracts, rules and activity, a tab each. */
+/** One paymaster: its keys and snippets, funding, contracts, rules, activity and event endpoints, a tab each. */
 export function PaymasterPage({ paymasterId, tab }: { paymasterId: string; tab: string }) {
   const paymasters = useLoad(listPaymasters);
   const chains = useLoad(listChains);
@@ -69,6 +71,8 @@ function TabContent({ tab, paymaster, reload }: { tab: string; paymaster: Paymas
       return <RulesTab paymaster={paymaster} />;
     case "activity":
       return <ActivityTab paymaster={paymaster} />;
+    case "events":
+      return <EventsTab paymaster={paymaster} />;
     default:
       return <OverviewTab paymaster={paymaster} onChange={reload} />;
   }
