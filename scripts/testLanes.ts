@@ -44,6 +44,7 @@ export const UNIT = new Set([
   "test/runtimeSupport.test.ts",
   "test/knownNetworks.test.ts",
   "test/dashboard/helpers.test.ts",
+  "test/events/signing.test.ts",
   "test/docs.test.ts",
   "test/docsVersions.test.ts",
   "test/rpc/mode.test.ts",

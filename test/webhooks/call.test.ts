@@ -41,18 +41,18 @@ const post = (path: string, body = '{"data":{}}') => ({ method: "POST" as const,
 
 describe("the verdict", () => {
   for (const [path, expected] of [
-    ["/true", { ok: true }],
-    ["/old-spelling", { ok: true }],
-    ["/false", { ok: false, reason: "arePoliciesVerified false" }],
-    ["/old-spelling-false", { ok: false, reason: "arePoliciesVerified false" }],
-    ["/string-true", { ok: false, reason: "response has no boolean arePoliciesVerified" }],
-    ["/missing", { ok: false, reason: "response has no boolean arePoliciesVerified" }],
-    ["/array", { ok: false, reason: "response is not a JSON object" }],
-    ["/invalid-json", { ok: false, reason: "invalid JSON" }],
-    ["/status-500", { ok: false, reason: "status 500" }],
-    ["/status-404", { ok: false, reason: "status 404" }],
-    ["/oversized", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes` }],
-    ["/oversized-stream", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes` }],
+    ["/true", { ok: true, status: 200 }],
+    ["/old-spelling", { ok: true, status: 200 }],
+    ["/false", { ok: false, reason: "arePoliciesVerified false", status: 200 }],
+    ["/old-spelling-false", { ok: false, reason: "arePoliciesVerified false", status: 200 }],
+    ["/string-true", { ok: false, reason: "response has no boolean arePoliciesVerified", status: 200 }],
+    ["/missing", { ok: false, reason: "response has no boolean arePoliciesVerified", status: 200 }],
+    ["/array", { ok: false, reason: "response is not a JSON object", status: 200 }],
+    ["/invalid-json", { ok: false, reason: "invalid JSON", status: 200 }],
+    ["/status-500", { ok: false, reason: "status 500", status: 500 }],
+    ["/status-404", { ok: false, reason: "status 404", status: 404 }],
+    ["/oversized", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes`, status: 200 }],
+    ["/oversized-stream", { ok: false, reason: `response larger than ${MAX_RESPONSE_BYTES} bytes`, status: 200 }],
     ["/hang-up", { ok: false, reason: "connection reset" }],
   ] as const) {
     test(`${path} → ${"reason" in expected ? expected.reason : "verified"}`, async () => {
@@ -67,6 +67,7 @@ describe("the verdict", () => {
       assert.deepEqual(await callWebhook(post(path), options()), {
         ok: false,
         reason: `redirect not followed (status ${status})`,
+        status,
       });
       // The call is over once it has answered, and a redirect it followed would have been part of it: the receiver
       // records a request before it answers, and the answer would then have been the target's verdict.
@@ -178,7 +179,7 @@ describe("the address guard runs before every call", () => {
     };
     const url = `http://rebind.test:${server.port}/true`;
     const result = await callWebhook({ method: "POST", url, body: "{}" }, options({ lookup }));
-    assert.deepEqual(result, { ok: true });
+    assert.deepEqual(result, { ok: true, status: 200 });
     assert.equal(lookups, 1);
     assert.equal(server.calls.at(-1)?.headers.host, `rebind.test:${server.port}`);
 
@@ -204,7 +205,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
 
   test("registered POST: body {data: webhookData}, JSON, signed over timestamp.body", async () => {
     const request = registeredWebhookRequest(server.url("/true"), "POST", webhookData);
-    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    assert.deepEqual(await callWebhook(request, options()), { ok: true, status: 200 });
     const call = server.calls.at(-1);
     assert.ok(call);
     assert.equal(call.method, "POST");
@@ -244,7 +245,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
 
   test("credentials in the URL are sent as basic authentication", async () => {
     const url = server.url("/true").replace("http://", "http://hook%40user:p%3Ass@");
-    assert.deepEqual(await callWebhook({ method: "POST", url, body: "{}" }, options()), { ok: true });
+    assert.deepEqual(await callWebhook({ method: "POST", url, body: "{}" }, options()), { ok: true, status: 200 });
     const expected = `Basic ${Buffer.from("hook@user:p:ss").toString("base64")}`;
     assert.equal(server.calls.at(-1)?.headers.authorization, expected);
   });
@@ -256,7 +257,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
 
   test("registered GET: webhookData as query parameters after the URL's own, objects JSON-encoded; signed over the target", async () => {
     const request = registeredWebhookRequest(server.url("/true?team=7"), "GET", webhookData);
-    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    assert.deepEqual(await callWebhook(request, options()), { ok: true, status: 200 });
     const call = server.calls.at(-1);
     assert.ok(call);
     assert.equal(call.method, "GET");
@@ -288,7 +289,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
       maxPriorityFeePerGas: "1000000",
     };
     const request = webhookRuleRequest(server.url("/true"), { userId: "u-1" }, userOp);
-    assert.deepEqual(await callWebhook(request, options()), { ok: true });
+    assert.deepEqual(await callWebhook(request, options()), { ok: true, status: 200 });
     const call = server.calls.at(-1);
     assert.ok(call);
     assert.deepEqual(JSON.parse(call.body), { data: { userId: "u-1" }, userOp });
@@ -307,6 +308,7 @@ describe("request forms (docs/management-api.md, 'How the service calls webhooks
 test("figure: a verified call on loopback", async (t) => {
   const rounds = 200;
   const started = performance.now();
-  for (let i = 0; i < rounds; i++) assert.deepEqual(await callWebhook(post("/true"), options()), { ok: true });
+  for (let i = 0; i < rounds; i++)
+    assert.deepEqual(await callWebhook(post("/true"), options()), { ok: true, status: 200 });
   t.diagnostic(`one webhook call on loopback: ${((performance.now() - started) / rounds).toFixed(2)} ms`);
 });
