@@ -120,8 +120,17 @@ export function weiToEther(wei: bigint): string {
  * The threshold in the ledger's unit: operations for COUNT, wei for NATIVE_ASSET, and for USD 10^-18 dollar, which
  * the same exact 18-decimal arithmetic as ether reads and writes (src/sponsorship/usdAmount.ts).
  */
-export const thresholdUnits = (limit: SpendingLimit): bigint =>
-  limit.thresholdType === "COUNT" ? BigInt(limit.threshold) : etherToWei(limit.threshold);
+export function thresholdUnits(limit: SpendingLimit): bigint {
+  // Every sponsorship under a limit asks, and the cached setup keeps the same limit object between reloads: its last
+  // answer is kept with the figures it came from, so a limit changed in place is converted again.
+  const last = converted.get(limit);
+  if (last && last.threshold === limit.threshold && last.thresholdType === limit.thresholdType) return last.units;
+  const units = limit.thresholdType === "COUNT" ? BigInt(limit.threshold) : etherToWei(limit.threshold);
+  converted.set(limit, { threshold: limit.threshold, thresholdType: limit.thresholdType, units });
+  return units;
+}
+
+const converted = new WeakMap<SpendingLimit, Pick<SpendingLimit, "threshold" | "thresholdType"> & { units: bigint }>();
 
 /** A usage in the threshold's own unit (operations, ether or dollars), for messages and the usage endpoint. */
 export const formatUsage = (limit: SpendingLimit, units: bigint): string =>

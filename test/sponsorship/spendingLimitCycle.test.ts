@@ -306,4 +306,12 @@ describe("thresholdUnits and formatUsage: operations for COUNT, wei and ether fo
       assert.equal(formatUsage(c.limit, c.usage), c.formatted);
     });
   }
+  test("a limit changed in place is converted again, not answered from the last conversion", () => {
+    const changed = limit("NATIVE_ASSET", 1);
+    assert.equal(thresholdUnits(changed), 10n ** 18n);
+    changed.threshold = 3;
+    assert.equal(thresholdUnits(changed), 3n * 10n ** 18n);
+    changed.thresholdType = "COUNT";
+    assert.equal(thresholdUnits(changed), 3n);
+  });
 });
