@@ -1,6 +1,17 @@
 import type { Queryable } from "./database";
 import { CREATED_MICROS, keyOfRow, keyParams, type PageKey } from "./pageKey";
 
+/**
+ * A statement's step that queues the events of `source` (a CTE returning id, paymaster_id and type) to every enabled
+ * endpoint of their paymaster subscribed to their type, in the events' order: where an event is written, its
+ * deliveries are queued in the same statement (the outbox here, sponsorship.signed with the ledger's row).
+ */
+export const queueDeliveriesOf = (source: string) => `
+    INSERT INTO event_deliveries (endpoint_id, event_id)
+    SELECT p.id, k.id FROM ${source} k
+    JOIN event_endpoints p ON p.paymaster_id = k.paymaster_id AND p.enabled AND k.type = ANY (p.events)
+    ORDER BY k.id, p.id`;
+
 // The events' outbox (docs/events.md): facts written in the transaction of the fact, a queue per endpoint, and the
 // statements delivery works with. Delivery to an endpoint is one instance's at a time (a lease taken with FOR UPDATE
 // SKIP LOCKED), and every write it makes names the lease, so an instance whose lease ran out changes nothing.
@@ -33,12 +44,7 @@ export async function queueEvents(db: Queryable, events: readonly NewEvent[], at
        WHERE EXISTS (SELECT 1 FROM event_endpoints p WHERE p.paymaster_id = e.paymaster_id AND e.type = ANY (p.events))
        ORDER BY e.n
        RETURNING id, paymaster_id, type
-     ), queued AS (
-       INSERT INTO event_deliveries (endpoint_id, event_id)
-       SELECT p.id, k.id FROM kept k
-       JOIN event_endpoints p ON p.paymaster_id = k.paymaster_id AND p.enabled AND k.type = ANY (p.events)
-       ORDER BY k.id, p.id
-     )
+     ), queued AS (${queueDeliveriesOf("kept")})
      SELECT count(*) AS n FROM kept`,
     [
       events.map((event) => event.paymasterId),

@@ -3,6 +3,7 @@ import { AnalyzeOnGrowth } from "./analyzeOnGrowth";
 import type { BatchObserver } from "./batch";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
+import { queueDeliveriesOf } from "./eventOutbox";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
 import { type ArrayParameter, pglitePreparedOf } from "./pglitePrepared";
@@ -75,12 +76,7 @@ const SIGNED_EVENTS = `signed_events AS (
       WHERE e.paymaster_id = i.paymaster_id AND 'sponsorship.signed' = ANY (e.events))
     ORDER BY i.id
     RETURNING id, paymaster_id, type
-  ), signed_deliveries AS (
-    INSERT INTO event_deliveries (endpoint_id, event_id)
-    SELECT e.id, s.id FROM signed_events s
-    JOIN event_endpoints e ON e.paymaster_id = s.paymaster_id AND e.enabled AND s.type = ANY (e.events)
-    ORDER BY s.id, e.id
-  )`;
+  ), signed_deliveries AS (${queueDeliveriesOf("signed_events")})`;
 
 /**
  * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
