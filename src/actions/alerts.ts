@@ -2,7 +2,7 @@ import { PaymasterNotFoundError } from "../errors";
 import type { SetDepositAlertBody } from "../schemas/management/funding";
 import { removeAlertSettings, saveAlertSettings } from "../storage/alerts";
 import type { Paymaster } from "../storage/paymasters";
-import { httpUrl } from "./httpUrl";
+import { callableUrl } from "./httpUrl";
 import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
 
 /**
@@ -21,8 +21,7 @@ export async function setDepositAlert(
     ctx.alertsChanged?.(paymaster.id);
     return paymaster;
   }
-  const url = httpUrl(body.url, "url");
-  await checkUrl(url, "url");
+  const url = await callableUrl(body.url, "url", checkUrl);
   await saveAlertSettings(ctx.db, { paymasterId: paymaster.id, thresholdWei: BigInt(body.thresholdWei), url });
   ctx.alertsChanged?.(paymaster.id);
   return paymaster;

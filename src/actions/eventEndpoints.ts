@@ -24,7 +24,7 @@ import {
 } from "../storage/eventEndpoints";
 import { type AttemptRow, attemptsPage, eventUuidOf, replayEvent, replayEvents } from "../storage/eventOutbox";
 import type { Paymaster } from "../storage/paymasters";
-import { httpUrl } from "./httpUrl";
+import { callableUrl } from "./httpUrl";
 import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
 import { alwaysPaged, type Page, pageOf } from "./pageCursor";
 
@@ -52,8 +52,7 @@ export async function createEventEndpoint(
   checkUrl: UrlCheck,
   signingKey: Secret,
 ): Promise<EndpointWithSecret> {
-  const url = httpUrl(body.url, "url");
-  await checkUrl(url, "url");
+  const url = await callableUrl(body.url, "url", checkUrl);
   if ((await countEventEndpoints(ctx.db, paymaster.id)) >= MAX_EVENT_ENDPOINTS) {
     throw badRequest(`A paymaster has at most ${MAX_EVENT_ENDPOINTS} event endpoints`);
   }
@@ -88,8 +87,7 @@ export async function changeEventEndpoint(
   checkUrl: UrlCheck,
 ): Promise<EventEndpoint> {
   await endpointOf(ctx, paymaster, id);
-  const url = body.url === undefined ? undefined : httpUrl(body.url, "url");
-  if (url !== undefined) await checkUrl(url, "url");
+  const url = body.url === undefined ? undefined : await callableUrl(body.url, "url", checkUrl);
   await updateEventEndpoint(ctx.db, paymaster.id, id, {
     ...(url === undefined ? {} : { url }),
     ...(body.events === undefined ? {} : { events: distinct(body.events) }),

@@ -1,4 +1,5 @@
 import { badRequest } from "../errors";
+import type { UrlCheck } from "./managementContext";
 
 /**
  * A URL the service will call, normalised. The schema has checked that it is non-blank text; this checks what JSON
@@ -13,4 +14,11 @@ export function httpUrl(value: string, field: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${field} must be an http or https URL`);
   return url.toString();
+}
+
+/** A URL the service will call, normalised (httpUrl) and let through by the address guard the caller gives. */
+export async function callableUrl(value: string, field: string, checkUrl: UrlCheck): Promise<string> {
+  const url = httpUrl(value, field);
+  await checkUrl(url, field);
+  return url;
 }

@@ -31,7 +31,7 @@ import {
   updatePolicy as storePolicyUpdate,
   updateLimit,
 } from "../storage/policies";
-import { httpUrl } from "./httpUrl";
+import { callableUrl } from "./httpUrl";
 import { isUuid, type ManagementContext, type UrlCheck, unlessTaken } from "./managementContext";
 import { type Page, type PageCursor, type PageRequest, pageOf } from "./pageCursor";
 
@@ -81,9 +81,7 @@ async function policyDataOf(
       return { ...limit };
     }
     case "WEBHOOK": {
-      const url = httpUrl(body.policyData.url, "policyData.url");
-      await checkUrl(url, "policyData.url");
-      return { url };
+      return { url: await callableUrl(body.policyData.url, "policyData.url", checkUrl) };
     }
     case "WALLET_DEPLOYMENT":
       return { operator: "walletDeployment" };

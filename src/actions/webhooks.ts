@@ -9,7 +9,7 @@ import {
   setWebhookActive as storeWebhookActive,
   type Webhook,
 } from "../storage/webhooks";
-import { httpUrl } from "./httpUrl";
+import { callableUrl } from "./httpUrl";
 import { isUuid, type ManagementContext, type UrlCheck } from "./managementContext";
 
 /** A webhook that is asked before each sponsorship; refused when the service would refuse to call its URL. */
@@ -19,8 +19,7 @@ export async function createWebhook(
   body: CreateWebhookBody,
   checkUrl: UrlCheck,
 ): Promise<Webhook> {
-  const url = httpUrl(body.webhookUrl, "webhookUrl");
-  await checkUrl(url, "webhookUrl");
+  const url = await callableUrl(body.webhookUrl, "webhookUrl", checkUrl);
   const webhook = await insertWebhook(ctx.db, { paymasterId: paymaster.id, url, requestType: body.requestType });
   ctx.setupChanged(paymaster.apiKey);
   return webhook;
