@@ -1,7 +1,8 @@
 // The user operation as EntryPoint v0.7 and v0.8 take it (PackedUserOperation): pairs of 128-bit gas values share one
 // 32-byte word, and the factory and paymaster fields travel inside initCode and paymasterAndData.
 import { type Address, concat, getAddress, type Hex, hexToBigInt, isAddress, slice } from "viem";
-import { addressWord, bytes32Word, bytesHashWord, uintWord } from "../../abi/abiWords";
+import { addressWord, bytes32Word, uintWord } from "../../abi/abiWords";
+import { accountWords } from "./userOperation";
 
 /** Field names match the ABI struct, so viem encodes it as is. */
 export interface PackedUserOperation {
@@ -87,10 +88,7 @@ export function paymasterHashPrefixWords(
   context: PaymasterHashContext,
 ): string {
   return (
-    addressWord("sender", userOp.sender) +
-    uintWord("nonce", userOp.nonce) +
-    bytesHashWord("initCode", userOp.initCode) +
-    bytesHashWord("callData", userOp.callData) +
+    accountWords(userOp) +
     bytes32Word("accountGasLimits", userOp.accountGasLimits) +
     uintWord("preVerificationGas", userOp.preVerificationGas) +
     bytes32Word("gasFees", userOp.gasFees) +

@@ -29,12 +29,22 @@ export type UserOperationSignedFields = Omit<UserOperation, "paymasterAndData" |
  * their keccak-256), written word by word:
  * nine words as hex digits without 0x. The hot path's form (both hashes of a sponsorship start with it).
  */
-export function signedFieldWords(userOp: UserOperationSignedFields): string {
+/**
+ * The first four words every version's paymaster hash starts with: the sender, its nonce, and the hashes of initCode
+ * and callData (v0.7 on: the factory and its data packed into initCode).
+ */
+export function accountWords(userOp: Pick<UserOperationSignedFields, "sender" | "nonce" | "initCode" | "callData">) {
   return (
     addressWord("sender", userOp.sender) +
     uintWord("nonce", userOp.nonce) +
     bytesHashWord("initCode", userOp.initCode) +
-    bytesHashWord("callData", userOp.callData) +
+    bytesHashWord("callData", userOp.callData)
+  );
+}
+
+export function signedFieldWords(userOp: UserOperationSignedFields): string {
+  return (
+    accountWords(userOp) +
     uintWord("callGasLimit", userOp.callGasLimit) +
     uintWord("verificationGasLimit", userOp.verificationGasLimit) +
     uintWord("preVerificationGas", userOp.preVerificationGas) +
