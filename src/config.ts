@@ -101,6 +101,11 @@ export interface TokenConfig {
   markup: number;
   /** US dollars per whole token, for a quote's maxGasFeeUSD (1 for a USD stablecoin); without it maxGasFeeUSD is null. */
   usdPrice?: number;
+  /**
+   * The token has a permit the up-front token paymaster runs in validation (USDC's: EIP-2612 with a bytes signature,
+   * ERC-1271, no clock read at the maximum deadline): a wallet may pay its first operation with a signed permit.
+   */
+  permit?: boolean;
 }
 
 /** 10 % on top of the gas cost, when a token's configuration names no markup. */
@@ -618,6 +623,7 @@ function tokenConfigs(tokens: TokenEntry[], where: string, problems: string[]): 
     };
     if (token.logoUrl !== undefined) config.logoUrl = token.logoUrl;
     if (token.usdPrice !== undefined) config.usdPrice = token.usdPrice;
+    if (token.permit === true) config.permit = true;
     return config;
   });
 }

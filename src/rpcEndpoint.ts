@@ -6,6 +6,7 @@ import { batchObserver } from "./metrics/metrics";
 import { rpcRoutes } from "./rpc/server";
 import { sponsorshipRules } from "./sponsorship/ruleList";
 import { LimitLedger } from "./storage/limitLedger";
+import { OutstandingPermits } from "./storage/outstandingPermits";
 import { quotaCounterOf } from "./storage/quotaCounter";
 import { SignatureCommitments } from "./storage/signatureCommitments";
 import { SponsorshipLog } from "./storage/sponsorships";
@@ -26,6 +27,7 @@ export async function registerRpcEndpoint(
       log: new SponsorshipLog(ctx.db, batchObserver(metrics, "sponsorships"), ctx.now),
       commitments: new SignatureCommitments(ctx.db),
       now: ctx.now,
+      outstandingPermit: outstandingPermitOf(new OutstandingPermits(ctx.db)),
       ...(contractWatch ? { contractRefusal: (chainId, paymaster) => contractWatch.refusal(chainId, paymaster) } : {}),
       // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.
       ...sponsorshipRules({
@@ -45,4 +47,9 @@ export async function registerRpcEndpoint(
       }),
     },
   });
+}
+
+function outstandingPermitOf(permits: OutstandingPermits) {
+  return (chainId: number, sender: string, token: string, nowSeconds: number) =>
+    permits.has(chainId, sender, token, nowSeconds);
 }

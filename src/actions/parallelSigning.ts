@@ -73,7 +73,7 @@ export async function finalizeSignature(
 ): Promise<ParallelAnswer> {
   const kind = await parallelKind(ctx, request);
   const { operation, kind: choice } = request;
-  const paymaster = operation.target.paymaster;
+  const paymaster = kind.paymaster ?? operation.target.paymaster;
   if (!paymaster || !isAddressEqual(fields.paymaster, paymaster)) {
     throw invalidParams(`params[0].paymaster ${fields.paymaster} is not our paymaster ${paymaster}`);
   }

@@ -10,7 +10,9 @@ import type { ActionContext } from "./context";
 import type { PaymasterAnswerPart, StepRequest } from "./stepRequest";
 
 /** A stub, or why the operation can never be sponsored as it stands (nothing was reserved either way). */
-export type StubAnswer = { stub: PaymasterAnswerPart } | { refused: string };
+export type StubAnswer =
+  | { stub: PaymasterAnswerPart; extras?: Readonly<Record<string, unknown>> }
+  | { refused: string };
 
 export async function paymasterStub(ctx: ActionContext, request: StepRequest): Promise<StubAnswer> {
   const { operation, kind: choice } = request;
@@ -22,5 +24,7 @@ export async function paymasterStub(ctx: ActionContext, request: StepRequest): P
   if (failed) return { refused: failed.reason };
   const kind = await choice.choose(ctx);
   const outcome = await operation.stub(ctx, kind, choice);
-  return "refused" in outcome ? outcome : { stub: outcome.part };
+  if ("refused" in outcome) return outcome;
+  // A kind may add to the answer what the wallet needs before it signs (the up-front token paymaster's Permit).
+  return kind.stubExtras ? { stub: outcome.part, extras: kind.stubExtras } : { stub: outcome.part };
 }

@@ -23,6 +23,11 @@ export interface ServedEntryPoint {
   verifyingPaymaster?: Address;
   /** Set when the chain has fee tokens and names one; none means ERC20 mode is refused for this EntryPoint. */
   tokenPaymaster?: Address;
+  /**
+   * The token paymaster that charges before the call (PermitTokenPaymasterV07), kept like tokenPaymaster only beside
+   * fee tokens; none means ERC20 mode is served here by the approve-in-batch token paymaster alone.
+   */
+  permitTokenPaymaster?: Address;
 }
 
 /** A supported chain with the contract addresses a sponsorship signs for. */
@@ -113,10 +118,14 @@ function laterEntryPoints(
     const tokenPaymaster = hasTokens
       ? ((listed?.tokenPaymaster as Address | undefined) ?? localStack?.tokenPaymaster)
       : undefined;
+    const permitTokenPaymaster = hasTokens
+      ? ((listed?.permitTokenPaymaster as Address | undefined) ?? localStack?.permitTokenPaymaster)
+      : undefined;
     served.set(version, {
       entryPoint,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
       ...(tokenPaymaster ? { tokenPaymaster } : {}),
+      ...(permitTokenPaymaster ? { permitTokenPaymaster } : {}),
     });
   }
   return served;

@@ -26,16 +26,17 @@ import {
  */
 export const LOCAL_TOKENS: readonly TokenConfig[] = (
   [
-    [LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TEST_TOKEN],
-    [LOCAL_PERMIT_TOKEN_ADDRESS, LOCAL_PERMIT_TOKEN],
+    [LOCAL_TEST_TOKEN_ADDRESS, LOCAL_TEST_TOKEN, false],
+    [LOCAL_PERMIT_TOKEN_ADDRESS, LOCAL_PERMIT_TOKEN, true],
   ] as const
-).map(([address, token]) => ({
+).map(([address, token, permit]) => ({
   address: address.toLowerCase(),
   symbol: token.symbol,
   decimals: token.decimals,
   price: { aggregator: LOCAL_PRICE_AGGREGATOR_ADDRESS.toLowerCase() },
   markup: DEFAULT_TOKEN_MARKUP,
   usdPrice: 1,
+  ...(permit ? { permit: true } : {}),
 }));
 
 export interface LocalTokenSetup {

@@ -3,8 +3,8 @@
 // (also v0.8's) when it is a later EntryPoint the chain serves. The context is this service's SPONSORED mode object
 // (sponsorshipInfo, expiryDuration), or ERC20 mode with the fee token as `token` (src/rpc/tokenContext.ts).
 
+import { erc20Kind, type UpFrontRequest } from "../actions/kinds/permitTokenKind";
 import { sponsoredKind } from "../actions/kinds/sponsoredKind";
-import { tokenKind } from "../actions/kinds/tokenKind";
 import { packedOperation } from "../actions/operations/packedOperation";
 import { unpackedOperation } from "../actions/operations/unpackedOperation";
 import type { KindChoice, StepRequest } from "../actions/stepRequest";
@@ -25,14 +25,20 @@ import { readUserOperationV07 } from "./userOperationV07Input";
 const ERC20_REFUSAL = "a context asking for ERC20 mode names the fee token as `token`";
 
 /** The params sorted by their form's schema (src/rpc/paramsForm.ts), then each position read by its version's schema. */
-export function parseErc7677Params(params: unknown[], ctx: MethodContext): StepRequest {
+export function parseErc7677Params(params: unknown[], ctx: MethodContext, forStub = false): StepRequest {
   const form = erc7677ParamsForm(params);
   const kindName = form.asksForToken ? "token" : "verifying";
   const target = form.entryPoint === undefined ? undefined : laterEntryPoint(ctx.chain, form.entryPoint, kindName);
   if (target) {
     const { userOp } = readUserOperationV07(form.userOp, target.version);
     checkChainId(form.chainId, ctx);
-    const kind = readContext(form);
+    const upFront = {
+      paymaster: ctx.chain.entryPoints.get(target.version)?.permitTokenPaymaster,
+      version: target.version,
+      userOp,
+      forStub,
+    };
+    const kind = readContext(form, upFront);
     refuseSigningPhaseOutsideV09(form.context, "params[3]", target.version);
     return { operation: packedOperation(target, userOp), kind };
   }
@@ -46,10 +52,13 @@ export function parseErc7677Params(params: unknown[], ctx: MethodContext): StepR
   return { operation, kind };
 }
 
-/** params[3]: ERC20 mode when it asks for it (by the form's schema), else SPONSORED mode. */
-function readContext(form: Erc7677Params): KindChoice {
+/**
+ * params[3]: ERC20 mode when it asks for it (by the form's schema), else SPONSORED mode. On v0.7 on (`upFront`), ERC20
+ * mode may be served by the up-front token paymaster (src/actions/kinds/permitTokenKind.ts).
+ */
+function readContext(form: Erc7677Params, upFront?: UpFrontRequest): KindChoice {
   return form.asksForToken
-    ? tokenKind(parseTokenContext(form.context, "params[3]"))
+    ? erc20Kind(parseTokenContext(form.context, "params[3]"), upFront)
     : sponsoredKind(parseSponsoredContext(form.context, "params[3]", ERC20_REFUSAL));
 }
 

@@ -13,7 +13,7 @@ import { paymasterPartResult } from "./paymasterPartResult";
  * reserved. With a fee token in the context, the token paymaster's stub, carrying today's price.
  */
 export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
-  const answer = await paymasterStub(ctx, parseErc7677Params(params, ctx));
+  const answer = await paymasterStub(ctx, parseErc7677Params(params, ctx, true));
   if ("refused" in answer) throw new RpcError(SPONSORSHIP_REFUSED, `Not sponsored: ${answer.refused}`);
   const { stub } = answer;
   // ERC-7677's sponsor, for the wallet to show who pays; set by the dApp (PATCH paymasterParameters, sponsorInfo).
@@ -23,6 +23,7 @@ export const pm_getPaymasterStubData: RpcMethod = async (params, ctx) => {
   const result: PaymasterStubDataResult | PaymasterStubDataResultV07 = {
     ...sponsor,
     ...paymasterPartResult(stub),
+    ...answer.extras,
     isFinal: false,
   };
   return result;

@@ -1,4 +1,5 @@
 import { toHex } from "viem";
+import { erc20Kind } from "../actions/kinds/permitTokenKind";
 import { sponsoredKind } from "../actions/kinds/sponsoredKind";
 import { tokenKind } from "../actions/kinds/tokenKind";
 import { packedOperation } from "../actions/operations/packedOperation";
@@ -91,12 +92,18 @@ async function sponsorV07Request(
 ): Promise<SponsoredResultV07> {
   const { userOp, signature } = readUserOperationV07(form.userOp, target.version);
   if (form.asksForToken) {
-    const { expirySeconds, feeToken, feeTokenLabel } = parseTokenContext(form.context, "params[2]");
+    const tokenContext = parseTokenContext(form.context, "params[2]");
     refuseSigningPhase(form.context, "params[2]");
     ctx.decision.mode = "erc20";
+    const upFront = {
+      paymaster: ctx.chain.entryPoints.get(target.version)?.permitTokenPaymaster,
+      version: target.version,
+      userOp,
+      forStub: false,
+    };
     const signed = await sponsor(ctx, {
       operation: packedOperation(target, userOp, signature),
-      kind: tokenKind({ expirySeconds, feeToken, feeTokenLabel }),
+      kind: erc20Kind(tokenContext, upFront),
     });
     return gasResult(signed.answer);
   }

@@ -1,6 +1,8 @@
 // ERC20 mode in a context object (ERC-7677's params[3], pimlico's pm_sponsorUserOperation params[2], and
 // pm_getFeeQuoteOrData's params[2] for v0.7/v0.8): Pimlico's ERC-7677 context names the fee token `token`, and that
 // alone selects ERC20 mode; `mode: "ERC20"` with tokenInfo.feeTokenAddress (the mode object's spelling) is read too.
+import { type Hex, maxUint256 } from "viem";
+import type { ContextPermit } from "../actions/kinds/permitTokenKind";
 import { invalidParams } from "../errors";
 import type { TokenInfo } from "../schemas/rpc/mode";
 import { parseContextMode } from "./mode";
@@ -13,6 +15,8 @@ export interface TokenMode {
   feeToken: string;
   /** Where the request names it (`params[3].token`), for the error that refuses it. */
   feeTokenLabel: string;
+  /** An EIP-2612 permit for the up-front token paymaster (v0.7 on), and where the request names it. */
+  permit?: ContextPermit;
 }
 
 /** The ERC20 context: its token (required), and the signing window (expiryDuration) as in every mode. */
@@ -25,7 +29,50 @@ export function parseTokenContext(value: unknown, where: string): TokenMode {
     throw invalidParams(`${where}.token is required in ERC20 mode: the address of the fee token that pays for the gas`);
   }
   const feeTokenLabel = context.token ? `${where}.token` : `${where}.tokenInfo.feeTokenAddress`;
-  return { mode: "ERC20", expirySeconds: mode.expirySeconds, feeToken: chosen, feeTokenLabel };
+  const permit = parsePermit((value as { permit?: unknown }).permit, `${where}.permit`);
+  return {
+    mode: "ERC20",
+    expirySeconds: mode.expirySeconds,
+    feeToken: chosen,
+    feeTokenLabel,
+    ...(permit ? { permit } : {}),
+  };
+}
+
+const UINT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/;
+
+function uint256(value: unknown, label: string): bigint {
+  const parsed = typeof value === "string" && UINT.test(value) ? BigInt(value) : undefined;
+  if (parsed === undefined || parsed > maxUint256) {
+    throw invalidParams(`${label} must be a uint256, as 0x-prefixed hex or a decimal string`);
+  }
+  return parsed;
+}
+
+/**
+ * `permit`: absent or null for none. The deadline must be the maximum, the only one the up-front token paymaster runs
+ * a permit with (a USDC-style token then never reads the clock in validation); the signature is the owner's, any
+ * length (65 bytes from an EOA, an ERC-1271 account's own, an ERC-6492 wrapper for one not deployed yet).
+ */
+function parsePermit(value: unknown, label: string): ContextPermit | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw invalidParams(`${label} must be an object { value, deadline, signature }`);
+  }
+  const fields = value as Record<string, unknown>;
+  const amount = uint256(fields.value, `${label}.value`);
+  const deadline = uint256(fields.deadline, `${label}.deadline`);
+  if (deadline !== maxUint256) {
+    throw invalidParams(
+      `${label}.deadline must be the maximum uint256 (${maxUint256}): the only deadline the up-front token ` +
+        "paymaster runs a permit with, since a token reading the clock breaks validation's rules",
+    );
+  }
+  const signature = fields.signature;
+  if (typeof signature !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(signature)) {
+    throw invalidParams(`${label}.signature must be the owner's signature as non-empty 0x-prefixed hex bytes`);
+  }
+  return { value: amount, signature: signature.toLowerCase() as Hex, label };
 }
 
 /**

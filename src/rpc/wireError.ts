@@ -5,6 +5,7 @@ import type { SponsoringChain } from "../chain/sponsoringChains";
 import { INVALID_PARAMS, invalidParams, RESOURCE_UNAVAILABLE, RpcError } from "../errors";
 import { EstimationUnavailableError, OperationRevertedError } from "../gasEstimation/gasEstimationErrors";
 import { FeeTokenRefusedError } from "../tokens/erc20Terms";
+import { PermitReadError } from "../tokens/permit";
 import { PriceReadError, PriceUnavailableError } from "../tokens/price";
 
 /**
@@ -26,6 +27,7 @@ export function toWireError(error: unknown, chain: SponsoringChain, log: Fastify
   if (error instanceof FeeTokenRefusedError || error instanceof PriceUnavailableError) {
     return new RpcError(INVALID_PARAMS, error.message, 400, { cause: error });
   }
+  if (error instanceof PermitReadError) return new RpcError(RESOURCE_UNAVAILABLE, error.message, 503, { cause: error });
   if (error instanceof PriceReadError) return new RpcError(RESOURCE_UNAVAILABLE, error.message, 503, { cause: error });
   return error;
 }

@@ -41,6 +41,11 @@ export interface SponsorDeps {
    * would refuse. Absent: the contracts are not checked.
    */
   contractRefusal?: (chainId: number, paymaster: Address) => string | undefined;
+  /**
+   * Whether the sender has an up-front token paymaster operation with a permit of `token` signed and outstanding
+   * (src/storage/outstandingPermits.ts): a second permit is not signed meanwhile. Absent: not checked.
+   */
+  outstandingPermit?: (chainId: number, sender: Address, token: string, nowSeconds: number) => Promise<boolean>;
 }
 
 /** An operation with every gas field and fee the signature covers. */

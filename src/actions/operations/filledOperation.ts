@@ -21,7 +21,7 @@ export function filledOperation<Op extends SponsoredUserOperation & SignedGas>(
         version,
         entryPoint: target.entryPoint,
         kind,
-        paymaster: target.paymaster,
+        paymaster: kind.paymaster ?? target.paymaster,
         userOp,
         expirySeconds: options.expirySeconds,
         smartAccount: options.smartAccount,

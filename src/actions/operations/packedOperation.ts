@@ -53,7 +53,7 @@ export function packedOperation(
    */
   function stubFields(ctx: ActionContext, kind: AnyPaymasterKind, expirySeconds: number): PaymasterFieldsV07 {
     return {
-      paymaster: target.paymaster,
+      paymaster: kind.paymaster ?? target.paymaster,
       paymasterData: kind.encodeData(kind.terms(ctx.setup, stubWindow(ctx, expirySeconds)), DUMMY_SIGNATURE),
       ...kind.gasLimits(userOp),
     };

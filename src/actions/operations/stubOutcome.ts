@@ -18,7 +18,7 @@ export async function stubOutcome<Op extends SponsoredUserOperation>(
     chain: ctx.chain,
     version,
     kind,
-    paymaster: target.paymaster,
+    paymaster: kind.paymaster ?? target.paymaster,
     userOp: cheapestCompletion(request.userOp),
     expirySeconds: choice.expirySeconds,
     smartAccount: choice.smartAccount,

@@ -81,6 +81,16 @@ export interface PaymasterKind<Terms extends SigningWindow> {
    * paymasterData (parallel signing); absent for a kind that signs sequentially only.
    */
   encodeTermsAlone?(terms: Terms): Hex;
+  /**
+   * The contract this kind signs for where it is not the one the request's EntryPoint gave (the up-front token
+   * paymaster, chosen beside the approve-in-batch one once the price and the sender's allowance are read).
+   */
+  readonly paymaster?: Address;
+  /**
+   * Fields the kind adds to the ERC-7677 stub's answer: beside the approve-in-batch token paymaster's stub, the
+   * up-front token paymaster's EIP-2612 Permit for the wallet to sign when the sender's allowance is short.
+   */
+  readonly stubExtras?: Readonly<Record<string, unknown>>;
   /** The paymaster gas limits to sign, for versions that have them (v0.7 on), from what the client sent. */
   gasLimits(given: { paymasterVerificationGasLimit?: bigint }): PaymasterGasLimits;
 }

@@ -110,6 +110,12 @@ const TokenSchema = Type.Object(
     usdPrice: Type.Optional(
       Type.Number({ exclusiveMinimum: 0, description: "a positive number (US dollars per whole token)" }),
     ),
+    /**
+     * The token has an EIP-2612 permit the up-front token paymaster can run in validation: USDC's, which with the
+     * maximum deadline never reads the clock and takes an ERC-1271 signature. OpenZeppelin's ERC20Permit always reads
+     * the clock (banned in validation by ERC-7562), so it is not one.
+     */
+    permit: Type.Optional(Type.Boolean({ description: "true or false" })),
   },
   { additionalProperties: false, description: "an object describing one fee token" },
 );

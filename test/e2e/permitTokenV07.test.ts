@@ -1,0 +1,374 @@
+// ERC20 mode charged up front (PermitTokenPaymasterV07), end to end: the service's local chain, Alto bundling, viem's
+// bundler client with viem's ERC-7677 paymaster client, and the USDC-like local token TUSDC (EIP-2612 permit with a
+// bytes signature, ERC-1271). A wallet asks the stub with `{ token }`, gets `permitTypedData`, has its account sign it,
+// and sends `{ token, permit }` as the context: its first operation is paid in TUSDC with no approve anywhere in its
+// calls. A Kernel 0.3.1 on v0.7 signs its permit with ERC-1271 (through an ERC-6492 wrapper, not deployed yet); a
+// fresh EIP-7702 account on v0.8 has its owner sign. The sender's TUSDC falls by exactly TokenCharged's charge, within
+// the maximum the service signed for; an operation whose call sends every token it holds away is still mined and
+// charged; a permit a third party submits first still lets its operation through; and a permit that cannot work is
+// refused with -32602 naming its field, nothing signed.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { toKernelSmartAccount } from "permissionless/accounts";
+import { createPimlicoClient } from "permissionless/clients/pimlico";
+import {
+  type Address,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  http,
+  isAddressEqual,
+  maxUint256,
+  parseEventLogs,
+  type SignedAuthorization,
+  type TypedDataDomain,
+} from "viem";
+import {
+  formatUserOperationRequest,
+  type SmartAccount,
+  type UserOperation,
+  type UserOperationReceipt,
+} from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import {
+  PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+  PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+} from "../../src/bindings/paymasters/permitTokenPaymasterAndData";
+import { permitTokenPaymasterV07Artifact } from "../../src/bindings/paymasters/tokenArtifacts";
+import { LOCAL_ENTRY_POINT_STACKS } from "../../src/chain/localAddresses";
+import { DEFAULT_TOKEN_MARKUP, type LaterEntryPointVersion } from "../../src/config";
+import {
+  LOCAL_PERMIT_TOKEN_ADDRESS,
+  LOCAL_PRICE_AGGREGATOR_ADDRESS,
+  mintTestTokens,
+} from "../../src/devChain/tokenDeployment";
+import { listSponsorships } from "../../src/storage/sponsorships";
+import { anvilKeys } from "../contracts/fixtures";
+import { confirm } from "../contracts/v07/localStacks";
+import { bundlerFor } from "../helpers/altoStack";
+import { altoStackFile } from "../helpers/altoStackFile";
+import { TARGET } from "../helpers/chainApp";
+import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
+import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { postJsonRpc } from "../helpers/postJsonRpc";
+
+/** What each new account is given: 100 TUSDC (6 decimals) and no ether. */
+const MINTED = 100_000_000n;
+const TOKEN = LOCAL_PERMIT_TOKEN_ADDRESS;
+
+const { started, dapp, endpoint } = altoStackFile({ entryPoints: ["0.7", "0.8"], feeTokens: true }, (t) => t.dapp());
+
+/**
+ * The account's gas, given by the wallet: Alto's estimate cannot serve this paymaster. It simulates at 1 wei per gas,
+ * where the prefund and the charge both round up to one base unit and postOp refunds nothing, so it measures postOp
+ * without the refund's transfer (about 5,500 gas), then checks the operation at its real fees with that limit, where
+ * postOp does refund and runs out of gas (AA50). Enough for a Kernel's deployment and ERC-1271 check, or a 7702
+ * account's first operation, and a token transfer.
+ */
+const GAS = { verificationGasLimit: 400_000n, callGasLimit: 100_000n, preVerificationGas: 100_000n };
+
+const upFrontPaymaster = (version: LaterEntryPointVersion): Address =>
+  LOCAL_ENTRY_POINT_STACKS[version].permitTokenPaymaster;
+
+const permitAbi = [
+  {
+    type: "function",
+    name: "permit",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "owner", type: "address" },
+      { name: "spender", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "deadline", type: "uint256" },
+      { name: "signature", type: "bytes" },
+    ],
+    outputs: [],
+  },
+] as const;
+
+const balanceOf = (address: Address) =>
+  started().env.publicClient.readContract({
+    address: TOKEN,
+    abi: erc20Abi,
+    functionName: "balanceOf",
+    args: [address],
+  });
+
+async function mint(to: Address) {
+  const { env } = started();
+  const owner = env.wallet(anvilKeys.owner);
+  await confirm(env, mintTestTokens({ publicClient: env.publicClient, walletClient: owner }, to, MINTED, TOKEN));
+}
+
+/** A new Kernel 0.3.1 on v0.7 (ERC-1271), not deployed, holding MINTED TUSDC and no ether. */
+async function kernelAccount(): Promise<SmartAccount> {
+  const { env } = started();
+  const account = await toKernelSmartAccount({
+    client: env.publicClient,
+    owners: [privateKeyToAccount(generatePrivateKey())],
+    version: "0.3.1",
+    entryPoint: { address: env.chain.info.entryPoints["0.7"].entryPoint, version: "0.7" },
+  });
+  await mint(account.address);
+  return account;
+}
+
+interface OfferedPermit {
+  domain: TypedDataDomain;
+  types: { Permit: { name: string; type: string }[] };
+  primaryType: "Permit";
+  message: { owner: Address; spender: Address; value: string; nonce: string; deadline: string };
+}
+
+/** The stub for `{ token }`, as a wallet asks it before anything else: its permitTypedData. */
+async function offeredPermit(
+  account: SmartAccount,
+  calls: { to: Address; value: bigint; data?: Hex }[],
+  authorization?: SignedAuthorization,
+) {
+  const bundler = bundlerFor(started(), endpoint(), account);
+  const op = await bundler.prepareUserOperation({
+    calls,
+    parameters: ["factory", "fees", "nonce", ...(authorization ? (["authorization"] as const) : [])],
+    ...(authorization ? { authorization } : {}),
+  });
+  // viem's getPaymasterStubData keeps only the fields it knows: the request as a wallet that reads ours sends it.
+  const { body } = await postJsonRpc<{ permitTypedData?: OfferedPermit }>(endpoint(), "pm_getPaymasterStubData", [
+    formatUserOperationRequest(op as unknown as UserOperation),
+    account.entryPoint.address,
+    "0x7a69",
+    { token: TOKEN },
+  ]);
+  const stub = body.result ?? assert.fail(JSON.stringify(body.error));
+  assert.ok(stub.permitTypedData, "the stub offers a Permit to sign");
+  return stub.permitTypedData;
+}
+
+/** The offered Permit with its uint256 fields as numbers, as signTypedData takes them. */
+function typed(offer: OfferedPermit, change: Partial<{ spender: Address; value: bigint; nonce: bigint }> = {}) {
+  return {
+    domain: offer.domain,
+    types: offer.types,
+    primaryType: "Permit" as const,
+    message: {
+      owner: offer.message.owner,
+      spender: change.spender ?? offer.message.spender,
+      value: change.value ?? BigInt(offer.message.value),
+      nonce: change.nonce ?? BigInt(offer.message.nonce),
+      deadline: BigInt(offer.message.deadline),
+    },
+  };
+}
+
+const contextWith = (value: bigint, signature: Hex) => ({
+  token: TOKEN,
+  permit: { value: `0x${value.toString(16)}`, deadline: `0x${maxUint256.toString(16)}`, signature },
+});
+
+/** The mined operation's TokenCharged; the sender's TUSDC down by exactly its charge, within the signed maximum. */
+async function checkCharged(
+  account: SmartAccount,
+  hash: Hex,
+  receipt: UserOperationReceipt,
+  version: LaterEntryPointVersion,
+  before: bigint,
+) {
+  assert.equal(receipt.success, true, "UserOperationEvent.success");
+  assert.ok(
+    receipt.paymaster && isAddressEqual(receipt.paymaster, upFrontPaymaster(version)),
+    "the up-front paymaster",
+  );
+  const [charged] = parseEventLogs({
+    abi: permitTokenPaymasterV07Artifact.abi,
+    logs: receipt.receipt.logs,
+    eventName: "TokenCharged",
+  }).filter((c) => c.args.userOpHash === hash);
+  assert.ok(charged, "the up-front token paymaster charged the operation");
+  assert.ok(charged.args.charge > 0n && charged.args.refund > 0n, "a charge and a refund");
+  assert.equal(before - (await balanceOf(account.address)), charged.args.charge, "TUSDC down by exactly the charge");
+  const [record] = (await listSponsorships(started().t.db, dapp().paymasterId)).filter(
+    (r) => r.user_op_hash?.toLowerCase() === hash.toLowerCase(),
+  );
+  const [outcome] = (record?.rule_outcomes ?? []) as unknown as { rule: string; maxTokenCost: string }[];
+  assert.equal(outcome?.rule, "ERC20");
+  assert.ok(charged.args.charge <= BigInt(outcome.maxTokenCost), "within the maximum signed for");
+  return charged.args;
+}
+
+describe("ERC20 mode charged up front, with a permit, through Alto", () => {
+  test("a fresh Kernel on v0.7 pays its first operation in TUSDC with an ERC-1271 permit, no approve", async (tc) => {
+    const account = await kernelAccount();
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls);
+    assert.ok(isAddressEqual(offer.message.spender, upFrontPaymaster("0.7")), "spender: the up-front paymaster");
+    assert.ok(isAddressEqual(offer.message.owner, account.address), "owner: the sender");
+    assert.equal(offer.message.deadline, maxUint256.toString());
+    assert.equal(offer.domain.name, "Test USD Coin", "the domain the token publishes");
+    const signature = await account.signTypedData(typed(offer));
+    const bundler = bundlerFor(started(), endpoint(), account);
+    const hash = await bundler.sendUserOperation({
+      calls,
+      ...GAS,
+      paymasterContext: contextWith(BigInt(offer.message.value), signature),
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const charged = await checkCharged(account, hash, receipt, "0.7", MINTED);
+    tc.diagnostic(
+      `charge ${charged.charge}, refund ${charged.refund} (${(Number(charged.refund) * 100) / Number(charged.charge + charged.refund)} % of the prefund)`,
+    );
+  });
+
+  test("a fresh EIP-7702 account on v0.8 pays with its owner's permit, its call sending every token it holds away", async (tc) => {
+    const { env, alto } = started();
+    const { owner, account, authorization } = await eip7702AccountV08(env);
+    await mint(account.address);
+    const offer = await offeredPermit(account, [{ to: TARGET, value: 0n }], authorization);
+    const value = BigInt(offer.message.value);
+    // The fees fixed first, so that the prefund validation takes is known: the call then sends away exactly what the
+    // account holds once it is taken, as an owner dodging the charge would.
+    const { fast: fees } = await createPimlicoClient({
+      transport: http(alto.url),
+      entryPoint: { address: account.entryPoint.address, version: "0.8" },
+    }).getUserOperationGasPrice();
+    const limits = PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT + PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT;
+    const maxCost = (GAS.verificationGasLimit + GAS.callGasLimit + GAS.preVerificationGas + limits) * fees.maxFeePerGas;
+    const paymaster = { address: upFrontPaymaster("0.8"), abi: permitTokenPaymasterV07Artifact.abi } as const;
+    const [rate] = await env.publicClient.readContract({
+      ...paymaster,
+      functionName: "oracleRate",
+      args: [TOKEN, LOCAL_PRICE_AGGREGATOR_ADDRESS],
+    });
+    const prefund = await env.publicClient.readContract({
+      ...paymaster,
+      functionName: "tokenAmount",
+      args: [maxCost, rate, DEFAULT_TOKEN_MARKUP],
+    });
+    const away = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [TARGET, MINTED - prefund] });
+    const signature = await owner.signTypedData(typed(offer));
+    const bundler = bundlerFor(started(), endpoint(), account);
+    const hash = await bundler.sendUserOperation({
+      calls: [{ to: TOKEN, value: 0n, data: away }],
+      ...GAS,
+      ...fees,
+      authorization,
+      paymasterContext: contextWith(value, signature),
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const charged = await checkCharged(account, hash, receipt, "0.8", MINTED - (MINTED - prefund));
+    assert.equal(charged.charge + charged.refund, prefund, "the prefund, taken before the call, charged and refunded");
+    assert.equal(await balanceOf(account.address), charged.refund, "the account holds nothing but the refund");
+    assert.equal(await balanceOf(TARGET), MINTED - prefund, "the call sent every token it could");
+    tc.diagnostic(`prefund ${prefund}, charge ${charged.charge}, refund ${charged.refund}`);
+  });
+
+  test("a permit a third party submits to the token first still lets the operation through", async () => {
+    const { env } = started();
+    const { owner, account, authorization } = await eip7702AccountV08(env);
+    await mint(account.address);
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls, authorization);
+    const value = BigInt(offer.message.value);
+    const signature = await owner.signTypedData(typed(offer));
+    const bundler = bundlerFor(started(), endpoint(), account);
+    const prepared = await bundler.prepareUserOperation({
+      calls,
+      ...GAS,
+      authorization,
+      paymasterContext: contextWith(value, signature),
+    });
+    // Anyone who saw the permit (in the mempool, in the bundle) may run it first: the nonce is used, the allowance set.
+    await confirm(
+      env,
+      env.wallet(anvilKeys.stranger).writeContract({
+        address: TOKEN,
+        abi: permitAbi,
+        functionName: "permit",
+        args: [account.address, upFrontPaymaster("0.8"), value, maxUint256, signature],
+      }),
+    );
+    const unsigned = prepared as unknown as UserOperation<"0.8">;
+    const op = { ...unsigned, signature: await account.signUserOperation(unsigned) };
+    const hash = await bundler.request({
+      method: "eth_sendUserOperation",
+      params: [formatUserOperationRequest(op), account.entryPoint.address],
+    });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkCharged(account, hash, receipt, "0.8", MINTED);
+  });
+});
+
+describe("a permit that cannot work is refused with -32602 naming its field, nothing signed", () => {
+  const refusal = async (
+    account: SmartAccount,
+    change: (offer: OfferedPermit) => Promise<{ value: bigint; signature: Hex }>,
+    reason: string,
+  ) => {
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls);
+    const { value, signature } = await change(offer);
+    await paymasterRefusal(
+      bundlerFor(started(), endpoint(), account).sendUserOperation({
+        calls,
+        paymasterContext: contextWith(value, signature),
+      }),
+      endpoint(),
+      -32602,
+      reason,
+    );
+    const signed = (await listSponsorships(started().t.db, dapp().paymasterId)).filter(
+      (r) => r.sender.toLowerCase() === account.address.toLowerCase() && r.sponsored,
+    );
+    assert.equal(signed.length, 0, "nothing signed for the sender");
+    assert.equal(await balanceOf(account.address), MINTED, "nothing charged");
+  };
+
+  test("a permit for another spender (the approve-in-batch token paymaster)", async () => {
+    const account = await kernelAccount();
+    await refusal(
+      account,
+      async (offer) => ({
+        value: BigInt(offer.message.value),
+        signature: await account.signTypedData(
+          typed(offer, { spender: LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster }),
+        ),
+      }),
+      "params[3].permit.signature: does not verify",
+    );
+  });
+
+  test("a permit whose value is below the maximum charge", async () => {
+    const account = await kernelAccount();
+    await refusal(
+      account,
+      async (offer) => ({ value: 1n, signature: await account.signTypedData(typed(offer, { value: 1n })) }),
+      "params[3].permit.value: 1 (0.000001 TUSDC) is below the",
+    );
+  });
+
+  test("a permit signed at a nonce already used", async () => {
+    const { env } = started();
+    const { owner, account } = await eip7702AccountV08(env);
+    await mint(account.address);
+    // The owner's nonce 0 is used by a permit of one base unit, which leaves the allowance short.
+    const offer = await offeredPermit(account, [{ to: TARGET, value: 0n }]);
+    const small = await owner.signTypedData(typed(offer, { value: 1n }));
+    const stranger = env.wallet(anvilKeys.stranger);
+    await confirm(
+      env,
+      stranger.writeContract({
+        address: TOKEN,
+        abi: permitAbi,
+        functionName: "permit",
+        args: [account.address, upFrontPaymaster("0.8"), 1n, maxUint256, small],
+      }),
+    );
+    await refusal(
+      account,
+      async (fresh) => ({
+        value: BigInt(fresh.message.value),
+        signature: await owner.signTypedData(typed(fresh, { nonce: 0n })),
+      }),
+      "params[3].permit.signature: does not verify",
+    );
+  });
+});
