@@ -5,7 +5,7 @@ import type { UrlCheck } from "./managementContext";
  * A URL the service will call, normalised. The schema has checked that it is non-blank text; this checks what JSON
  * Schema cannot: that it parses as a URL, and that its scheme is http or https.
  */
-export function httpUrl(value: string, field: string): string {
+function httpUrl(value: string, field: string): string {
   let url: URL;
   try {
     url = new URL(value);
