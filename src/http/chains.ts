@@ -26,6 +26,12 @@ export function chainRoutes(
         chainId: chain.chainId,
         name: chain.name,
         entryPoints: servedEntryPoints(chain),
+        feeTokens: (chain.tokens ?? []).map((token) => ({
+          address: token.address,
+          symbol: token.symbol,
+          decimals: token.decimals,
+          permit: token.permit === true,
+        })),
         l1DataFee: l1DataFeeView(chain),
         checks: contractChecksView(contractWatch, chain.chainId),
       }))
@@ -38,6 +44,7 @@ interface ServedContracts {
   entryPoint: Address;
   verifyingPaymaster?: Address;
   tokenPaymaster?: Address;
+  permitTokenPaymaster?: Address;
 }
 
 /**
@@ -48,11 +55,14 @@ function servedEntryPoints(chain: SponsoringChain): Record<string, ServedContrac
   const served: Record<string, ServedContracts> = {};
   for (const [version, contracts] of [["0.6", chain] as const, ...chain.entryPoints]) {
     const { entryPoint, verifyingPaymaster, tokenPaymaster } = contracts;
+    // v0.6 has no up-front token paymaster.
+    const permitTokenPaymaster = "permitTokenPaymaster" in contracts ? contracts.permitTokenPaymaster : undefined;
     if (!verifyingPaymaster && !tokenPaymaster) continue;
     served[version] = {
       entryPoint,
       ...(verifyingPaymaster ? { verifyingPaymaster } : {}),
       ...(tokenPaymaster ? { tokenPaymaster } : {}),
+      ...(permitTokenPaymaster ? { permitTokenPaymaster } : {}),
     };
   }
   return served;

@@ -217,12 +217,25 @@ export interface paths {
                                     [key: string]: {
                                         /** @example 0x0000000071727De22E5E9d8BAf0edAc6f37da032 */
                                         entryPoint: string;
+                                        /** @description ERC20 mode's paymaster that charges before the call (v0.7 on), taking a permit instead of an approve; absent: none */
+                                        permitTokenPaymaster?: string;
                                         /** @description ERC20 mode's paymaster; absent: none */
                                         tokenPaymaster?: string;
                                         /** @description SPONSORED mode's paymaster; absent: none */
                                         verifyingPaymaster?: string;
                                     };
                                 };
+                                /** @description The chain's fee tokens (ERC20 mode); empty: none */
+                                feeTokens: {
+                                    /** @example 0x036cbd53842c5426634e7929541ec2318f3dcf7e */
+                                    address: string;
+                                    /** @example 6 */
+                                    decimals: number;
+                                    /** @description Whether the token has an EIP-2612 permit that runs in validation (USDC's, which never reads the clock with the maximum deadline): a wallet may then pay its first operation with a signed permit instead of an approve */
+                                    permit: boolean;
+                                    /** @example USDC */
+                                    symbol: string;
+                                }[];
                                 /** @description The chain's L1 data fee model */
                                 l1DataFee: {
                                     /** @description op-stack and arbitrum: the margin added over the fee read, in percent */

@@ -12,6 +12,13 @@ const ServedEntryPoint = Type.Object(
     entryPoint: Type.String({ examples: ["0x0000000071727De22E5E9d8BAf0edAc6f37da032"] }),
     verifyingPaymaster: Type.Optional(Type.String({ description: "SPONSORED mode's paymaster; absent: none" })),
     tokenPaymaster: Type.Optional(Type.String({ description: "ERC20 mode's paymaster; absent: none" })),
+    permitTokenPaymaster: Type.Optional(
+      Type.String({
+        description:
+          "ERC20 mode's paymaster that charges before the call (v0.7 on), taking a permit instead of an approve; " +
+          "absent: none",
+      }),
+    ),
   },
   { description: "Our contracts for one EntryPoint version on the chain" },
 );
@@ -73,6 +80,20 @@ const L1DataFee = Type.Object(
   { description: "The chain's L1 data fee model" },
 );
 
+const FeeToken = Type.Object(
+  {
+    address: Type.String({ examples: ["0x036cbd53842c5426634e7929541ec2318f3dcf7e"] }),
+    symbol: Type.String({ examples: ["USDC"] }),
+    decimals: Type.Integer({ examples: [6] }),
+    permit: Type.Boolean({
+      description:
+        "Whether the token has an EIP-2612 permit that runs in validation (USDC's, which never reads the clock with " +
+        "the maximum deadline): a wallet may then pay its first operation with a signed permit instead of an approve",
+    }),
+  },
+  { description: "A token the chain's operations can pay their gas in (ERC20 mode)" },
+);
+
 const SupportedChain = Type.Object({
   chainId: Type.Integer({ examples: [31337] }),
   name: Type.String({ examples: ["local"] }),
@@ -80,6 +101,7 @@ const SupportedChain = Type.Object({
     description:
       'The EntryPoint versions the chain serves ("0.6", "0.7", "0.8", "0.9"): those with one of our paymasters',
   }),
+  feeTokens: Type.Array(FeeToken, { description: "The chain's fee tokens (ERC20 mode); empty: none" }),
   l1DataFee: L1DataFee,
   checks: ContractChecks,
 });
