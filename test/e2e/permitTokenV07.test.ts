@@ -24,12 +24,15 @@ import {
   type TypedDataDomain,
 } from "viem";
 import {
+  createBundlerClient,
   formatUserOperationRequest,
   type SmartAccount,
+  toSimple7702SmartAccount,
   type UserOperation,
   type UserOperationReceipt,
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { PAYMASTER_SIGNATURE_PLACEHOLDER } from "../../src/bindings/entryPoints/entryPointV09";
 import {
   PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
   PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
@@ -49,14 +52,18 @@ import { bundlerFor } from "../helpers/altoStack";
 import { altoStackFile } from "../helpers/altoStackFile";
 import { TARGET } from "../helpers/chainApp";
 import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
+import { paymasterHookGas } from "../helpers/paymasterHookGas";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
 import { postJsonRpc } from "../helpers/postJsonRpc";
+import { withPaymasterFields } from "../helpers/userOps";
 
 /** What each new account is given: 100 TUSDC (6 decimals) and no ether. */
 const MINTED = 100_000_000n;
 const TOKEN = LOCAL_PERMIT_TOKEN_ADDRESS;
 
-const { started, dapp, endpoint } = altoStackFile({ entryPoints: ["0.7", "0.8"], feeTokens: true }, (t) => t.dapp());
+const { started, dapp, endpoint } = altoStackFile({ entryPoints: ["0.7", "0.8", "0.9"], feeTokens: true }, (t) =>
+  t.dapp(),
+);
 
 /**
  * The account's gas, given by the wallet: Alto's estimate cannot serve this paymaster. It simulates at 1 wei per gas,
@@ -197,6 +204,7 @@ async function checkCharged(
 
 describe("ERC20 mode charged up front, with a permit, through Alto", () => {
   test("a fresh Kernel on v0.7 pays its first operation in TUSDC with an ERC-1271 permit, no approve", async (tc) => {
+    const { env } = started();
     const account = await kernelAccount();
     const calls = [{ to: TARGET, value: 0n }];
     const offer = await offeredPermit(account, calls);
@@ -213,6 +221,22 @@ describe("ERC20 mode charged up front, with a permit, through Alto", () => {
     });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const charged = await checkCharged(account, hash, receipt, "0.7", MINTED);
+    const first = await paymasterHookGas(env.publicClient, receipt.receipt.transactionHash, upFrontPaymaster("0.7"));
+    // The permit left an allowance above the next maximum charge: the next operation is up front with no permit.
+    const before = await balanceOf(account.address);
+    const nextHash = await bundler.sendUserOperation({ calls, ...GAS, paymasterContext: { token: TOKEN } });
+    const next = await bundler.waitForUserOperationReceipt({ hash: nextHash, timeout: 30_000 });
+    const again = await checkCharged(account, nextHash, next, "0.7", before);
+    const second = await paymasterHookGas(env.publicClient, next.receipt.transactionHash, upFrontPaymaster("0.7"));
+    const share = (c: { charge: bigint; refund: bigint }) => Number((c.refund * 1000n) / (c.charge + c.refund)) / 10;
+    tc.diagnostic(
+      `with a permit (ERC-1271, first charge): validatePaymasterUserOp ${first.validation} gas, postOp ${first.postOp}; ` +
+        `charge ${charged.charge}, refund ${charged.refund} (${share(charged)} % of the prefund)`,
+    );
+    tc.diagnostic(
+      `without (allowance left): validatePaymasterUserOp ${second.validation} gas, postOp ${second.postOp}; ` +
+        `charge ${again.charge}, refund ${again.refund} (${share(again)} % of the prefund)`,
+    );
     tc.diagnostic(
       `charge ${charged.charge}, refund ${charged.refund} (${(Number(charged.refund) * 100) / Number(charged.charge + charged.refund)} % of the prefund)`,
     );
@@ -294,6 +318,54 @@ describe("ERC20 mode charged up front, with a permit, through Alto", () => {
     });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     await checkCharged(account, hash, receipt, "0.8", MINTED);
+  });
+});
+
+describe("EntryPoint v0.9: ERC20 mode up front, signed in parallel", () => {
+  test("commit, the account signs, finalize: a fresh 7702 account's first operation with a permit is mined", async () => {
+    const { env, alto } = started();
+    const stack = env.chain.info.entryPoints["0.9"];
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const account = await toSimple7702SmartAccount({ client: env.publicClient, owner, entryPoint: "0.9" });
+    const authorization = await owner.signAuthorization({
+      address: stack.simple7702Account as Address,
+      chainId: env.viemChain.id,
+      nonce: 0,
+    });
+    await mint(account.address);
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls, authorization);
+    const context = contextWith(BigInt(offer.message.value), await owner.signTypedData(typed(offer)));
+    const prepared = await bundlerFor(started(), endpoint(), account).prepareUserOperation({
+      calls,
+      ...GAS,
+      authorization,
+      parameters: ["factory", "fees", "nonce", "authorization"],
+    });
+    const op = prepared as unknown as UserOperation<"0.9">;
+    const inPhase = async (sent: UserOperation<"0.9">, signingPhase: "commit" | "finalize") => {
+      const { body } = await postJsonRpc<Record<string, Hex>>(endpoint(), "pm_getPaymasterData", [
+        formatUserOperationRequest(sent),
+        stack.entryPoint,
+        "0x7a69",
+        { ...context, signingPhase },
+      ]);
+      return body.result ?? assert.fail(JSON.stringify(body.error));
+    };
+    const commit = await inPhase({ ...op, signature: "0x" }, "commit");
+    assert.ok(isAddressEqual(commit.paymaster as Address, upFrontPaymaster("0.9")), "the up-front paymaster");
+    assert.equal(commit.paymasterSignature, PAYMASTER_SIGNATURE_PLACEHOLDER, "signed apart, in parallel");
+    const withFields: UserOperation<"0.9"> = withPaymasterFields(op, commit);
+    const signature = await account.signUserOperation(withFields);
+    const finalize = await inPhase({ ...withFields, signature }, "finalize");
+    const final = { ...withFields, signature, paymasterSignature: finalize.paymasterSignature as Hex };
+    const bundler = createBundlerClient({ client: env.publicClient, transport: http(alto.url), pollingInterval: 50 });
+    const hash = (await bundler.request({
+      method: "eth_sendUserOperation",
+      params: [formatUserOperationRequest(final), stack.entryPoint],
+    })) as Hex;
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    await checkCharged(account, hash, receipt, "0.9", MINTED);
   });
 });
 
