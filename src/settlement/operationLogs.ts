@@ -20,17 +20,21 @@ import type { OperationEvent } from "../storage/settlement";
 const userOperationEvent = getAbiItem({ abi: entryPointAbi, name: "UserOperationEvent" });
 const postOpRevertReason = getAbiItem({ abi: entryPointV07Abi, name: "PostOpRevertReason" });
 const userOperationRevertReason = getAbiItem({ abi: entryPointAbi, name: "UserOperationRevertReason" });
-/** What our token paymasters log in postOp (v0.6's and v0.7's alike; TokenChargeFailed is v0.6's alone). */
+/**
+ * What our token paymasters log in postOp (v0.6's and v0.7's alike; TokenChargeFailed is v0.6's alone), and the
+ * up-front token paymaster's TokenCharged, another event by its fields (the charge and the refund of the prefund).
+ */
 const tokenChargeEvents = parseAbi([
   "event TokenCharged(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost, uint256 exchangeRate, uint32 priceMarkup)",
   "event TokenChargeFailed(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost)",
+  "event TokenCharged(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 charge, uint256 refund, uint256 gasCost, uint256 exchangeRate, uint32 priceMarkup)",
 ]);
 
 /** One EntryPoint of a chain and our paymasters on it. */
 export interface WatchedEntryPoint {
   version: KnownEntryPointVersion;
   entryPoint: Address;
-  /** Our verifying and token paymasters for this EntryPoint: the operations settlement settles. */
+  /** Our verifying and token paymasters (both kinds) for this EntryPoint: the operations settlement settles. */
   paymasters: readonly Address[];
   /** v0.7 and v0.8: the token paymaster whose failed charges (PostOpRevertReason) are reported. */
   tokenPaymaster?: Address;
@@ -42,7 +46,9 @@ export function watchedEntryPoints(chain: SponsoringChain): WatchedEntryPoint[] 
   const v06 = [chain.verifyingPaymaster, chain.tokenPaymaster].filter((address) => address !== undefined);
   if (v06.length > 0) watched.push({ version: "0.6", entryPoint: chain.entryPoint, paymasters: v06 });
   for (const [version, served] of chain.entryPoints) {
-    const paymasters = [served.verifyingPaymaster, served.tokenPaymaster].filter((address) => address !== undefined);
+    const paymasters = [served.verifyingPaymaster, served.tokenPaymaster, served.permitTokenPaymaster].filter(
+      (address) => address !== undefined,
+    );
     if (paymasters.length === 0) continue;
     watched.push({
       version,
@@ -54,9 +60,9 @@ export function watchedEntryPoints(chain: SponsoringChain): WatchedEntryPoint[] 
   return watched;
 }
 
-/** Our token paymasters on the chain, every EntryPoint version's: whose charges the events report. */
+/** Our token paymasters on the chain, every EntryPoint version's, both kinds: whose charges the events report. */
 export function tokenPaymastersOf(chain: SponsoringChain): Address[] {
-  const served = [...chain.entryPoints.values()].map((entry) => entry.tokenPaymaster);
+  const served = [...chain.entryPoints.values()].flatMap((entry) => [entry.tokenPaymaster, entry.permitTokenPaymaster]);
   return [chain.tokenPaymaster, ...served].filter((address) => address !== undefined);
 }
 
@@ -144,8 +150,10 @@ export async function readOperationLogs(
         ? {
             tokenCharge: {
               feeToken: charge.args.feeToken.toLowerCase(),
-              amount: charge.args.amount,
               exchangeRate: charge.args.exchangeRate,
+              ...("charge" in charge.args
+                ? { amount: charge.args.charge, refund: charge.args.refund }
+                : { amount: charge.args.amount }),
             },
           }
         : {}),

@@ -835,6 +835,15 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       $fn$;
     `,
   },
+  {
+    id: 29,
+    sql: `
+      -- ERC20 mode's outcome in the fee token's base units, from the token paymaster's TokenCharged once settled: what
+      -- the sender paid in the end, and, from the up-front token paymaster (which takes the maximum in validation),
+      -- what postOp gave back of it (0 from the approve-in-batch paymaster, which refunds nothing). Null otherwise.
+      ALTER TABLE sponsorships ADD COLUMN token_charge numeric(78, 0), ADD COLUMN token_refund numeric(78, 0);
+    `,
+  },
 ];
 
 /**

@@ -55,8 +55,11 @@ export interface OperationEvent {
   blockNumber: bigint;
   /** Why the execution reverted (the EntryPoint's UserOperationRevertReason), when it did. */
   revertReason?: string;
-  /** ERC20 mode: what our token paymaster charged the sender (its TokenCharged). */
-  tokenCharge?: { feeToken: string; amount: bigint; exchangeRate: bigint };
+  /**
+   * ERC20 mode: what our token paymaster charged the sender (its TokenCharged), and what the up-front token paymaster
+   * refunded of the maximum it took in validation (absent from the approve-in-batch one, which takes no more).
+   */
+  tokenCharge?: { feeToken: string; amount: bigint; exchangeRate: bigint; refund?: bigint };
   /** ERC20 mode: why the token charge failed (TokenChargeFailed, or PostOpRevertReason on v0.7 and v0.8). */
   tokenChargeFailure?: string;
 }
@@ -119,9 +122,10 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
     if (events.length > 0) {
       settled = await tx.query<SettledRow>(
         `UPDATE sponsorships s SET actual_cost = e.cost::numeric, actual_gas_used = e.gas::numeric,
-           success = e.success::boolean, tx_hash = e.tx, block_number = e.block::bigint, settled_at = $7::timestamptz
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-           AS e(hash, cost, gas, success, tx, block)
+           success = e.success::boolean, tx_hash = e.tx, block_number = e.block::bigint, settled_at = $7::timestamptz,
+           token_charge = e.charge::numeric, token_refund = e.refund::numeric
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $9::text[], $10::text[])
+           AS e(hash, cost, gas, success, tx, block, charge, refund)
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
            e.cost AS actual_cost, s.native_usd_price::text AS native_usd_price, ${HOLD_COLUMNS},
@@ -135,6 +139,8 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
           events.map((e) => e.blockNumber.toString()),
           at,
           chainId,
+          events.map((e) => e.tokenCharge?.amount.toString() ?? null),
+          events.map((e) => (e.tokenCharge ? (e.tokenCharge.refund ?? 0n).toString() : null)),
         ],
       );
       const released = await tx.query<HoldRow & ReleasedForEvents>(

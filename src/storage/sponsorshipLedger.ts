@@ -75,6 +75,22 @@ export interface LedgerRow {
    * at it in USD units (10^-18 dollar), each rounded up as USD limits count them.
    */
   usd?: { price: string; worstCaseUnits: bigint | null; actualUnits: bigint | null };
+  /**
+   * ERC20 mode's signed rows: the fee token, and in its base units the most the operation can be charged, then once
+   * mined what the sender paid and what the up-front token paymaster refunded of the maximum it took (0 from the
+   * approve-in-batch one; null until mined).
+   */
+  token?: TokenAmounts;
+}
+
+export interface TokenAmounts {
+  feeToken: string;
+  symbol: string | null;
+  /** Absent on rows signed before the decimals were recorded. */
+  decimals: number | null;
+  maxCharge: string | null;
+  charge: string | null;
+  refund: string | null;
 }
 
 interface StoredRow {
@@ -96,7 +112,14 @@ interface StoredRow {
   native_usd_price: string | null;
   worst_case_usd: string | null;
   actual_usd: string | null;
+  token_outcome: { feeToken?: string; symbol?: string; decimals?: number; maxTokenCost?: string } | null;
+  token_charge: string | null;
+  token_refund: string | null;
 }
+
+/** ERC20 mode's outcome among a row's rules: the token, its symbol and decimals, and the maximum charge signed. */
+const TOKEN_OUTCOME = `(SELECT o FROM jsonb_array_elements(rule_outcomes) AS o
+  WHERE mode = 'ERC20' AND o->>'rule' = 'ERC20' LIMIT 1)`;
 
 /** The WHERE of a filter, its parameters appended through `param`. */
 function whereOf(filter: LedgerFilter, param: Param, now: string): string {
@@ -146,7 +169,8 @@ export async function ledgerPage(
        ${MODE} AS mode, ${statusOf(now)} AS status, reason, ${WORST_CASE}::text AS worst_case,
        l1_data_gas::text AS l1_data_gas, actual_cost::text AS actual_cost, tx_hash, native_usd_price::text AS native_usd_price,
        ceil(${WORST_CASE} * native_usd_price)::text AS worst_case_usd, ceil(actual_cost * native_usd_price)::text AS actual_usd,
-       (extract(epoch FROM COALESCE(settled_at, released_at)) * 1000000)::bigint::text AS settled_micros
+       (extract(epoch FROM COALESCE(settled_at, released_at)) * 1000000)::bigint::text AS settled_micros,
+       ${TOKEN_OUTCOME} AS token_outcome, token_charge::text AS token_charge, token_refund::text AS token_refund
      FROM sponsorships WHERE ${where}
      ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`,
     values,
@@ -181,6 +205,18 @@ function rowOf(stored: StoredRow): LedgerRow {
             price: stored.native_usd_price,
             worstCaseUnits: stored.worst_case_usd === null ? null : BigInt(stored.worst_case_usd),
             actualUnits: mined && stored.actual_usd !== null ? BigInt(stored.actual_usd) : null,
+          },
+        }),
+    ...(stored.token_outcome?.feeToken === undefined
+      ? {}
+      : {
+          token: {
+            feeToken: stored.token_outcome.feeToken,
+            symbol: stored.token_outcome.symbol ?? null,
+            decimals: stored.token_outcome.decimals ?? null,
+            maxCharge: stored.token_outcome.maxTokenCost ?? null,
+            charge: mined ? stored.token_charge : null,
+            refund: mined ? stored.token_refund : null,
           },
         }),
   };

@@ -137,6 +137,7 @@ export function erc20Outcome(token: TokenConfig, terms: TokenFeeTerms, maximum: 
     passed: true,
     feeToken: token.address,
     symbol: token.symbol,
+    decimals: token.decimals,
     priceSource: terms.priceSource,
     exchangeRate: terms.exchangeRate.toString(),
     priceMarkup: terms.priceMarkup,

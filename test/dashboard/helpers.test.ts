@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fieldOf } from "../../dashboard/src/api/fieldOf";
 import { signInRefusal, TOKEN_MISSING, TOKEN_NOT_ACCEPTED } from "../../dashboard/src/api/signInRefusal";
-import { formatEther, parseEther } from "../../dashboard/src/wei";
+import { formatEther, formatUnits, parseEther, tokenCost } from "../../dashboard/src/wei";
 
 const RULE_FIELDS = {
   name: ["Policy name"],
@@ -54,4 +54,20 @@ test("sign-in: a 401 says the typed token was not accepted, not that it is missi
   const fields = { token: ["auth token", "authToken"] };
   assert.equal(fieldOf(TOKEN_NOT_ACCEPTED, fields), "token");
   assert.equal(fieldOf(TOKEN_MISSING, fields), "token");
+});
+
+test("token amounts: base units in the token's decimals, the charge and refund once mined, the maximum before", () => {
+  assert.equal(formatUnits("1500000", 6), "1.5");
+  assert.equal(formatUnits(7n, 0), "7");
+  assert.equal(formatUnits(null, 6), "–");
+  const token = { symbol: "TUSDC", decimals: 6, maxCharge: "5247691", charge: null, refund: null };
+  assert.equal(tokenCost(token), "at most 5.247691 TUSDC");
+  assert.equal(
+    tokenCost({ ...token, charge: "3375158", refund: "1872533" }),
+    "3.375158 TUSDC (1.872533 TUSDC refunded)",
+  );
+  // The approve-in-batch token paymaster refunds nothing.
+  assert.equal(tokenCost({ ...token, charge: "3375158", refund: "0" }), "3.375158 TUSDC");
+  // A row signed before the decimals were recorded shows base units.
+  assert.equal(tokenCost({ ...token, decimals: null }), "at most 5247691 base units of TUSDC");
 });

@@ -45,6 +45,7 @@ import {
   LOCAL_PRICE_AGGREGATOR_ADDRESS,
   mintTestTokens,
 } from "../../src/devChain/tokenDeployment";
+import { startSettlement } from "../../src/settlement/watcher";
 import { listSponsorships } from "../../src/storage/sponsorships";
 import { anvilKeys } from "../contracts/fixtures";
 import { confirm } from "../contracts/v07/localStacks";
@@ -199,6 +200,25 @@ async function checkCharged(
   const [outcome] = (record?.rule_outcomes ?? []) as unknown as { rule: string; maxTokenCost: string }[];
   assert.equal(outcome?.rule, "ERC20");
   assert.ok(charged.args.charge <= BigInt(outcome.maxTokenCost), "within the maximum signed for");
+  // Settlement records the charge and the refund, and the ledger shows them in the token's units.
+  const settlement = startSettlement(started().t.ctx, { poll: false });
+  try {
+    await settlement.settleOnce();
+  } finally {
+    await settlement.stop();
+  }
+  const ledger = await started().t.call("GET", "sponsorships", { token: dapp().token, apiKey: dapp().apiKey });
+  const row = (ledger.body.data as { userOpHash: string | null; token?: Record<string, unknown> }[]).find(
+    (r) => r.userOpHash?.toLowerCase() === hash.toLowerCase(),
+  );
+  assert.deepEqual(row?.token, {
+    feeToken: TOKEN.toLowerCase(),
+    symbol: "TUSDC",
+    decimals: 6,
+    maxCharge: outcome.maxTokenCost,
+    charge: charged.args.charge.toString(),
+    refund: charged.args.refund.toString(),
+  });
   return charged.args;
 }
 

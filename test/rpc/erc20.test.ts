@@ -331,6 +331,7 @@ test("sponsoring with the aggregator's price: the oracle source, signed by the s
       passed: true,
       feeToken: TUSD.address,
       symbol: "TUSD",
+      decimals: 6,
       priceSource: 1,
       exchangeRate: TUSD_RATE.toString(),
       priceMarkup: 1_100_000,
@@ -349,6 +350,15 @@ test("sponsoring with the aggregator's price: the oracle source, signed by the s
       status: "pending",
     },
   );
+  // And the token amounts: the most it can be charged, in TUSD base units; the charge and refund once mined.
+  assert.deepEqual(row?.token, {
+    feeToken: TUSD.address,
+    symbol: "TUSD",
+    decimals: 6,
+    maxCharge: maxTokenCost(op, TUSD_RATE, 1_100_000).toString(),
+    charge: null,
+    refund: null,
+  });
 });
 
 test("sponsoring with a fixed rate: the rate is signed as configured, with no aggregator", async () => {

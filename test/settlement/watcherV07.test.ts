@@ -178,7 +178,7 @@ const outstanding = (version: LaterEntryPointVersion) =>
   });
 
 describe("settlement on EntryPoint v0.7 and v0.8", () => {
-  test("the watcher reads every EntryPoint of the chain, with our verifying and token paymasters on each", () => {
+  test("the watcher reads every EntryPoint of the chain, with our verifying and both token paymasters on each", () => {
     const [chain] = settlement.chains;
     assert.ok(chain);
     assert.deepEqual(
@@ -192,7 +192,10 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
         ],
         ...(["0.7", "0.8", "0.9"] as const).map((version) => {
           const stack = LOCAL_ENTRY_POINT_STACKS[version];
-          return [version, stack.entryPoint, [stack.verifyingPaymaster, stack.tokenPaymaster], stack.tokenPaymaster];
+          // The up-front token paymaster's operations are settled too; only the approve-in-batch one's failed
+          // charges (PostOpRevertReason) are reported.
+          const paymasters = [stack.verifyingPaymaster, stack.tokenPaymaster, stack.permitTokenPaymaster];
+          return [version, stack.entryPoint, paymasters, stack.tokenPaymaster];
         }),
       ],
     );

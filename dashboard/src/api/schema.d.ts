@@ -4042,6 +4042,21 @@ export interface paths {
                                 /** @description When settlement recorded it mined or released it (ms); null before, and for refusals */
                                 settledAt: number | null;
                                 status: "pending" | "mined" | "expired" | "refused";
+                                /** @description ERC20 mode's signed rows only: the fee token and the amounts in it */
+                                token?: {
+                                    /** @description What the sender paid, in base units, once mined; null otherwise */
+                                    charge: string | null;
+                                    /** @description The token's decimals; null on rows signed before they were recorded */
+                                    decimals: number | null;
+                                    /** @description The fee token's address */
+                                    feeToken: string;
+                                    /** @description The most the operation can be charged, in base units (decimal) */
+                                    maxCharge: string | null;
+                                    /** @description What the up-front token paymaster gave back of the maximum it took before the call, in base units, once mined (0 from the approve-in-batch token paymaster); null otherwise */
+                                    refund: string | null;
+                                    /** @description The token's symbol, as the chains file gave it */
+                                    symbol: string | null;
+                                };
                                 /** @description The transaction that ran it, once mined; null otherwise */
                                 transactionHash: string | null;
                                 /** @description The operation's hash; null for a refusal (nothing was signed) */

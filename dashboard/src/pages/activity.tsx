@@ -3,7 +3,7 @@ import { type LedgerFilters, ledgerPage, ledgerStats } from "../api/ledger";
 import { type PaymasterView, useLoad } from "../api/paymasters";
 import { FilterButton, LoadError, PageNav, TimeRangeFields, usePageCursors } from "../ui/filters";
 import { SelectField, TextField, useSubmit } from "../ui/forms";
-import { formatEther, shortHex } from "../wei";
+import { formatEther, shortHex, tokenCost } from "../wei";
 import { StatsChart } from "./chart";
 
 const HOUR = 3_600_000;
@@ -123,6 +123,7 @@ function Ledger({ apiKey }: { apiKey: string }) {
                 <th scope="col">Status</th>
                 <th scope="col">Sender</th>
                 <th scope="col">Cost (ETH)</th>
+                <th scope="col">Token paid</th>
                 <th scope="col">Transaction</th>
                 <th scope="col">Reason</th>
               </tr>
@@ -144,6 +145,7 @@ function Ledger({ apiKey }: { apiKey: string }) {
                         ? `at most ${formatEther(row.worstCaseWei)}`
                         : "–"}
                   </td>
+                  <td>{row.token ? tokenCost(row.token) : ""}</td>
                   <td>
                     <code title={row.transactionHash ?? undefined}>{shortHex(row.transactionHash)}</code>
                   </td>

@@ -52,6 +52,27 @@ const Dollars = (description: string) =>
   });
 const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
+const TokenUnits = Type.Union([Type.String({ pattern: "^\\d+$" }), Type.Null()]);
+
+const LedgerToken = Type.Object(
+  {
+    feeToken: Type.String({ description: "The fee token's address" }),
+    symbol: NullableText("The token's symbol, as the chains file gave it"),
+    decimals: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The token's decimals; null on rows signed before they were recorded",
+    }),
+    maxCharge: { ...TokenUnits, description: "The most the operation can be charged, in base units (decimal)" },
+    charge: { ...TokenUnits, description: "What the sender paid, in base units, once mined; null otherwise" },
+    refund: {
+      ...TokenUnits,
+      description:
+        "What the up-front token paymaster gave back of the maximum it took before the call, in base units, once " +
+        "mined (0 from the approve-in-batch token paymaster); null otherwise",
+    },
+  },
+  { description: "ERC20 mode's signed rows only: the fee token and the amounts in it" },
+);
+
 const LedgerRowView = Type.Object({
   userOpHash: NullableText("The operation's hash; null for a refusal (nothing was signed)"),
   sender: Type.String(),
@@ -87,6 +108,7 @@ const LedgerRowView = Type.Object({
   actualUsd: Type.Optional(
     Type.Union([Dollars("actualWei at nativeUsdPrice, rounded up to 10^-18 dollar; null until mined"), Type.Null()]),
   ),
+  token: Type.Optional(LedgerToken),
 });
 
 const unauthorized = Unauthorized(messages.authTokenAndApiKeyRequired);
