@@ -437,6 +437,24 @@ describe("a permit that cannot work is refused with -32602 naming its field, not
     );
   });
 
+  test("a second permit of the sender for the token while the first one's operation is outstanding", async () => {
+    const { env } = started();
+    const { owner, account, authorization } = await eip7702AccountV08(env);
+    await mint(account.address);
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls, authorization);
+    const context = contextWith(BigInt(offer.message.value), await owner.signTypedData(typed(offer)));
+    const bundler = bundlerFor(started(), endpoint(), account);
+    // Signed, neither sent nor expired: the token's nonce is still the one its permit uses.
+    await bundler.prepareUserOperation({ calls, ...GAS, authorization, paymasterContext: context });
+    await paymasterRefusal(
+      bundler.prepareUserOperation({ calls, ...GAS, authorization, paymasterContext: context }),
+      endpoint(),
+      -32602,
+      `params[3].permit: sender ${account.address.toLowerCase()} has an operation with a TUSDC permit signed and not yet settled`,
+    );
+  });
+
   test("a permit signed at a nonce already used", async () => {
     const { env } = started();
     const { owner, account } = await eip7702AccountV08(env);

@@ -361,3 +361,42 @@ describe("ERC20 mode through ERC-7677 for a v0.6 operation", () => {
     );
   });
 });
+
+describe("a permit in an ERC20 context that cannot work is -32602 naming its field, before anything is signed", () => {
+  const MAX = `0x${"f".repeat(64)}`;
+  const permit = (fields: Record<string, unknown>) => ({
+    token: TOKEN,
+    permit: { value: "1000000", deadline: MAX, signature: `0x${"11".repeat(65)}`, ...fields },
+  });
+  const cases: [string, unknown, RegExp][] = [
+    ["a deadline short of the maximum", permit({ deadline: "1700000000" }), /^params\[3\]\.permit\.deadline must be/],
+    ["a value that is no uint256", permit({ value: "-1" }), /^params\[3\]\.permit\.value must be a uint256/],
+    ["no signature", permit({ signature: "0x" }), /^params\[3\]\.permit\.signature must be the owner's signature/],
+    ["not an object", { token: TOKEN, permit: "0x12" }, /^params\[3\]\.permit must be an object/],
+    // This chain's token is marked with no permit that runs in validation.
+    ["a token without such a permit", permit({}), /^params\[3\]\.permit: fee token FEE .* has no permit that runs/],
+  ];
+  for (const [what, context, message] of cases) {
+    test(what, async () => {
+      const records = async () => (await listSponsorships(t.db, dapp.paymasterId)).length;
+      const before = await records();
+      for (const method of ["pm_getPaymasterStubData", "pm_getPaymasterData"]) {
+        error(await rpc(t, dapp, method, [userOp(), ENTRY_POINT_V07_ADDRESS, chainIdHex, context]), -32602, message);
+      }
+      assert.equal(await records(), before, "nothing signed or recorded");
+    });
+  }
+
+  test("a permit for a v0.6 operation: the up-front token paymaster reads v0.7's operation only", async () => {
+    error(
+      await rpc(t, dapp, "pm_getPaymasterData", [
+        userOpV06(SENDER, ++nonce, { callData: executeTarget(), ...ESTIMATED_GAS, signature: "0x" }),
+        ENTRY_POINT_V06_ADDRESS,
+        chainIdHex,
+        permit({}),
+      ]),
+      -32602,
+      /^params\[3\]\.permit: a permit is taken by the up-front token paymaster, on EntryPoint v0\.7 and later only/,
+    );
+  });
+});
