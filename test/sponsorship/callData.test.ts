@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import {
   type AbiFunction,
   concat,
+  decodeAbiParameters,
   encodeAbiParameters,
   encodeFunctionData,
   type Hex,
@@ -20,6 +21,7 @@ import {
   indexSelectors,
   SUPPORTED_ACCOUNTS,
 } from "../../src/sponsorship/callData";
+import { randomAddress, randomHexBytes, randomInt, randomUint } from "../helpers/randomAbiValues";
 
 const A: Hex = "0x1111111111111111111111111111111111111111";
 const B: Hex = "0x2222222222222222222222222222222222222222";
@@ -339,4 +341,59 @@ describe("batch arrays", () => {
   for (const { name, callData, expected } of cases) {
     test(name, () => assert.deepEqual(decodeAccountCalls(callData), expected));
   }
+});
+
+describe("execute(address, uint256, bytes) read from its canonical form gives what viem's decoder gives", () => {
+  const SINGLE = parseAbiParameters("address, uint256, bytes");
+  const execute = toFunctionSelector("function execute(address,uint256,bytes)");
+  /** What the service reads from `args`, and what viem's decoder reads (or that either refuses). */
+  const both = (args: Hex) => {
+    const service = decodeAccountCalls(`${execute}${args.slice(2)}` as Hex, { name: "INFINITISM", version: "1.0.0" });
+    let viem: DecodedCallsLike;
+    try {
+      const [to, value, data] = decodeAbiParameters(SINGLE, args);
+      viem = { ok: true, calls: [{ to, value, data }] };
+    } catch {
+      viem = { ok: false };
+    }
+    return { service: service.ok ? service : { ok: false }, viem };
+  };
+  type DecodedCallsLike = { ok: true; calls: Call[] } | { ok: false };
+  /** Changes one hex digit at a random place after 0x. */
+  const mutate = (hex: Hex): Hex => {
+    const at = 2 + randomInt(hex.length - 2);
+    return `${hex.slice(0, at)}${"0123456789abcdefABCDEF"[randomInt(22)]}${hex.slice(at + 1)}` as Hex;
+  };
+
+  test("500 random calls, as encoded and in upper case", () => {
+    for (let i = 0; i < 500; i++) {
+      const args = encodeAbiParameters(SINGLE, [randomAddress(), randomUint(256), randomHexBytes()]);
+      const upper = `0x${args.slice(2).toUpperCase()}` as Hex;
+      for (const form of [args, upper]) {
+        const { service, viem } = both(form);
+        assert.deepEqual(service, viem, form);
+        assert.ok(service.ok);
+      }
+    }
+  });
+
+  test("500 random calls with a digit changed, cut short or lengthened: the same values or the same refusal", () => {
+    for (let i = 0; i < 500; i++) {
+      const args = encodeAbiParameters(SINGLE, [randomAddress(), randomUint(256), randomHexBytes()]);
+      const variants: Hex[] = [
+        mutate(args),
+        mutate(mutate(args)),
+        args.slice(0, args.length - 2 * (1 + randomInt(40))) as Hex,
+        `${args}${"00".repeat(1 + randomInt(40))}` as Hex,
+        // The head's offset and length words, where a change moves or resizes the bytes.
+        `${args.slice(0, 130)}${randomUint(8).toString(16).padStart(64, "0")}${args.slice(194)}` as Hex,
+        `${args.slice(0, 194)}${randomUint(16).toString(16).padStart(64, "0")}${args.slice(258)}` as Hex,
+        `${args.slice(0, 2)}${randomUint(96).toString(16).padStart(24, "0")}${args.slice(26)}` as Hex,
+      ];
+      for (const variant of variants) {
+        const { service, viem } = both(variant);
+        assert.deepEqual(service, viem, variant);
+      }
+    }
+  });
 });
