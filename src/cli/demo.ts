@@ -1,6 +1,6 @@
 // `npm run demo`: the whole sponsored flow against the running service and its local chain, each step printed, then a
 // token-paid operation in ERC20 mode (demoErc20.ts), then sponsored operations on EntryPoint v0.7 and, with EIP-7702,
-// on v0.8 (demoV07.ts). It finds both through the data folder (DATA_DIR, ./data by default): the service's address in
+// on v0.8 (demoV07.ts), then an EIP-7702 operation on v0.8 paid in TUSDC with a permit, no approve (demoPermit.ts). It finds both through the data folder (DATA_DIR, ./data by default): the service's address in
 // owner.lock, the local chain's in local-chain.json. Each run makes a new account, dApp and smart accounts; the funding
 // wallet is anvil's account #2 every time, so its deposit in the v0.6 paymaster grows by 1 ETH a run (0.1 ETH in each
 // later version's) less what the operations cost.
@@ -28,7 +28,8 @@ import { ADMIN_SECRET_HEADER } from "../http/admin";
 import { folderOwner, readAdminSecret } from "../storage/dataFolder";
 import { runTokenPaidDemo } from "./demoErc20";
 import { newSimpleAccount, ownerSigned, type SponsoredGas, sendHandleOps } from "./demoOperationV06";
-import { runLaterEntryPointDemo } from "./demoV07";
+import { runPermitDemo } from "./demoPermit";
+import { type LaterEntryPointDemoContext, runLaterEntryPointDemo } from "./demoV07";
 
 const DEPOSIT = parseEther("1");
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
@@ -254,7 +255,7 @@ async function main(): Promise<void> {
   }).catch((error: Error) => {
     throw new DemoError(error.message);
   });
-  await runLaterEntryPointDemo({
+  const later: LaterEntryPointDemoContext = {
     baseUrl: service.baseUrl,
     chainId: local.chainId,
     apiKey: dapp.apiKey,
@@ -273,12 +274,17 @@ async function main(): Promise<void> {
     firstStep: next,
     step,
     detail,
-  }).catch((error: Error) => {
+  };
+  const afterLater = await runLaterEntryPointDemo(later).catch((error: Error) => {
+    throw new DemoError(error.message);
+  });
+  await runPermitDemo(later, afterLater).catch((error: Error) => {
     throw new DemoError(error.message);
   });
   console.log(
     `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: on EntryPoint v0.6 a sponsored and a token-paid ` +
-      "operation, on v0.7 a sponsored one, on v0.8 and v0.9 a sponsored EIP-7702 one each, mined on the local chain.",
+      "operation, on v0.7 a sponsored one, on v0.8 and v0.9 a sponsored EIP-7702 one each, and on v0.8 one paid in " +
+      "TUSDC with a permit and no approve, mined on the local chain.",
   );
 }
 

@@ -95,6 +95,8 @@ async function runDemo(dataDir: string) {
   assert.equal(demo.code, 0, `demo failed:\n${demo.stdout}\n${demo.stderr}`);
   assert.match(demo.stdout, /UserOperationEvent success: true/);
   assert.match(demo.stdout, /smart account 0x[0-9a-fA-F]{40} deployed: true/);
+  // The operation paid in TUSDC with a permit: charged before its call, the rest refunded, no approve.
+  assert.match(demo.stdout, /TokenCharged: charge [\d.]+ TUSDC, refund [\d.]+ TUSDC of the [\d.]+ TUSDC taken/);
   const deposits = /before the operation ([\d.]+) ETH, after ([\d.]+) ETH/.exec(demo.stdout);
   assert.ok(deposits, demo.stdout);
   const [before, afterOp] = [parseEther(deposits[1] as string), parseEther(deposits[2] as string)];
