@@ -9,7 +9,8 @@
 // The runner gives each file it is handed its own process. It is handed bundles of files (scripts/testBundles.ts), so
 // that a process's start-up is paid once for several files. Its default concurrency (one process less than the cores)
 // leaves a 2-core machine running one bundle at a time, while most files spend their time waiting for anvil, Alto or a
-// socket; TEST_CONCURRENCY sets another number.
+// socket: so three at the least. TEST_CONCURRENCY sets another number (CI runs four, beside the PostgreSQL selection's
+// two: .ci/run), and TEST_CPU_LOG a file where each bundle logs the CPU of each of its files (scripts/testBundles.ts).
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { groupIntoBundles, writeBundles } from "./testBundles";
