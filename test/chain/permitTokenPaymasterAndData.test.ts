@@ -11,6 +11,7 @@ import {
   packGasFees,
   paymasterHashPrefixWords,
 } from "../../src/bindings/entryPoints/packedUserOperation";
+import { permitTokenHashedTerms, permitTokenPaymaster } from "../../src/bindings/paymasters/permitToken";
 import {
   decodePermitTokenPaymasterAndData,
   encodeCarriedPermit,
@@ -120,6 +121,37 @@ test("the hash is TokenPaymasterV07's words, then keccak256 of the permit's byte
   const other = { ...permit, value: permit.value + 1n };
   assert.equal(getPermitTokenPaymasterHash(op, { ...context, permit: other }), hashOf(other));
   assert.notEqual(hashOf(other), hashOf(permit));
+});
+
+test("the engine's kind signs what the contract hashes and encodes what it parses, in sequence and in parallel", () => {
+  const context = { ...data, chainId: 4337 };
+  const { paymaster, paymasterVerificationGasLimit, paymasterPostOpGasLimit, signature: _, ...terms } = data;
+  const kind = permitTokenPaymaster({
+    paymaster,
+    terms,
+    balanceRule: () => ({ name: "balance", evaluate: () => ({ rule: "balance", passed: true }) }),
+    grantRule: () => ({ name: "grant", evaluate: () => ({ rule: "grant", passed: true }) }),
+  });
+  for (const carried of [permit, undefined]) {
+    const withPermit = { ...terms, permit: carried };
+    // The engine hashes the version's prefix, then the kind's terms (src/sponsorship/engine.ts).
+    assert.equal(
+      keccakOfWords(paymasterHashPrefixWords(op, context) + permitTokenHashedTerms(withPermit)),
+      getPermitTokenPaymasterHash(op, { ...context, permit: carried }),
+    );
+    assert.equal(kind.encodeData(withPermit, signature), encodePermitTokenPaymasterData({ ...withPermit, signature }));
+    assert.equal(
+      kind.encodeTermsAlone?.(withPermit),
+      encodePermitTokenPaymasterData({ ...withPermit, signature: "0x" }),
+    );
+  }
+  assert.equal(kind.paymaster, paymaster, "the up-front paymaster, not the EntryPoint's approve-in-batch one");
+  // Validation at least ours (more when asked: an account's ERC-1271 check may cost more), postOp always ours.
+  assert.deepEqual(kind.gasLimits({}), { paymasterVerificationGasLimit: 165_000n, paymasterPostOpGasLimit: 30_000n });
+  assert.deepEqual(kind.gasLimits({ paymasterVerificationGasLimit: 300_000n }), {
+    paymasterVerificationGasLimit: 300_000n,
+    paymasterPostOpGasLimit: 30_000n,
+  });
 });
 
 test("postOp keeps the cost with its overhead, converted and never above the prefund, and refunds the rest", () => {

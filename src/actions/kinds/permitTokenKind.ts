@@ -46,7 +46,7 @@ export interface UpFrontRequest {
  * bundler estimates after the stub, and the price, may both rise before pm_getPaymasterData. The paymaster takes only
  * the actual charge in the end; the rest of the allowance stays unused.
  */
-export const PERMIT_VALUE_MARGIN_PERCENT = 50n;
+const PERMIT_VALUE_MARGIN_PERCENT = 50n;
 
 /**
  * The stub's figures for gas the operation does not carry yet (a wallet asks for the stub before estimating): enough
