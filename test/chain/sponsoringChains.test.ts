@@ -40,6 +40,7 @@ function resolve(chain: Partial<ChainConfig> & { chainId: number }): SponsoringC
 const served = (chain: SponsoringChain): Record<string, ServedEntryPoint> => Object.fromEntries(chain.entryPoints);
 
 /** What the local chain serves for EntryPoint v0.9 unless the chains file names otherwise. */
+const V07_PERMIT_PAYMASTER = "0x0000000000000000000000000000000000007e27";
 const LOCAL_V09 = {
   entryPoint: LOCAL_ENTRY_POINT_STACKS["0.9"].entryPoint,
   verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].verifyingPaymaster,
@@ -69,6 +70,26 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
       expected: { "0.7": { entryPoint: OTHER_ENTRY_POINT, tokenPaymaster: V07_TOKEN_PAYMASTER } },
     },
     {
+      name: "an up-front token paymaster is kept beside fee tokens and dropped without them, as the token paymaster is",
+      chain: {
+        chainId: 84532,
+        tokens: [TOKEN],
+        entryPoints: { "0.8": { tokenPaymaster: V07_TOKEN_PAYMASTER, permitTokenPaymaster: V07_PERMIT_PAYMASTER } },
+      },
+      expected: {
+        "0.8": {
+          entryPoint: ENTRY_POINT_V08_ADDRESS,
+          tokenPaymaster: V07_TOKEN_PAYMASTER,
+          permitTokenPaymaster: V07_PERMIT_PAYMASTER,
+        },
+      },
+    },
+    {
+      name: "an up-front token paymaster without fee tokens is dropped",
+      chain: { chainId: 84532, entryPoints: { "0.8": { permitTokenPaymaster: V07_PERMIT_PAYMASTER } } },
+      expected: { "0.8": { entryPoint: ENTRY_POINT_V08_ADDRESS } },
+    },
+    {
       name: "a token paymaster without fee tokens is dropped, as v0.6's is",
       chain: { chainId: 84532, entryPoints: { "0.7": { tokenPaymaster: V07_TOKEN_PAYMASTER } } },
       expected: { "0.7": { entryPoint: ENTRY_POINT_V07_ADDRESS } },
@@ -89,20 +110,26 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
       },
     },
     {
-      name: "the local chain with fee tokens also gets each version's local token paymaster, as v0.6 does",
+      name: "the local chain with fee tokens also gets each version's local token paymasters (both kinds), as v0.6 does",
       chain: { chainId: 31337, tokens: [TOKEN] },
       expected: {
         "0.7": {
           entryPoint: ENTRY_POINT_V07_ADDRESS,
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
           tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].tokenPaymaster,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].permitTokenPaymaster,
         },
         "0.8": {
           entryPoint: ENTRY_POINT_V08_ADDRESS,
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
           tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].permitTokenPaymaster,
         },
-        "0.9": { ...LOCAL_V09, tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster },
+        "0.9": {
+          ...LOCAL_V09,
+          tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].permitTokenPaymaster,
+        },
       },
     },
     {
@@ -113,13 +140,19 @@ test("a chain serves the later EntryPoint versions its entry lists, at the canon
           entryPoint: ENTRY_POINT_V07_ADDRESS,
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].verifyingPaymaster,
           tokenPaymaster: V07_TOKEN_PAYMASTER,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.7"].permitTokenPaymaster,
         },
         "0.8": {
           entryPoint: ENTRY_POINT_V08_ADDRESS,
           verifyingPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].verifyingPaymaster,
           tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].tokenPaymaster,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.8"].permitTokenPaymaster,
         },
-        "0.9": { ...LOCAL_V09, tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster },
+        "0.9": {
+          ...LOCAL_V09,
+          tokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].tokenPaymaster,
+          permitTokenPaymaster: LOCAL_ENTRY_POINT_STACKS["0.9"].permitTokenPaymaster,
+        },
       },
     },
     {

@@ -1,7 +1,7 @@
 // What the sponsorship engine (src/sponsorship/engine.ts) needs to know of one of our paymaster contracts, whatever
 // the EntryPoint version: which rules decide for it, what its signature commits to besides the operation, how its
-// data is encoded, and its own gas. One implementation per kind: verifying.ts (the dApp's deposit pays) and token.ts
-// (the sender pays in an ERC-20 token). The data's layout is the same for every version; where it goes is the
+// data is encoded, and its own gas. One implementation per kind: verifying.ts (the dApp's deposit pays), token.ts
+// (the sender pays in an ERC-20 token, charged after the call) and permitToken.ts (charged before it, with a permit). The data's layout is the same for every version; where it goes is the
 // version's business (src/bindings/entryPoints/entryPointVersion.ts).
 import type { Address, Hex } from "viem";
 import type { SponsoredUserOperation } from "../../sponsorship/partialUserOperationV07";
