@@ -302,7 +302,11 @@ describe("ERC20 mode charged up front, with a permit, through Alto", () => {
     assert.equal(charged.charge + charged.refund, prefund, "the prefund, taken before the call, charged and refunded");
     assert.equal(await balanceOf(account.address), charged.refund, "the account holds nothing but the refund");
     assert.equal(await balanceOf(TARGET), MINTED - prefund, "the call sent every token it could");
-    tc.diagnostic(`prefund ${prefund}, charge ${charged.charge}, refund ${charged.refund}`);
+    const gas = await paymasterHookGas(env.publicClient, receipt.receipt.transactionHash, upFrontPaymaster("0.8"));
+    tc.diagnostic(
+      `with an EOA owner's permit: validatePaymasterUserOp ${gas.validation} gas, postOp ${gas.postOp}; prefund ` +
+        `${prefund}, charge ${charged.charge}, refund ${charged.refund}`,
+    );
   });
 
   test("a permit a third party submits to the token first still lets the operation through", async () => {
