@@ -400,3 +400,29 @@ describe("a permit in an ERC20 context that cannot work is -32602 naming its fie
     );
   });
 });
+
+test("a node that does not answer leaves ERC20 mode without a permit to the approve-in-batch token paymaster, as before", async () => {
+  // A closed port: every read fails at once. The fixed rate needs no read, the balance check leaves it to the contract.
+  const permitToken = { ...FEE_TOKEN, permit: true };
+  const dead = await startTestApp({
+    signer,
+    chains: new Map([
+      [CHAIN_ID, { chainId: CHAIN_ID, name: "local", rpcUrl: "http://127.0.0.1:9", tokens: [permitToken] }],
+    ]),
+  });
+  try {
+    const deadDapp = await dead.dapp();
+    const op = userOp(ESTIMATED_GAS);
+    const stub = result(
+      await rpc(dead, deadDapp, "pm_getPaymasterStubData", [op, ENTRY_POINT_V07_ADDRESS, chainIdHex, { token: TOKEN }]),
+    );
+    assert.equal((stub.paymaster as string).toLowerCase(), tokenPaymaster("0.7").toLowerCase());
+    assert.equal(stub.permitTypedData, undefined, "no Permit offered: its nonce cannot be read");
+    const data = result(
+      await rpc(dead, deadDapp, "pm_getPaymasterData", [op, ENTRY_POINT_V07_ADDRESS, chainIdHex, { token: TOKEN }]),
+    );
+    assert.equal((data.paymaster as string).toLowerCase(), tokenPaymaster("0.7").toLowerCase());
+  } finally {
+    await dead.close();
+  }
+});

@@ -101,10 +101,20 @@ async function chooseKind(
   if (!paymaster || !readable) return tokenKindWithTerms(ctx, chain, token, terms);
   const sender = upFront.userOp.sender;
   if (!permit) {
-    const maximum = maxTokenCost(ENTRY_POINT_VERSIONS[upFront.version], await atStubFigures(ctx, upFront), terms);
-    const allowance = await allowanceOf(chain, token.address as Address, sender, paymaster);
+    const read = await Promise.all([
+      atStubFigures(ctx, upFront),
+      allowanceOf(chain, token.address as Address, sender, paymaster),
+    ]).catch((error) => {
+      ctx.log.warn({ chainId: chain.chainId, token: token.address, err: error }, "up-front allowance not read");
+      return undefined;
+    });
+    const approveInBatch = tokenKindWithTerms(ctx, chain, token, terms);
+    // Without a permit the approve-in-batch paymaster serves as before when the node does not answer now: that is no
+    // reason to refuse what it would sign (and no Permit is offered, its nonce being unreadable too).
+    if (read === undefined) return approveInBatch;
+    const [figures, allowance] = read;
+    const maximum = maxTokenCost(ENTRY_POINT_VERSIONS[upFront.version], figures, terms);
     if (allowance < maximum) {
-      const approveInBatch = tokenKindWithTerms(ctx, chain, token, terms);
       if (!(upFront.forStub && token.permit)) return approveInBatch;
       // The stub stays the approve-in-batch paymaster's, which the bundler can estimate as it is; beside it, the
       // Permit that lets the wallet pay up front instead, once signed and sent back in the context.
