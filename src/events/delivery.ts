@@ -55,8 +55,11 @@ export const DEFAULT_EVENT_TIMERS: EventTimers = {
 
 /** Endpoints one process delivers to at once, each one delivery at a time (their order). */
 const PARALLEL_ENDPOINTS = 20;
-/** Deliveries read per query from an endpoint's queue. */
-const QUEUE_BATCH = 100;
+/**
+ * Deliveries read per query from an endpoint's queue, and written down together after their calls: what a process
+ * that dies mid-batch has sent and not yet written is sent again, so this bounds the repeats a crash can cause.
+ */
+export const DELIVERY_BATCH = 10;
 /** How often the backlog gauge is read again and old rows pruned, at most. */
 const BACKLOG_EVERY_MS = 1_000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -196,7 +199,7 @@ export class EventDelivery {
       }
       for (;;) {
         await sequenceDeliveries(db, lease);
-        const queue = await nextDeliveries(db, endpoint.endpointId, QUEUE_BATCH);
+        const queue = await nextDeliveries(db, endpoint.endpointId, DELIVERY_BATCH);
         if (queue.length === 0) return;
         const made: Attempt[] = [];
         for (const delivery of queue) {
