@@ -19,7 +19,7 @@ import { embeddedEnv, type RunningService, startService } from "../helpers/servi
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
 
 const EVENTS = 60;
-const START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 120_000;
 const url = testDatabaseUrl();
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
