@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, type Hex, isAddressEqual, parseEventLogs } from "viem";
+import { type Address, type Hex, isAddressEqual, parseAbi, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import type { PackedUserOperation } from "../../src/bindings/entryPoints/packedUserOperation";
@@ -29,6 +29,7 @@ import {
   startLocalStacks,
 } from "../contracts/v07/localStacks";
 import {
+  approveCall,
   draftOperation,
   newAccount,
   quote,
@@ -36,9 +37,12 @@ import {
   TOKENS,
   type TokenChainV07,
 } from "../contracts/v07/tokenFixtures";
+import { addEndpoint } from "../events/helpers";
+import { startEventReceiver } from "../events/receiver";
 import type { Dapp, TestApp } from "../helpers/app";
 import { startTestApp } from "../helpers/app";
 import { addPolicy } from "../helpers/dappSetup";
+import { eventually } from "../helpers/eventually";
 
 let env: LocalStacks;
 let t: TestApp;
@@ -75,6 +79,26 @@ after(async () => {
   await t?.close();
   await env?.stop();
 });
+
+/** The token fixtures' view of the local chain: its v0.7 EntryPoint, factory and token paymaster, the test token. */
+function tokenChainV07(): TokenChainV07 {
+  const stack = LOCAL_ENTRY_POINT_STACKS["0.7"];
+  return {
+    ...env,
+    anvil: { chainId: 31337 } as Anvil,
+    version: "0.7",
+    entryPoint: stack.entryPoint,
+    factory: stack.simpleAccountFactory,
+    paymaster: stack.tokenPaymaster,
+    token: LOCAL_TOKENS[0]?.address as Address,
+    serviceSigner: env.serviceSigner,
+  } as unknown as TokenChainV07;
+}
+
+/** What TokenPaymasterV07 logs in postOp: the charge it took. */
+const tokenCharged = parseAbi([
+  "event TokenCharged(address indexed sender, address indexed feeToken, bytes32 indexed userOpHash, uint256 amount, uint256 gasCost, uint256 exchangeRate, uint32 priceMarkup)",
+]);
 
 /** What the v0.7 worst case reserves: every gas limit of the packed operation at maxFeePerGas. */
 function worstCase(op: PackedUserOperation): bigint {
@@ -244,20 +268,63 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
     });
   }
 
+  test("a v0.7 token-paid operation, mined and charged, gives sponsorship.included with the charge its paymaster logged", async () => {
+    const receiver = await startEventReceiver(() => t.ctx.now());
+    const endpoint = await addEndpoint(t, dapp, receiver.url, ["sponsorship.included"]);
+    receiver.secrets.push(endpoint.secret);
+    try {
+      const chain = tokenChainV07();
+      // Tokens and the approve in its own calls: postOp's transferFrom takes the charge.
+      const account = await newAccount(chain, TOKENS(1_000n));
+      const draft = await draftOperation(chain, account, [approveCall(chain, TOKENS(1_000n))]);
+      const op = await signByAccountV07(
+        chain,
+        await signByService(chain, draft.op, await quote(chain, draft)),
+        account.owner,
+      );
+      const hash = await userOpHash("0.7", op);
+      await log.record({
+        paymasterId: dapp.paymasterId,
+        chainId: 31337,
+        sender: op.sender.toLowerCase(),
+        nonce: op.nonce,
+        sponsored: true,
+        userOpHash: hash,
+        ruleOutcomes: [],
+        paymasterAddress: chain.paymaster.toLowerCase(),
+        mode: "ERC20",
+      });
+      const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+      const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
+      const [charged] = parseEventLogs({ abi: tokenCharged, logs: receipt.logs, eventName: "TokenCharged" });
+      assert.ok(event?.args.success, "the operation ran");
+      assert.ok(charged && charged.args.amount > 0n, "the token paymaster took a charge");
+
+      await settlement.settleOnce();
+      const [included] = await eventually(
+        "sponsorship.included delivered",
+        () => receiver.accepted().filter((delivered) => delivered.data.userOpHash === hash),
+        (delivered) => delivered.length >= 1,
+      );
+      assert.equal(included?.type, "sponsorship.included");
+      assert.equal(included?.data.actualGasCost, event.args.actualGasCost.toString());
+      assert.deepEqual(included?.data.tokenCharge, {
+        feeToken: charged.args.feeToken.toLowerCase(),
+        amount: charged.args.amount.toString(),
+        exchangeRate: charged.args.exchangeRate.toString(),
+      });
+      assert.ok(
+        receiver.received.every((delivery) => delivery.verifiedBy.length === 1),
+        "every delivery verifies",
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test("a v0.7 token-paid operation whose token pull fails in postOp is seen, counted, logged and settled as failed", async () => {
     const stack = LOCAL_ENTRY_POINT_STACKS["0.7"];
-    const token = LOCAL_TOKENS[0]?.address as Address;
-    // The token fixtures' view of the local chain: its v0.7 EntryPoint, factory and token paymaster, the test token.
-    const chain = {
-      ...env,
-      anvil: { chainId: 31337 } as Anvil,
-      version: "0.7",
-      entryPoint: stack.entryPoint,
-      factory: stack.simpleAccountFactory,
-      paymaster: stack.tokenPaymaster,
-      token,
-      serviceSigner: env.serviceSigner,
-    } as unknown as TokenChainV07;
+    const chain = tokenChainV07();
     // Tokens enough for validation's balance check, but no approve: postOp's transferFrom has no allowance to use.
     const account = await newAccount(chain, TOKENS(1_000n));
     const draft = await draftOperation(chain, account, []);
