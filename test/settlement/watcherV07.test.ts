@@ -30,6 +30,7 @@ import {
 } from "../contracts/v07/localStacks";
 import {
   approveCall,
+  type Call,
   draftOperation,
   newAccount,
   quote,
@@ -93,6 +94,36 @@ function tokenChainV07(): TokenChainV07 {
     token: LOCAL_TOKENS[0]?.address as Address,
     serviceSigner: env.serviceSigner,
   } as unknown as TokenChainV07;
+}
+
+/**
+ * A new account's v0.7 operation paid in the test token (1,000 of it minted), with `calls`, signed by the service
+ * with today's terms and recorded as ERC20 mode records it (sponsored, its hash, nothing held against a deposit), then
+ * sent with handleOps.
+ */
+async function tokenPaidOperation(calls: (chain: TokenChainV07) => Call[]) {
+  const chain = tokenChainV07();
+  const account = await newAccount(chain, TOKENS(1_000n));
+  const draft = await draftOperation(chain, account, calls(chain));
+  const op = await signByAccountV07(
+    chain,
+    await signByService(chain, draft.op, await quote(chain, draft)),
+    account.owner,
+  );
+  const hash = await userOpHash("0.7", op);
+  await log.record({
+    paymasterId: dapp.paymasterId,
+    chainId: 31337,
+    sender: op.sender.toLowerCase(),
+    nonce: op.nonce,
+    sponsored: true,
+    userOpHash: hash,
+    ruleOutcomes: [],
+    paymasterAddress: chain.paymaster.toLowerCase(),
+    mode: "ERC20",
+  });
+  const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+  return { op, hash, receipt };
 }
 
 /** What TokenPaymasterV07 logs in postOp: the charge it took. */
@@ -273,28 +304,8 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
     const endpoint = await addEndpoint(t, dapp, receiver.url, ["sponsorship.included"]);
     receiver.secrets.push(endpoint.secret);
     try {
-      const chain = tokenChainV07();
       // Tokens and the approve in its own calls: postOp's transferFrom takes the charge.
-      const account = await newAccount(chain, TOKENS(1_000n));
-      const draft = await draftOperation(chain, account, [approveCall(chain, TOKENS(1_000n))]);
-      const op = await signByAccountV07(
-        chain,
-        await signByService(chain, draft.op, await quote(chain, draft)),
-        account.owner,
-      );
-      const hash = await userOpHash("0.7", op);
-      await log.record({
-        paymasterId: dapp.paymasterId,
-        chainId: 31337,
-        sender: op.sender.toLowerCase(),
-        nonce: op.nonce,
-        sponsored: true,
-        userOpHash: hash,
-        ruleOutcomes: [],
-        paymasterAddress: chain.paymaster.toLowerCase(),
-        mode: "ERC20",
-      });
-      const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+      const { hash, receipt } = await tokenPaidOperation((chain) => [approveCall(chain, TOKENS(1_000n))]);
       const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
       const [charged] = parseEventLogs({ abi: tokenCharged, logs: receipt.logs, eventName: "TokenCharged" });
       assert.ok(event?.args.success, "the operation ran");
@@ -318,34 +329,15 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
         "every delivery verifies",
       );
     } finally {
+      await t.call("DELETE", `event-endpoints/${endpoint.id}`, { token: dapp.token, apiKey: dapp.apiKey });
       await receiver.close();
     }
   });
 
   test("a v0.7 token-paid operation whose token pull fails in postOp is seen, counted, logged and settled as failed", async () => {
     const stack = LOCAL_ENTRY_POINT_STACKS["0.7"];
-    const chain = tokenChainV07();
     // Tokens enough for validation's balance check, but no approve: postOp's transferFrom has no allowance to use.
-    const account = await newAccount(chain, TOKENS(1_000n));
-    const draft = await draftOperation(chain, account, []);
-    const op = await signByAccountV07(
-      chain,
-      await signByService(chain, draft.op, await quote(chain, draft)),
-      account.owner,
-    );
-    // The ERC20-mode record: sponsored, with its hash, nothing held against a dApp's deposit.
-    const hash = await userOpHash("0.7", op);
-    await log.record({
-      paymasterId: dapp.paymasterId,
-      chainId: 31337,
-      sender: op.sender.toLowerCase(),
-      nonce: op.nonce,
-      sponsored: true,
-      userOpHash: hash,
-      ruleOutcomes: [],
-      paymasterAddress: stack.tokenPaymaster.toLowerCase(),
-    });
-    const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+    const { op, hash, receipt } = await tokenPaidOperation(() => []);
     const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
     assert.ok(event && isAddressEqual(event.args.paymaster, stack.tokenPaymaster));
     assert.equal(event.args.success, false);
