@@ -55,6 +55,8 @@ export interface BatchTransaction {
 }
 
 const PRIORITY_FEE = 1_000_000_000n;
+/** 1.125^25 ≈ 19: twenty times the base fee outlasts 25 full blocks in a row. */
+const BASE_FEE_HEADROOM = 20n;
 
 /** Sends the transactions in order and resolves once all are mined; throws if one reverted. Returns their hashes. */
 export async function sendTogether(clients: ChainClients, transactions: readonly BatchTransaction[]): Promise<Hex[]> {
@@ -67,7 +69,10 @@ export async function sendTogether(clients: ChainClients, transactions: readonly
     publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
     publicClient.getBlock(),
   ]);
-  const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + PRIORITY_FEE;
+  // The batch's deployments fill block after block, and each full block raises the base fee by an eighth: a fee cap
+  // of twice today's base fee was overtaken after about six, and the rest then waited in the pool for a base fee that
+  // no block would lower (seen in CI: pending 0, queued 13). The deployer is funded; it pays the base fee, not the cap.
+  const maxFeePerGas = BASE_FEE_HEADROOM * (block.baseFeePerGas ?? 0n) + PRIORITY_FEE;
   const signed = await Promise.all(
     transactions.map((transaction, index) =>
       account.signTransaction({
@@ -112,12 +117,16 @@ async function poolState(publicClient: PublicClient, hash: Hex): Promise<string>
   return `${known}; pool ${JSON.stringify(pool)}`;
 }
 
-/** evm_mine when anvil's pool holds pending transactions; a node without these methods is left alone. */
+/**
+ * evm_mine when anvil's pool holds transactions: pending ones are mined; queued ones wait for a lower base fee, which
+ * each block with room to spare brings. A node without these methods is left alone.
+ */
 async function minePending(publicClient: PublicClient): Promise<void> {
   const request = publicClient.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
   try {
-    const status = (await request({ method: "txpool_status", params: [] })) as { pending?: string };
-    if (status.pending !== undefined && BigInt(status.pending) > 0n) await request({ method: "evm_mine", params: [] });
+    const status = (await request({ method: "txpool_status", params: [] })) as { pending?: string; queued?: string };
+    const waiting = BigInt(status.pending ?? "0x0") + BigInt(status.queued ?? "0x0");
+    if (waiting > 0n) await request({ method: "evm_mine", params: [] });
   } catch {
     // not anvil, or it is stopping: the receipts' wait decides
   }
