@@ -5,12 +5,12 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createAccount } from "../../src/storage/accounts";
-import { type Database, openDatabase } from "../../src/storage/database";
-import { migrate } from "../../src/storage/migrations";
+import type { Database } from "../../src/storage/database";
 import { openStorage } from "../../src/storage/open";
 import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
+import { migratedServiceDatabase } from "../helpers/servicePostgres";
 
 // SIGKILL under load, then a restart: a spending limit's usage must equal the sponsorships on record, on both
 // databases. Chain 31337 has no RPC here, so nothing (no settlement, no expiry) would ever give an orphan back.
@@ -177,23 +177,12 @@ test("PGlite: after SIGKILL under load and a restart, the limit's usage equals t
 test("PostgreSQL: after SIGKILL under load and a restart, the limit's usage equals the sponsorships recorded", {
   skip: url ? false : "needs DATABASE_URL (PostgreSQL)",
 }, async () => {
-  const admin = await openDatabase({ url: url as string });
-  const name = `paymaster_crash_${process.pid}_${Date.now()}`;
-  await admin.exec(`CREATE DATABASE ${name}`);
-  cleanups.push(async () => {
-    await admin.exec(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.close();
-  });
-  const target = new URL(url as string);
-  target.pathname = `/${name}`;
-  const db = await openDatabase({ url: target.toString() });
-  cleanups.push(() => db.close());
-  await migrate(db);
+  const { url: databaseUrl, db } = await migratedServiceDatabase(url as string, "paymaster_crash", cleanups);
   const dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-crash-pg-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = {
     ...inheritedEnv(),
-    DATABASE_URL: target.toString(),
+    DATABASE_URL: databaseUrl,
     SIGNER_PRIVATE_KEY: generatePrivateKey(),
     WEBHOOK_SIGNING_KEY: generatePrivateKey(),
     DATA_DIR: dataDir,

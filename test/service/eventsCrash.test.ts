@@ -10,13 +10,12 @@ import { after, test } from "node:test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { DELIVERY_BATCH } from "../../src/events/delivery";
 import { createAccount } from "../../src/storage/accounts";
-import { openDatabase } from "../../src/storage/database";
-import { migrate } from "../../src/storage/migrations";
 import { type EventReceiver, startEventReceiver } from "../events/receiver";
 import { inheritedEnv, testDatabaseUrl } from "../helpers/database";
 import { eventually } from "../helpers/eventually";
 import { embeddedEnv, type RunningService, startService } from "../helpers/service";
 import { managementCall, postSponsorship, testSender } from "../helpers/serviceClient";
+import { migratedServiceDatabase } from "../helpers/servicePostgres";
 
 const EVENTS = 60;
 const START_TIMEOUT_MS = 120_000;
@@ -140,24 +139,13 @@ test("PGlite: SIGKILL mid-delivery loses no event: after the restart each arrive
 test("PostgreSQL: SIGKILL mid-delivery loses no event: after the restart each arrives, in order", {
   skip: url ? false : "needs DATABASE_URL (PostgreSQL)",
 }, async () => {
-  const admin = await openDatabase({ url: url as string });
-  const name = `paymaster_events_crash_${process.pid}_${Date.now()}`;
-  await admin.exec(`CREATE DATABASE ${name}`);
-  cleanups.push(async () => {
-    await admin.exec(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.close();
-  });
-  const target = new URL(url as string);
-  target.pathname = `/${name}`;
-  const db = await openDatabase({ url: target.toString() });
-  cleanups.push(() => db.close());
-  await migrate(db);
+  const { url: databaseUrl, db } = await migratedServiceDatabase(url as string, "paymaster_events_crash", cleanups);
   const dataDir = mkdtempSync(path.join(tmpdir(), "paymaster-events-crash-pg-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   await killMidDelivery(
     {
       ...inheritedEnv(),
-      DATABASE_URL: target.toString(),
+      DATABASE_URL: databaseUrl,
       SIGNER_PRIVATE_KEY: generatePrivateKey(),
       WEBHOOK_SIGNING_KEY: generatePrivateKey(),
       WEBHOOK_ALLOW_PRIVATE: "true",
