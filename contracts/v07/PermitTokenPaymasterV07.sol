@@ -276,7 +276,10 @@ contract PermitTokenPaymasterV07 is IPaymaster, SignerSet {
         // The EntryPoint never takes more than the prefund, so neither do we.
         if (amount > charge.prefund) amount = charge.prefund;
         uint256 refund = charge.prefund - amount;
-        if (refund > 0) IERC20(charge.feeToken).safeTransfer(charge.sender, refund);
+        // Sent even when it is zero, so that postOp costs the same gas whatever the refund: a bundler that estimates
+        // at 1 wei per gas (Alto) sees a refund of zero, and would otherwise size a postOp limit the real refund
+        // runs out of (AA50). A fee token must therefore take a zero transfer, as USDC and OpenZeppelin's ERC20 do.
+        IERC20(charge.feeToken).safeTransfer(charge.sender, refund);
         emit TokenCharged(
             charge.sender,
             charge.feeToken,

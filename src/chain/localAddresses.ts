@@ -37,14 +37,14 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
     simpleAccountFactory: "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985",
     verifyingPaymaster: "0xfbF77a6fAe1684fFF523037e5978EbaE270a7CE4",
     tokenPaymaster: "0x91C5D6E772B38dc33278d03585757727dbbd0511",
-    permitTokenPaymaster: "0x74bc4775E9C4E63C9940Fa6521B61Db88A53BC1E",
+    permitTokenPaymaster: "0x88d9885a5a6BA658B232B472f971F6CB8dd0abFb",
   },
   "0.8": {
     entryPoint: ENTRY_POINT_V08_ADDRESS,
     simpleAccountFactory: "0x13E9ed32155810FDbd067D4522C492D6f68E5944",
     verifyingPaymaster: "0x33c162FEEBdEE875c0926c719478eadcE2545f6b",
     tokenPaymaster: "0xCB53e96D68979aE44979fe01826D31aFA630077F",
-    permitTokenPaymaster: "0xFfca5576569615F460D57941FABF7d32586E60A2",
+    permitTokenPaymaster: "0xc9a3f36ab0846e9117b8fb88708b3f05e3dc9981",
     simple7702Account: "0xe6Cae83BdE06E4c305530e199D7217f42808555B",
   },
   // The factory is not canonical for v0.9 (none was published): Alto's tests put it here. The verifying paymaster is
@@ -55,7 +55,7 @@ export const LOCAL_ENTRY_POINT_STACKS: Readonly<Record<LaterEntryPointVersion, R
     simpleAccountFactory: "0xf4A7018FdBF22804526eC4b77DcE4f9b0D27a395",
     verifyingPaymaster: "0xFac60c78C93861CEff8A129f91DF2b0eAAE37259",
     tokenPaymaster: "0x1E6692D64A1D4d5b5adf42ff6966Aec0F4aA039b",
-    permitTokenPaymaster: "0x133c0AfAc6C42A8afD92Bb9387F9000bFB709F19",
+    permitTokenPaymaster: "0x4fA30B166bE48aEaf8Dc0a624078D9d51ff23456",
     simple7702Account: "0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5",
   },
 };

@@ -34,7 +34,7 @@ const signature: Hex = `0x${"ab".repeat(64)}1b`;
 /** An ERC-1271 signature may be any length. */
 const permit = { value: 5_000_000n, signature: `0x${"cd".repeat(100)}` as Hex };
 const data: PermitTokenPaymasterData = {
-  paymaster: "0x74bc4775E9C4E63C9940Fa6521B61Db88A53BC1E",
+  paymaster: "0x88d9885a5a6BA658B232B472f971F6CB8dd0abFb",
   paymasterVerificationGasLimit: 165_000n,
   paymasterPostOpGasLimit: 30_000n,
   priceSource: PRICE_SOURCE.exchangeRate,

@@ -55,6 +55,7 @@ import { TARGET } from "../helpers/chainApp";
 import { eip7702AccountV08 } from "../helpers/eip7702AccountV08";
 import { paymasterHookGas } from "../helpers/paymasterHookGas";
 import { paymasterRefusal } from "../helpers/paymasterRefusal";
+import { pimlicoBundlerFor } from "../helpers/pimlicoBundler";
 import { postJsonRpc } from "../helpers/postJsonRpc";
 import { withPaymasterFields } from "../helpers/userOps";
 
@@ -67,11 +68,10 @@ const { started, dapp, endpoint } = altoStackFile({ entryPoints: ["0.7", "0.8", 
 );
 
 /**
- * The account's gas, given by the wallet: Alto's estimate cannot serve this paymaster. It simulates at 1 wei per gas,
- * where the prefund and the charge both round up to one base unit and postOp refunds nothing, so it measures postOp
- * without the refund's transfer (about 5,500 gas), then checks the operation at its real fees with that limit, where
- * postOp does refund and runs out of gas (AA50). Enough for a Kernel's deployment and ERC-1271 check, or a 7702
- * account's first operation, and a token transfer.
+ * The account's gas, where a test gives it as a wallet may: so that the prefund is known before the operation is sent
+ * (the dodge test spends all but it), and so that a second operation's maximum charge fits the allowance the first
+ * permit left. Enough for a Kernel's deployment and ERC-1271 check, or a 7702 account's first operation, and a token
+ * transfer. The first Kernel operation and pm_sponsorUserOperation leave the gas to Alto's estimate.
  */
 const GAS = { verificationGasLimit: 400_000n, callGasLimit: 100_000n, preVerificationGas: 100_000n };
 
@@ -234,15 +234,16 @@ describe("ERC20 mode charged up front, with a permit, through Alto", () => {
     assert.equal(offer.domain.name, "Test USD Coin", "the domain the token publishes");
     const signature = await account.signTypedData(typed(offer));
     const bundler = bundlerFor(started(), endpoint(), account);
+    // The gas as Alto estimates it: postOp costs the same at its 1 wei per gas, where nothing is refunded.
     const hash = await bundler.sendUserOperation({
       calls,
-      ...GAS,
       paymasterContext: contextWith(BigInt(offer.message.value), signature),
     });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     const charged = await checkCharged(account, hash, receipt, "0.7", MINTED);
     const first = await paymasterHookGas(env.publicClient, receipt.receipt.transactionHash, upFrontPaymaster("0.7"));
-    // The permit left an allowance above the next maximum charge: the next operation is up front with no permit.
+    // The permit left an allowance above the next maximum charge at the wallet's own gas (the stub, asked before any
+    // estimate, prices the allowance at a deployment's figures): the next operation is up front with no permit.
     const before = await balanceOf(account.address);
     const nextHash = await bundler.sendUserOperation({ calls, ...GAS, paymasterContext: { token: TOKEN } });
     const next = await bundler.waitForUserOperationReceipt({ hash: nextHash, timeout: 30_000 });
@@ -260,6 +261,24 @@ describe("ERC20 mode charged up front, with a permit, through Alto", () => {
     tc.diagnostic(
       `charge ${charged.charge}, refund ${charged.refund} (${(Number(charged.refund) * 100) / Number(charged.charge + charged.refund)} % of the prefund)`,
     );
+  });
+
+  test("pimlico's pm_sponsorUserOperation with a permit: the service has Alto estimate the gas, and the operation is mined", async () => {
+    const account = await kernelAccount();
+    const calls = [{ to: TARGET, value: 0n }];
+    const offer = await offeredPermit(account, calls);
+    const signature = await account.signTypedData(typed(offer));
+    const entryPoint = { address: account.entryPoint.address, version: "0.7" } as const;
+    const context = contextWith(BigInt(offer.message.value), signature);
+    const { bundler, answers } = pimlicoBundlerFor(started(), endpoint(), account, entryPoint, context);
+    const hash = await bundler.sendUserOperation({ calls });
+    const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    const answer = answers.at(-1) ?? assert.fail("pm_sponsorUserOperation answered");
+    assert.ok(isAddressEqual(answer.paymaster as Address, upFrontPaymaster("0.7")), "the up-front paymaster's fields");
+    for (const field of ["callGasLimit", "verificationGasLimit", "preVerificationGas"]) {
+      assert.equal(typeof answer[field], "bigint", `${field} came back, estimated by the bundler`);
+    }
+    await checkCharged(account, hash, receipt, "0.7", MINTED);
   });
 
   test("a fresh EIP-7702 account on v0.8 pays with its owner's permit, its call sending every token it holds away", async (tc) => {

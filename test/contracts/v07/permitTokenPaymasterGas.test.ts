@@ -22,6 +22,7 @@ import {
   executeCall,
   handleOps,
   maxCharge,
+  RATE,
   signOperation,
   signPermit,
   startPermitTokenChain,
@@ -84,3 +85,37 @@ for (const version of ["0.7", "0.8"] as const) {
     }
   });
 }
+
+// A bundler that estimates at 1 wei per gas (Alto) sees the prefund and the charge both round up to one base unit, so
+// postOp refunds nothing there; it then sizes paymasterPostOpGasLimit from that run. postOp must cost the same with a
+// refund of zero as with a real one, or the operation sent at real fees runs out of postOp gas (AA50).
+test("EntryPoint v0.7: the up-front token paymaster's postOp costs the same gas with a refund of zero", async () => {
+  const env = await startPermitTokenChain("0.7");
+  try {
+    const sender = await erc1271Sender(env, TOKENS(100n));
+    const fromStart = await sameStateEachTime(env.publicClient);
+    const postOpAt = (exchangeRate: bigint) =>
+      fromStart(async () => {
+        const draft = await draftOperation(env, sender, executeCall(sender.address));
+        const permit = await signPermit(env, sender, maxCharge(draft));
+        const quote = await terms(env, { permit, exchangeRate });
+        const receipt = await handleOps(env, [await signOperation(env, sender, draft, quote)], [sender]);
+        const [charged] = eventsOf(receipt).charged;
+        assert.ok(charged, "the operation was charged");
+        const gas = await paymasterHookGas(env.publicClient, receipt.transactionHash, env.paymaster);
+        return { refund: charged.refund, postOp: gas.postOp };
+      });
+    // One base unit per 1e18 wei: the prefund and the charge are both one base unit.
+    const zero = await postOpAt(1n);
+    const refunded = await postOpAt(RATE);
+    assert.equal(zero.refund, 0n);
+    assert.ok(refunded.refund > 0n);
+    const difference = zero.postOp > refunded.postOp ? zero.postOp - refunded.postOp : refunded.postOp - zero.postOp;
+    assert.ok(
+      difference <= 100n,
+      `postOp used ${zero.postOp} gas with a refund of zero and ${refunded.postOp} with a refund`,
+    );
+  } finally {
+    await env.anvil.stop();
+  }
+});
