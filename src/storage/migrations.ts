@@ -844,6 +844,105 @@ const MIGRATIONS: { id: number; sql: string }[] = [
       ALTER TABLE sponsorships ADD COLUMN token_charge numeric(78, 0), ADD COLUMN token_refund numeric(78, 0);
     `,
   },
+  {
+    id: 30,
+    sql: `
+      -- A PostgreSQL batch's spending limits reserved inside the statement that records it (src/storage/
+      -- sponsorships.ts), called outside any explicit transaction: no BEGIN, no COMMIT, one round trip. The locks are
+      -- migration 16's (the keys sorted, each row by primary key, missing ones created at zero first), so this never
+      -- waits in a cycle with lock_limit_usage_and_read_held, which an older build's instance may still call, nor with
+      -- settlement. The arithmetic is reserveLimits.ts's: per operation in order, each reservation fits if amount <=
+      -- threshold and used + amount - previous <= threshold, where previous is what its (policy, cycle, sender, nonce)
+      -- holds, and a fitting operation adds amount - previous to its usage row and replaces its reservation. Only the
+      -- answer "every operation fits" is used, so it is computed set-based: assuming every earlier operation fitted,
+      -- the usage before an operation is the stored usage plus the deltas of the earlier operations on the same row,
+      -- and previous is the amount of the last earlier reservation of the same key, else the stored one. Up to the
+      -- first operation that does not fit, that is what the sequential arithmetic sees, so all pass exactly when all
+      -- fit sequentially. Then the usage deltas and the reservations are written and true returned; otherwise nothing
+      -- is written (but the usage rows created at zero) and false returned. operations: per reservation, its
+      -- operation's number, ascending; the reservations of one operation name distinct limits.
+      CREATE FUNCTION reserve_limits_if_all_fit(
+        policy_ids uuid[], cycle_starts bigint[], scope_keys text[], senders text[], nonces numeric[], amounts numeric[],
+        thresholds numeric[], valid_untils bigint[], operations integer[]
+      ) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        wanted integer;
+        locked integer;
+        fits boolean;
+        deltas numeric[];
+      BEGIN
+        SELECT count(*) INTO wanted FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys)) k;
+        SELECT count(*) INTO locked FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys);
+        IF locked < wanted THEN
+          INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
+          SELECT DISTINCT k.policy_id, k.cycle_start_ms, k.scope_key, 0::numeric
+          FROM unnest(policy_ids, cycle_starts, scope_keys) AS k(policy_id, cycle_start_ms, scope_key)
+          ORDER BY 1, 2, 3
+          ON CONFLICT DO NOTHING;
+          PERFORM count(*) FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys);
+        END IF;
+        -- A statement of its own, so its snapshot is taken after the locks: what it reads stays true until the end.
+        SELECT COALESCE(bool_and(COALESCE(c.amount <= c.threshold AND c.used + c.used_before + c.delta <= c.threshold,
+            false)), true),
+          array_agg(c.delta ORDER BY c.i)
+        INTO fits, deltas
+        FROM (
+          SELECT d.*, COALESCE(sum(d.delta) OVER (PARTITION BY d.policy_id, d.cycle_start_ms, d.scope_key ORDER BY d.op
+            RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS used_before
+          FROM (
+            SELECT p.*, p.amount - COALESCE(amounts[p.prior_i], p.held, 0) AS delta
+            FROM (
+              SELECT q.*, u.used, r.amount AS held, max(q.i) OVER (PARTITION BY q.policy_id, q.cycle_start_ms, q.sender,
+                q.nonce ORDER BY q.op RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior_i
+              FROM unnest(policy_ids, cycle_starts, scope_keys, senders, nonces, amounts, thresholds, operations)
+                WITH ORDINALITY AS q(policy_id, cycle_start_ms, scope_key, sender, nonce, amount, threshold, op, i)
+              LEFT JOIN LATERAL (
+                SELECT used FROM limit_usage u
+                WHERE u.policy_id = q.policy_id AND u.cycle_start_ms = q.cycle_start_ms AND u.scope_key = q.scope_key
+                OFFSET 0) u ON true
+              LEFT JOIN LATERAL (
+                SELECT amount FROM limit_reservations r
+                WHERE r.policy_id = q.policy_id AND r.cycle_start_ms = q.cycle_start_ms AND r.sender = q.sender
+                  AND r.nonce = q.nonce
+                OFFSET 0) r ON true
+            ) p
+          ) d
+        ) c;
+        IF NOT fits THEN
+          RETURN false;
+        END IF;
+        -- The rows exist and are locked. An insert's proposed row must pass the CHECK (used >= 0) even when it
+        -- conflicts, so a usage that goes down (a repeated nonce at a lower amount) is an update of its own.
+        INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
+        SELECT k.policy_id, k.cycle_start_ms, k.scope_key, sum(k.delta)
+        FROM unnest(policy_ids, cycle_starts, scope_keys, deltas) AS k(policy_id, cycle_start_ms, scope_key, delta)
+        GROUP BY 1, 2, 3
+        HAVING sum(k.delta) >= 0
+        ORDER BY 1, 2, 3
+        ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used;
+        IF EXISTS (SELECT 1 FROM unnest(deltas) AS d WHERE d < 0) THEN
+          UPDATE limit_usage u SET used = u.used + k.delta
+          FROM (
+            SELECT k.policy_id, k.cycle_start_ms, k.scope_key, sum(k.delta) AS delta
+            FROM unnest(policy_ids, cycle_starts, scope_keys, deltas) AS k(policy_id, cycle_start_ms, scope_key, delta)
+            GROUP BY 1, 2, 3
+            HAVING sum(k.delta) < 0
+          ) k
+          WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key;
+        END IF;
+        INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
+        SELECT DISTINCT ON (k.policy_id, k.cycle_start_ms, k.sender, k.nonce)
+          k.policy_id, k.cycle_start_ms, k.sender, k.nonce, k.scope_key, k.amount, k.valid_until
+        FROM unnest(policy_ids, cycle_starts, senders, nonces, scope_keys, amounts, valid_untils)
+          WITH ORDINALITY AS k(policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until, i)
+        ORDER BY k.policy_id, k.cycle_start_ms, k.sender, k.nonce, k.i DESC
+        ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
+        DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until;
+        RETURN true;
+      END;
+      $fn$;
+    `,
+  },
 ];
 
 /**

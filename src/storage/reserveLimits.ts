@@ -1,6 +1,7 @@
 import type { Queryable } from "./database";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { heldKey, type LimitWrites, usageKey } from "./memoryLedger";
+import type { ArrayParameter } from "./pglitePrepared";
 
 /**
  * The batch's usage rows, locked (created first when some are missing), then the reservations its (sender, nonce)
@@ -37,7 +38,9 @@ type LockedRow = {
  * earlier build may still call: both lock the same rows in the same order).
  *
  * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
- * if the record of its signature does, whenever the process stops.
+ * if the record of its signature does, whenever the process stops. On PostgreSQL that transaction is the way of a
+ * batch in which some operation no longer fits (`reserveIfAllFit` below answered false): it finds which, so that they
+ * are refused with their reasons.
  */
 export async function reserveLimits(
   tx: Queryable,
@@ -83,4 +86,30 @@ export async function reserveLimits(
     return { ok: true, previous };
   });
   return { outcomes, writes: { usage: [...deltas.values()], reservations: [...written.values()] } };
+}
+
+/**
+ * The same reservation inside the statement that records the batch (migration 30's function): it locks the rows as
+ * `reserveLimits` does, and writes the batch's usage and reservations only when every operation fits, answering
+ * whether it did. `first`: the number of its first parameter in that statement; the parameters are `fitParameters`.
+ */
+export const reserveIfAllFit = (first: number) => {
+  const types = ["uuid", "bigint", "text", "text", "numeric", "numeric", "numeric", "bigint", "int"];
+  return `reserve_limits_if_all_fit(${types.map((type, i) => `$${first + i}::${type}[]`).join(", ")})`;
+};
+
+/** Per reservation of the claimed operations, flattened in order: its fields, then its operation's number. */
+export function fitParameters(operations: Reservation[][]): ArrayParameter[] {
+  const flat = operations.flat();
+  return [
+    flat.map((r) => r.policyId),
+    flat.map((r) => String(r.cycleStartMs)),
+    flat.map((r) => r.scopeKey),
+    flat.map((r) => r.sender),
+    flat.map((r) => r.nonce.toString()),
+    flat.map((r) => r.amount.toString()),
+    flat.map((r) => r.threshold.toString()),
+    flat.map((r) => String(r.validUntil)),
+    operations.flatMap((reservations, op) => reservations.map(() => String(op))),
+  ];
 }

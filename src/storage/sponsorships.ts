@@ -7,7 +7,7 @@ import { queueDeliveriesOf } from "./eventOutbox";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
 import { type ArrayParameter, pglitePreparedOf } from "./pglitePrepared";
-import { reserveLimits } from "./reserveLimits";
+import { fitParameters, reserveIfAllFit, reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
@@ -78,13 +78,8 @@ const SIGNED_EVENTS = `signed_events AS (
     RETURNING id, paymaster_id, type
   ), signed_deliveries AS (${queueDeliveriesOf("signed_events")})`;
 
-/**
- * The rows, and in the same statement what the sponsored ones add to their deposit's holds (deposit_holds, by the
- * minute their validity ends; keys in a fixed order, so that concurrent statements lock them alike), and the
- * sponsorship.signed events they make. Alone, the statement is its own transaction: all of it is written or none.
- */
-const RECORDS = `
-  WITH inserted AS (
+/** The batch's rows ($1 to $24), inserted when `gate` lets them (a WHERE clause, or nothing). */
+const insertedRows = (gate: string) => `inserted AS (
     INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, call_gas_limit,
       verification_gas_limit, pre_verification_gas, max_fee_per_gas, max_priority_fee_per_gas, valid_until, valid_after,
       rule_outcomes, funding_address, paymaster_address, max_charge, native_usd_price, entry_point, mode, worst_case_wei,
@@ -99,10 +94,16 @@ const RECORDS = `
       AS t(id, paymaster_id, chain_id, sender, nonce, sponsored, reason, user_op_hash, cgl, vgl, pvg, mfpg, mpfpg,
         valid_until, valid_after, outcomes, funding_address, paymaster_address, max_charge, native_usd_price,
         entry_point, mode, worst_case, l1_data_gas)
+    ${gate}
     RETURNING id, paymaster_id, chain_id, sender, nonce, user_op_hash, entry_point, mode, worst_case_wei, paymaster_address,
       funding_address, valid_until, valid_after, max_charge, sponsored, rule_outcomes
-  ), ${SIGNED_EVENTS}
-  INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
+  )`;
+
+/**
+ * What the sponsored rows add to their deposit's holds (deposit_holds, by the minute their validity ends; keys in a
+ * fixed order, so that concurrent statements lock them alike).
+ */
+const HOLDS = `INSERT INTO deposit_holds (chain_id, paymaster_address, funding_address, valid_until_minute, held)
   SELECT chain_id, paymaster_address, funding_address, (valid_until + 59) / 60 * 60, SUM(max_charge)
   FROM inserted
   WHERE sponsored AND max_charge IS NOT NULL AND paymaster_address IS NOT NULL AND funding_address IS NOT NULL
@@ -113,22 +114,55 @@ const RECORDS = `
   DO UPDATE SET held = deposit_holds.held + EXCLUDED.held`;
 
 /**
- * The same, with the spending-limit reservations the batch made ($26 on: usage deltas, then reservations): computed
- * in memory on the embedded database, on the rows locked in this transaction on PostgreSQL. A batch without them uses
- * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty.
+ * The rows, and in the same statement what the sponsored ones add to their deposit's holds and the
+ * sponsorship.signed events they make. Alone, the statement is its own transaction: all of it is written or none.
  */
-const RECORDS_AND_LIMITS = `
+const RECORDS = `
+  WITH ${insertedRows("")}, ${SIGNED_EVENTS}
+  ${HOLDS}`;
+
+/**
+ * PostgreSQL, a batch with spending limits, as one statement sent outside any transaction (so it is its own): the
+ * limits reserved first ($26 on, reserveLimits.ts), and the records, their holds and their events written only if
+ * every claimed operation fits. `fit` is evaluated before any row is inserted: the insert's WHERE waits on its answer.
+ * Answers `ok`; false: nothing was written (but usage rows created at zero).
+ */
+const RECORDS_IF_LIMITS_FIT = `
+  WITH fit AS MATERIALIZED (SELECT ${reserveIfAllFit(26)} AS ok),
+  ${insertedRows("WHERE (SELECT ok FROM fit)")}, ${SIGNED_EVENTS}, holds AS (${HOLDS})
+  SELECT ok FROM fit`;
+
+/**
+ * The same, with the spending-limit reservations the batch made ($26 on: usage increases, then reservations, then
+ * with `lowered` the usage decreases): computed in memory on the embedded database; on PostgreSQL, on the rows locked
+ * in this transaction, when the one statement (RECORDS_IF_LIMITS_FIT) found a limit full. A batch without them uses
+ * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty. A usage that goes down
+ * (a repeated nonce at a lower amount: its row exists) is an update apart, because an insert's proposed row must pass
+ * the CHECK (used >= 0) even when it conflicts; rare, so only the statements that need it carry it.
+ */
+const recordsAndLimits = (lowered: boolean) => `
   WITH limit_usage_written AS (
     INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
     SELECT * FROM unnest($26::uuid[], $27::bigint[], $28::text[], $29::numeric[])
     ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used
-  ), limit_reservations_written AS (
+  ), ${
+    lowered
+      ? `limit_usage_lowered AS (
+    UPDATE limit_usage u SET used = u.used + d.delta
+    FROM unnest($37::uuid[], $38::bigint[], $39::text[], $40::numeric[]) AS d(policy_id, cycle_start_ms, scope_key, delta)
+    WHERE u.policy_id = d.policy_id AND u.cycle_start_ms = d.cycle_start_ms AND u.scope_key = d.scope_key
+  ), `
+      : ""
+  }limit_reservations_written AS (
     INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
     SELECT * FROM unnest($30::uuid[], $31::bigint[], $32::text[], $33::numeric[], $34::text[], $35::numeric[],
       $36::bigint[])
     ON CONFLICT (policy_id, cycle_start_ms, sender, nonce)
     DO UPDATE SET amount = EXCLUDED.amount, valid_until = EXCLUDED.valid_until
   ), ${RECORDS.trim().slice("WITH ".length)}`;
+
+const RECORDS_AND_LIMITS = recordsAndLimits(false);
+const RECORDS_AND_LOWERED_LIMITS = recordsAndLimits(true);
 
 const text = (value: bigint | number | string | undefined) => (value === undefined ? null : String(value));
 
@@ -161,12 +195,17 @@ function columns(rows: SponsorshipRecord[]): ArrayParameter[] {
   ];
 }
 
+/** The parameters of `recordsAndLimits`: usage increases, reservations, then the decreases when there are. */
 function limitColumns(limits: LimitWrites): ArrayParameter[] {
+  const usageColumns = (usage: LimitWrites["usage"]) => [
+    usage.map((u) => u.policyId),
+    usage.map((u) => u.cycleStartMs),
+    usage.map((u) => u.scopeKey),
+    usage.map((u) => u.delta.toString()),
+  ];
+  const lowered = limits.usage.filter((u) => u.delta < 0n);
   return [
-    limits.usage.map((u) => u.policyId),
-    limits.usage.map((u) => u.cycleStartMs),
-    limits.usage.map((u) => u.scopeKey),
-    limits.usage.map((u) => u.delta.toString()),
+    ...usageColumns(limits.usage.filter((u) => u.delta >= 0n)),
     limits.reservations.map((r) => r.policyId),
     limits.reservations.map((r) => String(r.cycleStartMs)),
     limits.reservations.map((r) => r.sender),
@@ -174,6 +213,7 @@ function limitColumns(limits: LimitWrites): ArrayParameter[] {
     limits.reservations.map((r) => r.scopeKey),
     limits.reservations.map((r) => r.amount.toString()),
     limits.reservations.map((r) => String(r.validUntil)),
+    ...(lowered.length > 0 ? usageColumns(lowered) : []),
   ];
 }
 
@@ -233,8 +273,12 @@ export class SponsorshipLog {
           try {
             // Without limits to reserve, the one statement is the whole transaction.
             if (!items.some((item) => item.claim)) return await recordBatch(queryWith(db), items, batchTime(), []);
+            const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
+            // With them, one statement too when every operation fits (no BEGIN, no COMMIT, one round trip).
+            if (await recordIfAllFit(db, items, batchTime(), claimed)) return items.map(() => ({ ok: true }));
+            // Some limit filled since its pre-check (rare); nothing was written. The transaction finds which operations
+            // no longer fit and records them as refused, with their reasons.
             return await db.transaction(async (tx) => {
-              const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
               const { outcomes, writes } = await reserveLimits(tx, claimed);
               return recordBatch(queryWith(tx), items, batchTime(), outcomes, writes);
             });
@@ -268,6 +312,18 @@ const queryWith =
   (db: Queryable): WriteBatch =>
   (sql, params) =>
     db.query(sql, params as unknown[]);
+
+/** PostgreSQL: the batch and its limits in one statement, written only when every claimed operation fits. */
+async function recordIfAllFit(
+  db: Queryable,
+  items: Pending[],
+  at: ArrayParameter,
+  claimed: Reservation[][],
+): Promise<boolean> {
+  const params = [...columns(items.map((item) => item.record)), at, ...fitParameters(claimed)];
+  const [answer] = await db.query<{ ok: boolean }>(RECORDS_IF_LIMITS_FIT, params);
+  return answer?.ok === true;
+}
 
 /** The embedded database: reservations from memory, written by the records' statement; memory kept once written. */
 async function recordWithMemory(
@@ -314,7 +370,10 @@ async function recordBatch(
     rows[position] = refusedAtRecord(rows[position] as SponsorshipRecord, claim.rule, reason);
   }
   if (limits.reservations.length === 0) await write(RECORDS, [...columns(rows), at]);
-  else await write(RECORDS_AND_LIMITS, [...columns(rows), at, ...limitColumns(limits)]);
+  else {
+    const statement = limits.usage.some((u) => u.delta < 0n) ? RECORDS_AND_LOWERED_LIMITS : RECORDS_AND_LIMITS;
+    await write(statement, [...columns(rows), at, ...limitColumns(limits)]);
+  }
   return outcomes;
 }
 
