@@ -30,7 +30,7 @@ export interface Metrics {
   readonly batchSize: Histogram<"batch">;
   readonly commitSeconds: Histogram<"batch" | "outcome">;
   readonly settlementLagBlocks: Gauge<"chain_id">;
-  readonly tokenChargeFailures: Counter<"chain_id" | "version">;
+  readonly tokenChargeFailures: Counter<"chain_id" | "version" | "failed">;
   readonly alerts: Counter<"event" | "outcome">;
   readonly eventDeliveries: Counter<"outcome">;
   readonly eventDelaySeconds: Histogram;
@@ -122,8 +122,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
     tokenChargeFailures: new Counter({
       name: "paymaster_token_charge_failures_total",
-      help: "Operations of our EntryPoint v0.7/v0.8 token paymasters whose token charge failed in postOp (PostOpRevertReason): their gas came from the paymaster's own deposit",
-      labelNames: ["chain_id", "version"],
+      help: "Operations of our EntryPoint v0.7-on token paymasters whose postOp reverted (PostOpRevertReason), by what failed: charge (the approve-in-batch paymaster's token pull: their gas came from the paymaster's own deposit) or refund (the up-front paymaster's refund: the whole prefund was kept)",
+      labelNames: ["chain_id", "version", "failed"],
       registers,
     }),
     alerts: new Counter({

@@ -1,7 +1,9 @@
 // What settlement reads from the chain: the UserOperationEvent of every EntryPoint the chain serves (v0.6, and v0.7
-// and v0.8 where served; the event is the same in all three) for our paymasters on it, and on v0.7 and v0.8 the
-// PostOpRevertReason of operations our token paymaster paid for: the token pull in postOp failed, so the EntryPoint
-// reverted the execution and took the gas from the token paymaster's own deposit.
+// on where served; the event is the same in all of them) for our paymasters on it, and from v0.7 on the
+// PostOpRevertReason of operations our token paymasters paid for. From the approve-in-batch one it means the token pull
+// in postOp failed: the EntryPoint reverted the execution and took the gas from the paymaster's own deposit, nothing
+// charged. From the up-front one it means the refund failed: the execution is reverted too, and the whole prefund taken
+// in validation stays with the paymaster, so the sender paid its signed maximum.
 import {
   type Address,
   decodeErrorResult,
@@ -36,8 +38,10 @@ export interface WatchedEntryPoint {
   entryPoint: Address;
   /** Our verifying and token paymasters (both kinds) for this EntryPoint: the operations settlement settles. */
   paymasters: readonly Address[];
-  /** v0.7 and v0.8: the token paymaster whose failed charges (PostOpRevertReason) are reported. */
+  /** v0.7 on: the approve-in-batch token paymaster, whose failed charges (PostOpRevertReason) are reported. */
   tokenPaymaster?: Address;
+  /** v0.7 on: the up-front token paymaster, whose failed refunds (PostOpRevertReason) are reported. */
+  permitTokenPaymaster?: Address;
 }
 
 /** Every EntryPoint of the chain with at least one of our paymasters, v0.6 first. */
@@ -55,6 +59,7 @@ export function watchedEntryPoints(chain: SponsoringChain): WatchedEntryPoint[] 
       entryPoint: served.entryPoint,
       paymasters,
       ...(served.tokenPaymaster ? { tokenPaymaster: served.tokenPaymaster } : {}),
+      ...(served.permitTokenPaymaster ? { permitTokenPaymaster: served.permitTokenPaymaster } : {}),
     });
   }
   return watched;
@@ -66,8 +71,13 @@ export function tokenPaymastersOf(chain: SponsoringChain): Address[] {
   return [chain.tokenPaymaster, ...served].filter((address) => address !== undefined);
 }
 
-/** An operation our v0.7/v0.8 token paymaster paid for whose token charge failed (its gas came from our deposit). */
+/**
+ * An operation of our v0.7-on token paymasters whose postOp reverted: `charge`, the approve-in-batch paymaster's pull
+ * failed (its gas came from our deposit, nothing charged); `refund`, the up-front paymaster's refund failed (the whole
+ * prefund was kept: the sender paid its signed maximum).
+ */
 export interface TokenChargeFailure {
+  failed: "charge" | "refund";
   version: KnownEntryPointVersion;
   userOpHash: Hex;
   sender: Address;
@@ -83,9 +93,12 @@ export interface OperationLogs {
   tokenChargeFailures: TokenChargeFailure[];
 }
 
+/** How settlement words an up-front token paymaster's reverted postOp, before the revert's own words. */
+export const REFUND_FAILED = "the refund failed; the whole prefund was kept";
+
 /**
  * The logs of blocks fromBlock..toBlock: one eth_getLogs for the UserOperationEvents of all watched EntryPoints and
- * paymasters, and beside it one for PostOpRevertReason when a v0.7/v0.8 token paymaster is watched, one for our token
+ * paymasters, and beside it one for PostOpRevertReason when a v0.7-on token paymaster is watched, one for our token
  * paymasters' charges (`tokenPaymasters`, for the events' figures), and one for the revert reasons of the operations
  * whose execution failed, when some did.
  */
@@ -96,7 +109,9 @@ export async function readOperationLogs(
   toBlock: bigint,
   tokenPaymasters: readonly Address[] = [],
 ): Promise<OperationLogs> {
-  const withTokenPaymaster = watched.filter((entry) => entry.tokenPaymaster !== undefined);
+  const withTokenPaymaster = watched.filter(
+    (entry) => entry.tokenPaymaster !== undefined || entry.permitTokenPaymaster !== undefined,
+  );
   const [operationLogs, revertLogs, chargeLogs] = await Promise.all([
     client.getLogs({
       address: watched.map((entry) => entry.entryPoint),
@@ -170,11 +185,11 @@ export async function readOperationLogs(
       (candidate) =>
         candidate.args.userOpHash === log.args.userOpHash && isAddressEqual(candidate.address, log.address),
     );
-    if (!entry?.tokenPaymaster || !operation || !isAddressEqual(operation.args.paymaster, entry.tokenPaymaster)) {
-      continue;
-    }
+    const failed = entry && operation ? failedPart(entry, operation.args.paymaster) : undefined;
+    if (!entry || !failed) continue;
     const reason = describeRevert(log.args.revertReason);
     tokenChargeFailures.push({
+      failed,
       version: entry.version,
       userOpHash: log.args.userOpHash,
       sender: log.args.sender,
@@ -184,9 +199,18 @@ export async function readOperationLogs(
       blockNumber: log.blockNumber,
     });
     const event = events.find((e) => e.userOpHash === log.args.userOpHash && e.txHash === log.transactionHash);
-    if (event) event.tokenChargeFailure = `the token charge failed: ${reason}`;
+    if (!event) continue;
+    if (failed === "charge") event.tokenChargeFailure = `the token charge failed: ${reason}`;
+    else event.refundFailure = `${REFUND_FAILED}: ${reason}`;
   }
   return { events, tokenChargeFailures };
+}
+
+/** What a reverted postOp of `paymaster` failed to do: our approve-in-batch one's charge, our up-front one's refund. */
+function failedPart(entry: WatchedEntryPoint, paymaster: Address): TokenChargeFailure["failed"] | undefined {
+  if (entry.tokenPaymaster && isAddressEqual(paymaster, entry.tokenPaymaster)) return "charge";
+  if (entry.permitTokenPaymaster && isAddressEqual(paymaster, entry.permitTokenPaymaster)) return "refund";
+  return undefined;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   settleRange,
 } from "../storage/settlement";
 import {
+  REFUND_FAILED,
   readOperationLogs,
   type TokenChargeFailure,
   tokenPaymastersOf,
@@ -38,7 +39,7 @@ export interface SettlementOptions {
   poll?: boolean;
   maxBlockRange?: number;
   log?: SettlementLog;
-  /** The settlement lag gauge and the failed token charges are counted here. */
+  /** The settlement lag gauge and the token paymasters' reverted postOps are counted here. */
   metrics?: Metrics;
 }
 
@@ -51,7 +52,10 @@ export interface SettlementPass {
   settled: number;
   superseded: number;
   reservations: number;
-  /** Operations of our v0.7/v0.8 token paymasters whose token charge failed (PostOpRevertReason): logged and counted. */
+  /**
+   * Operations of our v0.7-on token paymasters whose postOp reverted (PostOpRevertReason), logged and counted: the
+   * approve-in-batch one's failed charges and the up-front one's failed refunds.
+   */
   tokenChargeFailures: number;
   /** Undefined when the pass did not reach the chain's head, so nothing expired could be released safely. */
   released?: ReleaseOutcome;
@@ -203,17 +207,23 @@ class ChainSettlement {
   }
 
   /**
-   * The sender's tokens did not pay for an operation our token paymaster signed: the EntryPoint took its gas from our
-   * paymaster's deposit. A sender that does it again and again drains that deposit (docs/operations.md, 'Failed token
-   * charges').
+   * A postOp of our token paymaster reverted (docs/operations.md, 'Failed token charges'). The approve-in-batch one's:
+   * the sender's tokens did not pay, the EntryPoint took the gas from our paymaster's deposit, and a sender that does it
+   * again and again drains that deposit. The up-front one's: its refund failed, so it kept the whole prefund and the
+   * sender paid its signed maximum; the deposit loses nothing, the sender was overcharged.
    */
   #reportTokenChargeFailure(failure: TokenChargeFailure): void {
     const { chainId } = this.chain;
-    this.#metrics?.tokenChargeFailures.inc({ chain_id: String(chainId), version: failure.version });
+    const { failed, version } = failure;
+    this.#metrics?.tokenChargeFailures.inc({ chain_id: String(chainId), version, failed });
+    const operation = `operation ${failure.userOpHash} of sender ${failure.sender} (nonce ${failure.nonce})`;
+    const where = `on EntryPoint v${version} in transaction ${failure.txHash}`;
     this.#log?.warn(
-      `settlement on chain ${chainId}: the token charge of operation ${failure.userOpHash} of sender ` +
-        `${failure.sender} (nonce ${failure.nonce}) failed on EntryPoint v${failure.version} in transaction ` +
-        `${failure.txHash}: ${failure.reason}; the token paymaster's deposit paid its gas`,
+      failed === "charge"
+        ? `settlement on chain ${chainId}: the token charge of ${operation} failed ${where}: ${failure.reason}; ` +
+            "the token paymaster's deposit paid its gas"
+        : `settlement on chain ${chainId}: ${operation} ${where}: ${REFUND_FAILED}: ${failure.reason}; ` +
+            "the up-front token paymaster charged the sender its signed maximum and refunded nothing",
     );
   }
 }

@@ -1,7 +1,13 @@
 import type { Database, Queryable } from "./database";
 import { queueEvents } from "./eventOutbox";
 import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
-import { EVENT_COLUMNS, expiryEvents, inclusionEvents, type ReleasedForEvents } from "./settlementEvents";
+import {
+  EVENT_COLUMNS,
+  expiryEvents,
+  type IncludedForEvents,
+  inclusionEvents,
+  type ReleasedForEvents,
+} from "./settlementEvents";
 
 /** How far settlement has read a chain. */
 export interface ChainCursor {
@@ -60,8 +66,16 @@ export interface OperationEvent {
    * refunded of the maximum it took in validation (absent from the approve-in-batch one, which takes no more).
    */
   tokenCharge?: { feeToken: string; amount: bigint; exchangeRate: bigint; refund?: bigint };
-  /** ERC20 mode: why the token charge failed (TokenChargeFailed, or PostOpRevertReason on v0.7 and v0.8). */
+  /**
+   * ERC20 mode: why the approve-in-batch token paymaster's charge failed (TokenChargeFailed, or PostOpRevertReason
+   * from v0.7 on).
+   */
   tokenChargeFailure?: string;
+  /**
+   * ERC20 mode: why the up-front token paymaster's postOp reverted (PostOpRevertReason), worded as a refund that
+   * failed. Its prefund stays with it, so the row is settled as charged its maximum token cost, refunded nothing.
+   */
+  refundFailure?: string;
 }
 
 export interface RangeOutcome {
@@ -94,7 +108,10 @@ export interface SettleRangeOptions {
  * either both happened or neither, so a restart resumes exactly. A range processed twice changes nothing the second
  * time (only unsettled rows are settled).
  *
- * Per event: the sponsorship rows with its userOpHash get the actual cost, gas, success and transaction; other
+ * Per event: the sponsorship rows with its userOpHash get the actual cost, gas, success and transaction, and in ERC20
+ * mode the token charge and refund (TokenCharged's; where the up-front token paymaster's refund failed, the maximum
+ * token cost the record signed, which is the prefund the contract took unless an oracle price moved between the
+ * signature and the block, and 0); other
  * unsettled signatures of the same sender and nonce on the chain are released; and each spending-limit reservation
  * the operation holds (its paymaster's policies, its sender and nonce, in the cycle it was signed in) is replaced by
  * the actual cost: NATIVE_ASSET usage drops by worst case − actual cost, USD by the same in dollars at the answer's
@@ -123,13 +140,20 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
       settled = await tx.query<SettledRow>(
         `UPDATE sponsorships s SET actual_cost = e.cost::numeric, actual_gas_used = e.gas::numeric,
            success = e.success::boolean, tx_hash = e.tx, block_number = e.block::bigint, settled_at = $7::timestamptz,
-           token_charge = e.charge::numeric, token_refund = e.refund::numeric
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $9::text[], $10::text[])
-           AS e(hash, cost, gas, success, tx, block, charge, refund)
+           token_charge = CASE WHEN e.kept::boolean THEN ${erc20Outcome("(o->>'maxTokenCost')::numeric")}
+             ELSE e.charge::numeric END,
+           token_refund = CASE WHEN e.kept::boolean THEN ${erc20Outcome("CASE WHEN o ? 'maxTokenCost' THEN 0 END")}
+             ELSE e.refund::numeric END
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $9::text[], $10::text[],
+             $11::text[])
+           AS e(hash, cost, gas, success, tx, block, charge, refund, kept)
          WHERE s.chain_id = $8 AND s.user_op_hash = e.hash AND s.sponsored AND s.settled_at IS NULL
          RETURNING s.paymaster_id, s.sender, s.nonce::text AS nonce, s.valid_after::text AS valid_after,
            e.cost AS actual_cost, s.native_usd_price::text AS native_usd_price, ${HOLD_COLUMNS},
-           s.released_at IS NOT NULL AS was_released, ${EVENT_COLUMNS}`,
+           s.released_at IS NOT NULL AS was_released, ${EVENT_COLUMNS}, s.token_charge::text AS token_charge,
+           CASE WHEN e.kept::boolean
+             THEN ${erc20Outcome("jsonb_build_object('feeToken', o->>'feeToken', 'exchangeRate', o->>'exchangeRate')")}
+           END AS kept_outcome`,
         [
           events.map((e) => e.userOpHash.toLowerCase()),
           events.map((e) => e.actualGasCost.toString()),
@@ -141,6 +165,7 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
           chainId,
           events.map((e) => e.tokenCharge?.amount.toString() ?? null),
           events.map((e) => (e.tokenCharge ? (e.tokenCharge.refund ?? 0n).toString() : null)),
+          events.map((e) => String(e.refundFailure !== undefined)),
         ],
       );
       const released = await tx.query<HoldRow & ReleasedForEvents>(
@@ -170,7 +195,15 @@ async function settleRangeAlone(db: Database, options: SettleRangeOptions): Prom
   });
 }
 
-interface SettledRow extends HoldRow, ReleasedForEvents {
+/**
+ * One value of a settled row's ERC20 mode outcome (`o`, the ERC20 rule's among its rule outcomes), as a subquery: null
+ * for a row without one. Read only for the up-front token paymaster's kept prefunds, which are rare.
+ */
+const erc20Outcome = (value: string) =>
+  `(SELECT ${value} FROM jsonb_array_elements(s.rule_outcomes) AS o
+    WHERE s.mode = 'ERC20' AND o->>'rule' = 'ERC20' LIMIT 1)`;
+
+interface SettledRow extends HoldRow, ReleasedForEvents, IncludedForEvents {
   paymaster_id: string;
   sender: string;
   nonce: string;

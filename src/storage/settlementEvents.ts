@@ -2,8 +2,8 @@ import type { NewEvent } from "./eventOutbox";
 import type { OperationEvent } from "./settlement";
 
 // What settlement tells the dApps (docs/events.md): sponsorship.included for every operation of theirs the chain ran,
-// sponsorship.reverted besides when its execution or its token charge failed, and sponsorship.expired for a signature
-// released unused. Written by settlement in the transaction that settles or releases the rows.
+// sponsorship.reverted besides when its execution, its token charge or its refund failed, and sponsorship.expired for a
+// signature released unused. Written by settlement in the transaction that settles or releases the rows.
 
 /** A sponsorship row as settlement's statements return it for the events. */
 export interface SettledForEvents {
@@ -20,6 +20,14 @@ export interface SettledForEvents {
 export interface ReleasedForEvents extends SettledForEvents {
   valid_until: string | null;
   max_charge: string | null;
+}
+
+/** A settled row: besides, where the up-front token paymaster kept the prefund, what it was charged and at what. */
+export interface IncludedForEvents extends SettledForEvents {
+  /** The token charge settled (the maximum token cost, for a kept prefund). */
+  token_charge: string | null;
+  /** For a kept prefund only: the fee token and exchange rate of the record's ERC20 outcome. */
+  kept_outcome: { feeToken: string | null; exchangeRate: string | null } | null;
 }
 
 /** The columns of those rows (`s` is the sponsorships row). */
@@ -44,7 +52,7 @@ function oncePerOperation<Row extends SettledForEvents>(rows: readonly Row[]): R
 }
 
 /** included (and reverted where something failed) for settled rows, from their UserOperationEvents. */
-export function inclusionEvents(rows: readonly SettledForEvents[], events: readonly OperationEvent[]): NewEvent[] {
+export function inclusionEvents(rows: readonly IncludedForEvents[], events: readonly OperationEvent[]): NewEvent[] {
   const byHash = new Map(events.map((event) => [event.userOpHash.toLowerCase(), event]));
   const out: NewEvent[] = [];
   for (const row of oncePerOperation(rows)) {
@@ -58,29 +66,21 @@ export function inclusionEvents(rows: readonly SettledForEvents[], events: reado
       actualGasUsed: event.actualGasUsed.toString(),
       success: event.success,
     };
-    const charge = event.tokenCharge;
     out.push({
       paymasterId: row.paymaster_id,
       chainId: operation.chainId,
       type: "sponsorship.included",
-      data: {
-        ...operation,
-        ...mined,
-        tokenCharge:
-          row.mode === "ERC20" && charge
-            ? {
-                feeToken: charge.feeToken,
-                amount: charge.amount.toString(),
-                exchangeRate: charge.exchangeRate.toString(),
-              }
-            : null,
-      },
+      data: { ...operation, ...mined, tokenCharge: row.mode === "ERC20" ? tokenChargeOf(row, event) : null },
     });
-    const failure = !event.success
-      ? { failed: "execution", reason: event.revertReason ?? "the execution reverted without a reason" }
-      : event.tokenChargeFailure
-        ? { failed: "tokenCharge", reason: event.tokenChargeFailure }
-        : undefined;
+    // A reverted postOp undoes the execution and fails the operation: for the up-front paymaster, the refund is what
+    // failed, whatever the execution did.
+    const failure = event.refundFailure
+      ? { failed: "refund", reason: event.refundFailure }
+      : !event.success
+        ? { failed: "execution", reason: event.revertReason ?? "the execution reverted without a reason" }
+        : event.tokenChargeFailure
+          ? { failed: "tokenCharge", reason: event.tokenChargeFailure }
+          : undefined;
     if (failure) {
       out.push({
         paymasterId: row.paymaster_id,
@@ -96,6 +96,31 @@ export function inclusionEvents(rows: readonly SettledForEvents[], events: reado
     }
   }
   return out;
+}
+
+/**
+ * What an ERC20 mode operation paid: our token paymaster's TokenCharged (with the refund, from the up-front one), or,
+ * where the up-front paymaster's refund failed, the prefund it kept (the row's settled charge) with nothing refunded.
+ */
+function tokenChargeOf(row: IncludedForEvents, event: OperationEvent) {
+  const charge = event.tokenCharge;
+  if (charge) {
+    return {
+      feeToken: charge.feeToken,
+      amount: charge.amount.toString(),
+      exchangeRate: charge.exchangeRate.toString(),
+      ...(charge.refund === undefined ? {} : { refund: charge.refund.toString() }),
+    };
+  }
+  const kept = row.kept_outcome;
+  if (!event.refundFailure || !kept?.feeToken || row.token_charge === null) return null;
+  return {
+    feeToken: kept.feeToken.toLowerCase(),
+    amount: row.token_charge,
+    exchangeRate: kept.exchangeRate,
+    refund: "0",
+    refundFailure: event.refundFailure,
+  };
 }
 
 /**

@@ -30,7 +30,7 @@ test("a failed token pull is described by the token's own error, out of the Entr
   assert.match(describeRevert(`0x${"ab".repeat(500)}`), /^revert data 0x(ab){36}…$/);
 });
 
-test("settlement reads each EntryPoint with one of our paymasters on it, token paymasters' failures on v0.7/v0.8 only", () => {
+test("settlement reads each EntryPoint with one of our paymasters on it, token paymasters' failures from v0.7 on", () => {
   const resolve = (chain: ChainConfig) => {
     const resolved = sponsoringChains(new Map([[chain.chainId, chain]])).get(chain.chainId);
     assert.ok(resolved);
@@ -51,7 +51,10 @@ test("settlement reads each EntryPoint with one of our paymasters on it, token p
       tokenPaymaster: "0x00000000000000000000000000000000000000b6",
       tokens: [token],
       entryPoints: {
-        "0.7": { tokenPaymaster: "0x00000000000000000000000000000000000000b7" },
+        "0.7": {
+          tokenPaymaster: "0x00000000000000000000000000000000000000b7",
+          permitTokenPaymaster: "0x00000000000000000000000000000000000000c7",
+        },
         // Served but with no paymaster of ours: nothing to settle there.
         "0.8": {},
       },
@@ -66,8 +69,10 @@ test("settlement reads each EntryPoint with one of our paymasters on it, token p
     {
       version: "0.7",
       entryPoint: ENTRY_POINT_V07_ADDRESS,
-      paymasters: ["0x00000000000000000000000000000000000000b7"],
+      paymasters: ["0x00000000000000000000000000000000000000b7", "0x00000000000000000000000000000000000000c7"],
+      // Both token paymasters' reverted postOps are read: the approve-in-batch one's charge, the up-front one's refund.
       tokenPaymaster: "0x00000000000000000000000000000000000000b7",
+      permitTokenPaymaster: "0x00000000000000000000000000000000000000c7",
     },
   ]);
   assert.ok(!watched.some((entry) => entry.entryPoint === ENTRY_POINT_V08_ADDRESS));

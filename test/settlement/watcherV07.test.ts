@@ -1,24 +1,48 @@
 // Settlement across EntryPoints, on the local chain as the service starts it (the real EntryPoint v0.7 and v0.8 beside
 // v0.6): a sponsorship recorded for a v0.7 and a v0.8 operation, written with the storage API as the RPC writes it, is
 // settled to the actual cost once the operation is mined, its spending-limit reservation and deposit hold given back;
-// and an operation of our v0.7 token paymaster whose token pull fails in postOp is seen (PostOpRevertReason), counted
-// and logged, its record settled as failed.
+// an operation of our v0.7 token paymaster whose token pull fails in postOp is seen (PostOpRevertReason), counted
+// and logged, its record settled as failed; and one of the up-front token paymaster whose refund a token refuses in
+// postOp is settled as charged its whole prefund, refunded nothing, in the ledger, the events, the log and the counter.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, type Hex, isAddressEqual, parseAbi, parseEventLogs } from "viem";
+import {
+  type Address,
+  createWalletClient,
+  type Hex,
+  http,
+  isAddressEqual,
+  parseAbi,
+  parseEther,
+  parseEventLogs,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { receiverBlockingTestTokenAbi } from "../../contracts/artifacts/ReceiverBlockingTestToken.abi";
+import receiverBlockingTestTokenJson from "../../contracts/artifacts/ReceiverBlockingTestToken.json" with {
+  type: "json",
+};
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
 import type { PackedUserOperation } from "../../src/bindings/entryPoints/packedUserOperation";
+import { loadOwnArtifact } from "../../src/bindings/paymasters/ownArtifact";
+import {
+  encodePermitTokenPaymasterAndData,
+  getPermitTokenPaymasterHash,
+  PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+  PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+} from "../../src/bindings/paymasters/permitTokenPaymasterAndData";
+import { maxTokenCostV07 } from "../../src/bindings/paymasters/tokenPaymasterAndDataV07";
 import { CLOCK_SKEW_SECONDS } from "../../src/chain/clockSkew";
 import { LOCAL_ENTRY_POINT_STACKS, LOCAL_TOKEN_PAYMASTER_ADDRESS } from "../../src/chain/localAddresses";
 import type { LaterEntryPointVersion } from "../../src/config";
 import type { Anvil } from "../../src/devChain/anvil";
 import { LOCAL_TOKENS } from "../../src/devChain/localTokens";
+import { simpleAccountAbi, simpleAccountFactoryAbi } from "../../src/devChain/simpleAccount";
 import { createMetrics } from "../../src/metrics/metrics";
 import { type Settlement, startSettlement } from "../../src/settlement/watcher";
 import { OutstandingCharges } from "../../src/storage/outstandingCharges";
 import { SponsorshipLog } from "../../src/storage/sponsorships";
+import { erc20Outcome } from "../../src/tokens/erc20Terms";
 import { anvilKeys } from "../contracts/fixtures";
 import { handleOpsV07, signByAccountV07 } from "../contracts/v07/fixtures";
 import {
@@ -32,9 +56,13 @@ import {
   approveCall,
   type Call,
   draftOperation,
+  MARKUP,
   newAccount,
   quote,
+  RATE,
   signByService,
+  signedRateTerms,
+  type TestAccount,
   TOKENS,
   type TokenChainV07,
 } from "../contracts/v07/tokenFixtures";
@@ -52,6 +80,12 @@ let policyId: string;
 let settlement: Settlement;
 let log: SponsorshipLog;
 const metrics = createMetrics();
+/** A token that can refuse a receiver, as USDC refuses a blacklisted one: the way an up-front refund fails. */
+const receiverBlockingTestTokenArtifact = loadOwnArtifact(
+  receiverBlockingTestTokenJson,
+  "ReceiverBlockingTestToken",
+  receiverBlockingTestTokenAbi,
+);
 const warnings: string[] = [];
 
 before(async () => {
@@ -124,6 +158,67 @@ async function tokenPaidOperation(calls: (chain: TokenChainV07) => Call[]) {
   });
   const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
   return { op, hash, receipt };
+}
+
+/** A fresh ReceiverBlockingTestToken: a fee token the paymaster accepts at the signed rate, which can refuse a receiver. */
+async function deployBlockingToken(): Promise<Address> {
+  const receipt = await confirm(
+    env,
+    env.wallet(anvilKeys.owner).deployContract({
+      abi: receiverBlockingTestTokenArtifact.abi,
+      bytecode: receiverBlockingTestTokenArtifact.bytecode,
+    }),
+  );
+  assert.ok(receipt.contractAddress);
+  return receipt.contractAddress;
+}
+
+/**
+ * The account deployed and its allowance to the up-front paymaster given beforehand, through the account's owner
+ * (SimpleAccount lets it call execute): a SimpleAccount has no ERC-1271, so it cannot sign a permit instead.
+ */
+async function approveUpFront(chain: TokenChainV07, account: TestAccount): Promise<void> {
+  const funder = env.wallet(anvilKeys.owner);
+  await confirm(
+    env,
+    funder.writeContract({
+      address: chain.factory,
+      abi: simpleAccountFactoryAbi,
+      functionName: "createAccount",
+      args: [account.owner.address, 0n],
+    }),
+  );
+  await confirm(env, funder.sendTransaction({ to: account.owner.address, value: parseEther("0.1") }));
+  const ownerWallet = createWalletClient({
+    account: account.owner,
+    chain: env.viemChain,
+    transport: http(env.chain.rpcUrl),
+  });
+  const approve = approveCall(chain, TOKENS(1_000n));
+  await confirm(
+    env,
+    ownerWallet.writeContract({
+      address: account.address,
+      abi: simpleAccountAbi,
+      functionName: "execute",
+      args: [approve.to, 0n, approve.data],
+    }),
+  );
+}
+
+async function tokenBalanceOf(token: Address, owner: Address): Promise<bigint> {
+  return env.publicClient.readContract({
+    address: token,
+    abi: receiverBlockingTestTokenArtifact.abi,
+    functionName: "balanceOf",
+    args: [owner],
+  });
+}
+
+/** The up-front paymaster's failed refunds the counter holds for chain 31337 on v0.7. */
+async function refundFailuresCounted(): Promise<number> {
+  const { values } = await metrics.tokenChargeFailures.get();
+  return values.find((value) => value.labels.version === "0.7" && value.labels.failed === "refund")?.value ?? 0;
 }
 
 /** What TokenPaymasterV07 logs in postOp: the charge it took. */
@@ -237,20 +332,26 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
     const [chain] = settlement.chains;
     assert.ok(chain);
     assert.deepEqual(
-      chain.entryPoints.map((entry) => [entry.version, entry.entryPoint, entry.paymasters, entry.tokenPaymaster]),
+      chain.entryPoints.map((entry) => [
+        entry.version,
+        entry.entryPoint,
+        entry.paymasters,
+        entry.tokenPaymaster,
+        entry.permitTokenPaymaster,
+      ]),
       [
         [
           "0.6",
           env.chain.info.entryPoint,
           [env.chain.info.verifyingPaymaster, LOCAL_TOKEN_PAYMASTER_ADDRESS],
           undefined,
+          undefined,
         ],
         ...(["0.7", "0.8", "0.9"] as const).map((version) => {
           const stack = LOCAL_ENTRY_POINT_STACKS[version];
-          // The up-front token paymaster's operations are settled too; only the approve-in-batch one's failed
-          // charges (PostOpRevertReason) are reported.
+          // Both token paymasters' reverted postOps (PostOpRevertReason) are reported: a failed charge, a failed refund.
           const paymasters = [stack.verifyingPaymaster, stack.tokenPaymaster, stack.permitTokenPaymaster];
-          return [version, stack.entryPoint, paymasters, stack.tokenPaymaster];
+          return [version, stack.entryPoint, paymasters, stack.tokenPaymaster, stack.permitTokenPaymaster];
         }),
       ],
     );
@@ -356,12 +457,134 @@ describe("settlement on EntryPoint v0.7 and v0.8", () => {
     const counted = (await metrics.tokenChargeFailures.get()).values;
     assert.deepEqual(
       counted.map((value) => [value.labels, value.value]),
-      [[{ chain_id: "31337", version: "0.7" }, 1]],
+      [[{ chain_id: "31337", version: "0.7", failed: "charge" }, 1]],
     );
     const warning = warnings.find((message) => message.includes(hash));
     assert.ok(warning, `no warning names ${hash}: ${warnings.join("\n")}`);
     assert.ok(warning.includes(op.sender), "the warning names the sender");
     // The token's own reason, decoded out of the EntryPoint's PostOpReverted wrapper.
     assert.match(warning, /: ERC20: insufficient allowance; /);
+  });
+
+  test("a v0.7 operation of the up-front token paymaster whose refund is refused in postOp is settled with the whole prefund charged", async () => {
+    const paymaster = LOCAL_ENTRY_POINT_STACKS["0.7"].permitTokenPaymaster;
+    const receiver = await startEventReceiver(() => t.ctx.now());
+    const endpoint = await addEndpoint(t, dapp, receiver.url, ["sponsorship.included", "sponsorship.reverted"]);
+    receiver.secrets.push(endpoint.secret);
+    try {
+      const token = await deployBlockingToken();
+      const chain = { ...tokenChainV07(), token, paymaster };
+      const account = await newAccount(chain, TOKENS(1_000n));
+      await approveUpFront(chain, account);
+      // From now on the token refuses what is sent to the sender: validation still takes the prefund from it, and
+      // postOp's refund to it reverts.
+      await confirm(
+        env,
+        env.wallet(anvilKeys.owner).writeContract({
+          address: token,
+          abi: receiverBlockingTestTokenArtifact.abi,
+          functionName: "blockReceiver",
+          args: [account.address],
+        }),
+      );
+      const draft = await draftOperation(chain, account, [], {
+        paymasterVerificationGasLimit: PERMIT_TOKEN_PAYMASTER_VERIFICATION_GAS_LIMIT,
+        paymasterPostOpGasLimit: PERMIT_TOKEN_PAYMASTER_POST_OP_GAS_LIMIT,
+      });
+      const terms = await signedRateTerms(chain);
+      const context = { ...terms, ...draft.limits, chainId: 31337, paymaster };
+      const signature = await env.serviceSigner.signHash(getPermitTokenPaymasterHash(draft.op, context));
+      const op = await signByAccountV07(
+        chain,
+        { ...draft.op, paymasterAndData: encodePermitTokenPaymasterAndData({ ...context, signature }) },
+        account.owner,
+      );
+      const hash = await userOpHash("0.7", op);
+      // The prefund the contract takes: every gas limit at maxFeePerGas, in tokens at the signed rate and markup.
+      const prefund = maxTokenCostV07(draft.limits, RATE, MARKUP);
+      const feeToken = { address: token.toLowerCase(), symbol: "RBTT", decimals: 6, price: { fixedRate: RATE } };
+      await log.record({
+        paymasterId: dapp.paymasterId,
+        chainId: 31337,
+        sender: op.sender.toLowerCase(),
+        nonce: op.nonce,
+        sponsored: true,
+        userOpHash: hash,
+        ruleOutcomes: [erc20Outcome({ ...feeToken, markup: MARKUP }, terms, prefund)],
+        paymasterAddress: paymaster.toLowerCase(),
+        mode: "ERC20",
+      });
+
+      const receipt = await handleOpsV07(chain, [op], privateKeyToAccount(anvilKeys.bundler).address);
+      const [event] = parseEventLogs({ abi: entryPointV07Abi, logs: receipt.logs, eventName: "UserOperationEvent" });
+      const [postOpRevert] = parseEventLogs({
+        abi: entryPointV07Abi,
+        logs: receipt.logs,
+        eventName: "PostOpRevertReason",
+      });
+      assert.ok(event && isAddressEqual(event.args.paymaster, paymaster));
+      assert.equal(event.args.success, false);
+      assert.ok(postOpRevert, "the EntryPoint reports the postOp revert");
+      // Nothing came back: the paymaster holds the whole prefund, and logged no TokenCharged.
+      assert.equal(await tokenBalanceOf(token, paymaster), prefund);
+      assert.equal(await tokenBalanceOf(token, account.address), TOKENS(1_000n) - prefund);
+      assert.equal(
+        receipt.logs.filter((entry) => isAddressEqual(entry.address, paymaster)).length,
+        0,
+        "the paymaster logged nothing",
+      );
+
+      const failuresBefore = await refundFailuresCounted();
+      const [pass] = await settlement.settleOnce();
+      assert.equal(pass?.settled, 1);
+      assert.equal(pass?.tokenChargeFailures, 1);
+      const words = "the refund failed; the whole prefund was kept: ReceiverBlockingTestToken: receiver is blocked";
+
+      // The ledger: charged the prefund, refunded nothing.
+      const stored = await t.call("GET", "sponsorships", {
+        token: dapp.token,
+        apiKey: dapp.apiKey,
+        query: { sender: op.sender.toLowerCase() },
+      });
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      const [ledgerRow] = stored.body.data as { status: string; token: Record<string, unknown> }[];
+      assert.equal(ledgerRow?.status, "mined");
+      assert.deepEqual(ledgerRow?.token, {
+        feeToken: token.toLowerCase(),
+        symbol: "RBTT",
+        decimals: 6,
+        maxCharge: prefund.toString(),
+        charge: prefund.toString(),
+        refund: "0",
+      });
+
+      // The events: included with that charge, then reverted for the refund, with the token's reason.
+      const delivered = await eventually(
+        "sponsorship.included and sponsorship.reverted delivered",
+        () => receiver.accepted().filter((entry) => entry.data.userOpHash === hash),
+        (entries) => entries.length >= 2,
+      );
+      const included = delivered.find((entry) => entry.type === "sponsorship.included");
+      const reverted = delivered.find((entry) => entry.type === "sponsorship.reverted");
+      assert.deepEqual(included?.data.tokenCharge, {
+        feeToken: token.toLowerCase(),
+        amount: prefund.toString(),
+        exchangeRate: RATE.toString(),
+        refund: "0",
+        refundFailure: words,
+      });
+      assert.equal(reverted?.data.failed, "refund");
+      assert.equal(reverted?.data.reason, words);
+
+      // The log line and the counter the approve-in-batch paymaster's failed charges have, told apart.
+      const warning = warnings.find((message) => message.includes(hash));
+      assert.ok(warning, `no warning names ${hash}: ${warnings.join("\n")}`);
+      assert.ok(warning.includes(op.sender), "the warning names the sender");
+      assert.ok(warning.includes(words), warning);
+      assert.equal((await refundFailuresCounted()) - failuresBefore, 1);
+    } finally {
+      await t.call("DELETE", `event-endpoints/${endpoint.id}`, { token: dapp.token, apiKey: dapp.apiKey });
+      await receiver.close();
+    }
   });
 });

@@ -4044,7 +4044,7 @@ export interface paths {
                                 status: "pending" | "mined" | "expired" | "refused";
                                 /** @description ERC20 mode's signed rows only: the fee token and the amounts in it */
                                 token?: {
-                                    /** @description What the sender paid, in base units, once mined; null otherwise */
+                                    /** @description What the sender paid, in base units, once mined (the whole maximum where the up-front token paymaster's refund failed); null otherwise */
                                     charge: string | null;
                                     /** @description The token's decimals; null on rows signed before they were recorded */
                                     decimals: number | null;

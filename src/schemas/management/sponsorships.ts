@@ -62,7 +62,12 @@ const LedgerToken = Type.Object(
       description: "The token's decimals; null on rows signed before they were recorded",
     }),
     maxCharge: { ...TokenUnits, description: "The most the operation can be charged, in base units (decimal)" },
-    charge: { ...TokenUnits, description: "What the sender paid, in base units, once mined; null otherwise" },
+    charge: {
+      ...TokenUnits,
+      description:
+        "What the sender paid, in base units, once mined (the whole maximum where the up-front token paymaster's " +
+        "refund failed); null otherwise",
+    },
     refund: {
       ...TokenUnits,
       description:
