@@ -48,6 +48,7 @@ export const UNIT = new Set([
   "test/docs.test.ts",
   "test/docsVersions.test.ts",
   "test/rpc/mode.test.ts",
+  "test/rpc/tokenContext.test.ts",
   "test/settlement/operationLogs.test.ts",
   "test/rpc/params.test.ts",
   "test/schemas/userOperationV07.test.ts",

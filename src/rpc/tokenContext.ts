@@ -29,7 +29,7 @@ export function parseTokenContext(value: unknown, where: string): TokenMode {
     throw invalidParams(`${where}.token is required in ERC20 mode: the address of the fee token that pays for the gas`);
   }
   const feeTokenLabel = context.token ? `${where}.token` : `${where}.tokenInfo.feeTokenAddress`;
-  const permit = parsePermit((value as { permit?: unknown }).permit, `${where}.permit`);
+  const permit = parsePermit(context.permit, `${where}.permit`);
   return {
     mode: "ERC20",
     expirySeconds: mode.expirySeconds,
@@ -50,7 +50,8 @@ function uint256(value: unknown, label: string): bigint {
 }
 
 /**
- * `permit`: absent or null for none. The deadline must be the maximum, the only one the up-front token paymaster runs
+ * `permit`: absent or null for none. Its shape was checked by the context's schema (src/schemas/rpc/mode.ts), with
+ * these same words; the checks stay here for the range of a uint256 and the deadline. The deadline must be the maximum, the only one the up-front token paymaster runs
  * a permit with (a USDC-style token then never reads the clock in validation); the signature is the owner's, any
  * length (65 bytes from an EOA, an ERC-1271 account's own, an ERC-6492 wrapper for one not deployed yet).
  */

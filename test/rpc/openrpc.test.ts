@@ -10,7 +10,7 @@ import { validateOpenRPCDocument } from "@open-rpc/schema-utils-js";
 import { Ajv } from "ajv";
 import { RpcError } from "../../src/errors";
 import { OPENRPC_PATH } from "../../src/rpc/docsRoute";
-import { parseMode, parseSponsoredContext } from "../../src/rpc/mode";
+import { parseContextMode, parseMode, parseSponsoredContext } from "../../src/rpc/mode";
 import { openRpcDocument } from "../../src/rpc/openrpc";
 import { RPC_METHOD_NAMES } from "../../src/rpc/server";
 import { parseUserOperation } from "../../src/rpc/userOperationInput";
@@ -112,6 +112,33 @@ test("every method lists the envelope's and the path's error codes, each with a 
   assert.ok(refusals("pm_sponsorUserOperation")?.includes(-32002));
 });
 
+test("the contexts that take `token` list `permit` beside it, with its value, deadline and signature, each described", () => {
+  interface Described {
+    description?: string;
+    required?: string[];
+    properties?: Record<string, Described>;
+    anyOf?: Described[];
+  }
+  const contexts = [
+    ["pm_getPaymasterStubData", 3],
+    ["pm_getPaymasterData", 3],
+    ["pm_sponsorUserOperation", 2],
+  ] as const;
+  for (const [name, position] of contexts) {
+    const param = document.methods.find((method) => method.name === name)?.params[position];
+    assert.ok(param?.name === "context", `${name}: params[${position}] is the context`);
+    const members = (param.schema as Described).properties ?? {};
+    assert.ok(members.token, `${name}: the context describes token`);
+    // Null counts as absent, as for the other members; the object is the other branch.
+    const permit = members.permit?.anyOf?.find((branch) => branch.properties !== undefined);
+    assert.ok(permit?.description, `${name}: permit is listed and described`);
+    assert.deepEqual(permit.required, ["value", "deadline", "signature"], name);
+    for (const field of ["value", "deadline", "signature"]) {
+      assert.ok(permit.properties?.[field]?.description, `${name}: permit.${field} is described`);
+    }
+  }
+});
+
 describe("the published param schemas decide as the methods' checks do", () => {
   const params = (method: string) => document.methods.find((m) => m.name === method)?.params ?? [];
   const accepts = (read: () => unknown) => {
@@ -201,6 +228,32 @@ describe("the published param schemas decide as the methods' checks do", () => {
       assert.equal(
         contextSchema(context),
         accepts(() => parseSponsoredContext(context, "params[3]", "not here")),
+      );
+    });
+  });
+
+  // The permit's shape, as the context's own check reads it (its range and deadline are checked after, by the flow).
+  const signature = `0x${"ab".repeat(65)}`;
+  const permits: unknown[] = [
+    null,
+    { value: "0x1", deadline: "1", signature },
+    { value: "1", deadline: `0x${"f".repeat(64)}`, signature, extra: true },
+    "0x12",
+    [],
+    { value: "-1", deadline: "1", signature },
+    { value: 1, deadline: "1", signature },
+    { deadline: "1", signature },
+    { value: "1", deadline: "0x", signature },
+    { value: "1", deadline: "1", signature: "0xabc" },
+    { value: "1", deadline: "1" },
+  ];
+  permits.forEach((permit, index) => {
+    test(`context with permit ${index}`, () => {
+      const context = { token: OP.sender, permit };
+      assert.equal(
+        contextSchema(context),
+        accepts(() => parseContextMode(context, "params[3]")),
+        JSON.stringify(permit),
       );
     });
   });

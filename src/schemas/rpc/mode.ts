@@ -133,6 +133,53 @@ export const SponsoredContext = withMessages(
 );
 export type SponsoredContext = Static<typeof SponsoredContext>;
 
+const PERMIT_UINT = "must be a uint256, as 0x-prefixed hex or a decimal string";
+const PERMIT_SIGNATURE = "must be the owner's signature as non-empty 0x-prefixed hex bytes";
+const PERMIT_OBJECT = "must be an object { value, deadline, signature }";
+
+/** A uint256 as the permit's fields take it: 0x hex of up to 64 digits or up to 78 decimal digits (range checked apart). */
+const permitUint = (description: string) =>
+  withMessages(Type.String({ pattern: "^(0x[0-9a-fA-F]{1,64}|\\d{1,78})$", description }), {
+    problem: PERMIT_UINT,
+    missing: PERMIT_UINT,
+  });
+
+/**
+ * The EIP-2612 permit a wallet sends beside `token` for the up-front token paymaster (EntryPoint v0.7 on). The schema
+ * checks its shape, with the words src/rpc/tokenContext.ts has always used; that reader then checks the range and the
+ * deadline, and the flows the token, the value and the signature against the chain.
+ */
+const ContextPermit = withMessages(
+  Type.Object(
+    {
+      value: permitUint(
+        "the allowance the permit grants the up-front token paymaster, in the token's base units: at least the " +
+          "operation's maximum charge (the stub's permitTypedData offers one)",
+      ),
+      deadline: permitUint(
+        "the maximum uint256 (2^256 - 1), the only deadline the up-front token paymaster runs a permit with: a token " +
+          "then never reads the clock in validation",
+      ),
+      signature: withMessages(
+        Type.String({
+          pattern: "^0x([0-9a-fA-F]{2})+$",
+          description:
+            "the sender's signature of the EIP-712 Permit (owner the sender, spender the up-front token paymaster, the " +
+            "token's current nonce): 65 bytes from an EOA, an ERC-1271 account's own, or an ERC-6492 wrapper for an " +
+            "account not deployed yet",
+        }),
+        { problem: PERMIT_SIGNATURE, missing: PERMIT_SIGNATURE },
+      ),
+    },
+    {
+      description:
+        "ERC20 mode, EntryPoint v0.7 on, beside `token`: an EIP-2612 permit that lets the up-front token paymaster take " +
+        "the maximum charge without an approve; other members are ignored",
+    },
+  ),
+  { problem: PERMIT_OBJECT },
+);
+
 /**
  * The context of the flows that serve ERC20 mode too, as they read it and the OpenRPC document publishes it:
  * SponsoredContext's fields and ERC20 mode's fee token fields (src/rpc/tokenContext.ts; the flows check each token
@@ -165,6 +212,8 @@ export const PaymasterContext = withMessages(
         }),
         "must be an array of token addresses",
       ),
+      // Last, as it was read after every other member before it had a schema: the first problem named stays the same.
+      permit: nullable(ContextPermit, PERMIT_OBJECT),
     },
     {
       title: "PaymasterContext",
