@@ -849,9 +849,10 @@ const MIGRATIONS: { id: number; sql: string }[] = [
     sql: `
       -- A PostgreSQL batch's spending limits reserved inside the statement that records it (src/storage/
       -- sponsorships.ts), called outside any explicit transaction: no BEGIN, no COMMIT, one round trip. The locks are
-      -- migration 16's (the keys sorted, each row by primary key, missing ones created at zero first), so this never
-      -- waits in a cycle with lock_limit_usage_and_read_held, which an older build's instance may still call, nor with
-      -- settlement. The arithmetic is reserveLimits.ts's: per operation in order, each reservation fits if amount <=
+      -- taken as migration 16's lock_limit_usage takes them (the keys sorted, each row by primary key, missing ones
+      -- created at zero first), so this never waits in a cycle with lock_limit_usage_and_read_held, which an older
+      -- build's instance may still call, nor with settlement. Its query is repeated here rather than called: a SQL
+      -- function's query is parsed and planned again on every call, a PL/pgSQL one's once per session. The arithmetic is reserveLimits.ts's: per operation in order, each reservation fits if amount <=
       -- threshold and used + amount - previous <= threshold, where previous is what its (policy, cycle, sender, nonce)
       -- holds, and a fitting operation adds amount - previous to its usage row and replaces its reservation. Only the
       -- answer "every operation fits" is used, so it is computed set-based: assuming every earlier operation fitted,
@@ -870,22 +871,34 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         locked integer;
         fits boolean;
         deltas numeric[];
+        lowered boolean;
       BEGIN
-        SELECT count(*) INTO wanted FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys)) k;
-        SELECT count(*) INTO locked FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys);
+        SELECT count(*), count(u.used) INTO wanted, locked
+        FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys) ORDER BY 1, 2, 3)
+          AS k(policy_id, cycle_start_ms, scope_key)
+        LEFT JOIN LATERAL (
+          SELECT u.used FROM limit_usage u
+          WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
+          FOR UPDATE) u ON true;
         IF locked < wanted THEN
           INSERT INTO limit_usage (policy_id, cycle_start_ms, scope_key, used)
           SELECT DISTINCT k.policy_id, k.cycle_start_ms, k.scope_key, 0::numeric
           FROM unnest(policy_ids, cycle_starts, scope_keys) AS k(policy_id, cycle_start_ms, scope_key)
           ORDER BY 1, 2, 3
           ON CONFLICT DO NOTHING;
-          PERFORM count(*) FROM lock_limit_usage(policy_ids, cycle_starts, scope_keys);
+          PERFORM 1
+          FROM (SELECT DISTINCT * FROM unnest(policy_ids, cycle_starts, scope_keys) ORDER BY 1, 2, 3)
+            AS k(policy_id, cycle_start_ms, scope_key)
+          JOIN LATERAL (
+            SELECT 1 FROM limit_usage u
+            WHERE u.policy_id = k.policy_id AND u.cycle_start_ms = k.cycle_start_ms AND u.scope_key = k.scope_key
+            FOR UPDATE) u ON true;
         END IF;
         -- A statement of its own, so its snapshot is taken after the locks: what it reads stays true until the end.
         SELECT COALESCE(bool_and(COALESCE(c.amount <= c.threshold AND c.used + c.used_before + c.delta <= c.threshold,
             false)), true),
-          array_agg(c.delta ORDER BY c.i)
-        INTO fits, deltas
+          array_agg(c.delta ORDER BY c.i), bool_or(c.delta < 0)
+        INTO fits, deltas, lowered
         FROM (
           SELECT d.*, COALESCE(sum(d.delta) OVER (PARTITION BY d.policy_id, d.cycle_start_ms, d.scope_key ORDER BY d.op
             RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS used_before
@@ -920,7 +933,7 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         HAVING sum(k.delta) >= 0
         ORDER BY 1, 2, 3
         ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = limit_usage.used + EXCLUDED.used;
-        IF EXISTS (SELECT 1 FROM unnest(deltas) AS d WHERE d < 0) THEN
+        IF lowered THEN
           UPDATE limit_usage u SET used = u.used + k.delta
           FROM (
             SELECT k.policy_id, k.cycle_start_ms, k.scope_key, sum(k.delta) AS delta

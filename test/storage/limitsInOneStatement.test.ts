@@ -416,7 +416,10 @@ test("PostgreSQL: a batch whose statement deadlocks is run again", onPostgres, a
     await tx.query(lock, [policies[0], sender(1)]);
   });
   assert.deepEqual(await recorded, [{ ok: true }, { ok: true }]);
-  assert.deepEqual(watching.sent, ["one statement", "one statement"], "the first ended in the deadlock");
+  // Sent again only after a deadlock. The second may meet this transaction once more (it can take the row the first
+  // let go before this transaction's waiting lock is granted), and is then run a third time.
+  assert.ok(watching.sent.length >= 2, "the first ended in the deadlock");
+  assert.ok(watching.sent.every((sent) => sent === "one statement"));
   const written = await writtenBy(dapp, fundingAddress, policies);
   assert.deepEqual(
     written.rows.map((r) => [r.nonce, r.sponsored]),
