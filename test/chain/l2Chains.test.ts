@@ -69,8 +69,6 @@ const bundler = privateKeyToAccount(anvilKeys.bundler).address;
 const fundingWallet = privateKeyToAccount(anvilKeys.fundingWallet).address;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 const randomBytes = (length: number) => toHex(crypto.getRandomValues(new Uint8Array(length)));
-/** A bound against a hang: Alto's start has taken more than 30 s on a loaded 2-core machine. */
-const ALTO_START_TIMEOUT_MS = 120_000;
 
 // Fjord's L1 fee: estimatedSize × price / 1e12, estimatedSize = max(100e6, −42,585,600 + 836,500 × (fastLzSize + 68)).
 const MIN_ESTIMATED_SIZE = 100_000_000n;
@@ -165,7 +163,6 @@ function startAltoOn(chain: LocalChain, chainType: "op-stack" | "arbitrum", entr
     apiVersions: ["v2", "v1"],
     entryPoints,
     chainType,
-    startTimeoutMs: ALTO_START_TIMEOUT_MS,
   });
 }
 

@@ -25,8 +25,6 @@ import { postJsonRpc } from "../helpers/postJsonRpc";
 import { withAnsweredFieldsV07 } from "../helpers/userOps";
 
 const CHAIN_ID = 42161;
-/** Alto's start has taken more than 30 s on a loaded 2-core machine. */
-const ALTO_START_TIMEOUT_MS = 120_000;
 const serviceKey = generatePrivateKey();
 const depositForAbi = parseAbi(["function depositFor(address paymasterId) payable"]);
 
@@ -62,7 +60,6 @@ before(async () => {
       apiVersions: ["v2", "v1"],
       entryPoints: [stacks.later["0.7"].entryPoint],
       chainType: "arbitrum",
-      startTimeoutMs: ALTO_START_TIMEOUT_MS,
     }),
     service({}),
     service({ l1DataFee: "none" }),

@@ -36,6 +36,7 @@ export interface AltoOptions {
    * Default: both, v1 at `url`, as Alto does by itself.
    */
   apiVersions?: readonly ApiVersion[];
+  /** Default 120 s: a bound against a hang, not a speed target; on a loaded 2-core machine Alto's start has taken more than 30 s. */
   startTimeoutMs?: number;
   /** The EntryPoints Alto bundles for (its `--entrypoints`). Default: v0.6 alone. */
   entryPoints?: readonly Address[];
@@ -131,7 +132,7 @@ export async function startAlto(options: AltoOptions): Promise<Alto> {
   };
 
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   while (!(await answers(url))) {
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop();

@@ -37,9 +37,6 @@ export interface AltoStack {
   stop(): Promise<void>;
 }
 
-/** A bound against a hang, not a speed target: on a loaded 2-core machine Alto's start has taken more than 30 s. */
-const ALTO_START_TIMEOUT_MS = 120_000;
-
 export async function startAltoStack(options: AltoStackOptions): Promise<AltoStack> {
   const env = await startLocalStacks();
   let alto: Alto | undefined;
@@ -65,7 +62,6 @@ export async function startAltoStack(options: AltoStackOptions): Promise<AltoSta
       entryPoints: options.entryPoints.map((version) =>
         version === "0.6" ? ENTRY_POINT_V06_ADDRESS : entryPoints[version].entryPoint,
       ),
-      startTimeoutMs: ALTO_START_TIMEOUT_MS,
     });
     const chain: ChainConfig = {
       chainId: 31337,

@@ -76,8 +76,9 @@ export function spawnService(env: NodeJS.ProcessEnv, command: ServiceCommand = F
 export async function startService(
   env: NodeJS.ProcessEnv,
   // A healthy start takes seconds alone, but tens of seconds while other test files (three at a time) share two busy
-  // cores; past this, the start is broken rather than slow.
-  timeoutMs = 90_000,
+  // cores (a local chain's deployments included, 90 s has been passed at a load average of 15); past this, the start is
+  // broken rather than slow.
+  timeoutMs = 120_000,
   command: ServiceCommand = FROM_SOURCE,
 ): Promise<RunningService> {
   const spawned = spawnService(env, command);
