@@ -1,5 +1,6 @@
-// A stop under load on kept-alive connections, with a real listening server and node's keep-alive agent: no client
-// sees its connection reset. Every answer given once the stop began says `Connection: close` (so the client does not
+// A stop under load on kept-alive connections, with a real listening server and node's keep-alive agent: no request
+// the service received sees its connection reset (one sent on a connection the service was closing as idle may cross
+// the close unreceived, HTTP/1.1's known race, which the client meets by sending again). Every answer given once the stop began says `Connection: close` (so the client does not
 // send on a connection the service is about to close) or is the documented 503; a connection opened after the
 // service stopped listening is refused, which a client knows to retry elsewhere. The close is driven as main.ts
 // drives it: app.close() with closeIdleConnections() every 50 ms.
@@ -26,7 +27,7 @@ interface Answer {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test("a stop under keep-alive load: answers say Connection: close or are the 503, and no connection is reset", async () => {
+test("a stop under keep-alive load: answers say Connection: close or are the 503, and no connection is reset", async (tc) => {
   const t = await startTestApp();
   const dapp = await t.dapp();
   await t.app.listen({ port: 0, host: "127.0.0.1" });
@@ -34,6 +35,11 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
   const agent = new http.Agent({ keepAlive: true });
   const answers: Answer[] = [];
   const errors: string[] = [];
+  /** Requests the server received, by the x-request header each carries. */
+  const received = new Set<string>();
+  /** Requests sent on a kept-alive connection the service had closed as idle: never received, so safe to send again. */
+  const unreceived: string[] = [];
+  let sent = 0;
   const rpcPath = `/api/v1/${dapp.chainId}/${dapp.apiKey}`;
   const rpcBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "pm_noSuchMethod", params: [] });
 
@@ -41,7 +47,8 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
   const send = (path: string, options: { body?: string; token?: string; hold?: Promise<unknown> } = {}) =>
     new Promise<Answer | undefined>((resolve) => {
       const sentDuringStop = !t.app.server.listening;
-      const headers: Record<string, string> = {};
+      const id = String(++sent);
+      const headers: Record<string, string> = { "x-request": id };
       if (options.token) headers.authToken = options.token;
       if (options.hold) headers["x-held"] = "1";
       if (options.body) headers["content-type"] = "application/json";
@@ -60,7 +67,12 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
         },
       );
       request.on("error", (error: NodeJS.ErrnoException) => {
-        if (error.code !== "ECONNREFUSED")
+        // A kept-alive connection the service closed as idle while this request was on its way: the close and the
+        // send crossed (HTTP/1.1's known race, which clients meet by sending again when nothing was received). The
+        // service never saw it, so nothing was done and nothing lost; a request it did receive must get its answer.
+        const crossedIdleClose = error.code === "ECONNRESET" && request.reusedSocket && !received.has(id);
+        if (crossedIdleClose) unreceived.push(path);
+        else if (error.code !== "ECONNREFUSED")
           errors.push(
             `${path}: ${error.code} ${error.message} (${request.reusedSocket ? "a kept-alive" : "a new"} connection)`,
           );
@@ -98,6 +110,7 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
   // The held requests whose headers the server has received (their bodies still coming).
   let heldArrived = 0;
   t.app.server.on("request", (request: http.IncomingMessage) => {
+    received.add(String(request.headers["x-request"]));
     if (request.headers["x-held"]) heldArrived++;
   });
   const loops = Array.from({ length: LOOPING }, (_, n) => loop(n));
@@ -119,6 +132,7 @@ test("a stop under keep-alive load: answers say Connection: close or are the 503
   await t.close();
 
   assert.deepEqual(errors, [], "no connection reset or broken before its answer was read");
+  tc.diagnostic(`${sent} requests; ${unreceived.length} crossed an idle close unreceived: ${unreceived.join(", ")}`);
   const duringStop = answers.filter((answer) => answer.sentDuringStop || answer.held || answer.connection === "close");
   assert.equal(answers.filter((answer) => answer.held).length, HELD, "every request in flight was answered");
   for (const answer of duringStop) {
