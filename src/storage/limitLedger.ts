@@ -32,19 +32,23 @@ export type CheckOutcome = { ok: true } | { ok: false; index: number; used: bigi
  * primary-key look-up: PostgreSQL keeps a named statement's generic plan, and for a join on the keys it chose to hash
  * the batch and scan the whole usage table, often updated and so full of dead rows (measured: 0.9 ms a batch at 1,000
  * senders, growing with the senders). OFFSET 0 keeps each look-up a subquery of its own, planned per key on the index.
+ * The reservations are numbered by generate_subscripts, not read by unnest: a custom plan sees the length of the
+ * arrays given to unnest, a generic one guesses 10, so batches of fewer than ten reservations were planned anew on
+ * every call (pg_prepared_statements: custom plans only) for the same plan; generate_subscripts' guess is the same in
+ * both, so the generic plan is kept.
  */
 const CURRENT = `
-  SELECT q.i::int AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
-  FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::numeric[])
-    WITH ORDINALITY AS q(policy_id, cycle_start_ms, scope_key, sender, nonce, i)
+  SELECT q.i AS i, COALESCE(u.used, 0)::text AS used, r.amount::text AS previous
+  FROM generate_subscripts($1::uuid[], 1) AS q(i)
   LEFT JOIN LATERAL (
     SELECT used FROM limit_usage u
-    WHERE u.policy_id = q.policy_id AND u.cycle_start_ms = q.cycle_start_ms AND u.scope_key = q.scope_key
+    WHERE u.policy_id = ($1::uuid[])[q.i] AND u.cycle_start_ms = ($2::bigint[])[q.i]
+      AND u.scope_key = ($3::text[])[q.i]
     OFFSET 0) u ON true
   LEFT JOIN LATERAL (
     SELECT amount FROM limit_reservations r
-    WHERE r.policy_id = q.policy_id AND r.cycle_start_ms = q.cycle_start_ms AND r.sender = q.sender
-      AND r.nonce = q.nonce
+    WHERE r.policy_id = ($1::uuid[])[q.i] AND r.cycle_start_ms = ($2::bigint[])[q.i]
+      AND r.sender = ($4::text[])[q.i] AND r.nonce = ($5::numeric[])[q.i]
     OFFSET 0) r ON true
   ORDER BY q.i`;
 
