@@ -1,7 +1,7 @@
 import type { BatchObserver } from "./batch";
 import { Batcher } from "./batch";
 import type { Database, Queryable } from "./database";
-import { type MemoryLedger, memoryLedgerOf } from "./memoryLedger";
+import { type MemoryLedger, memoryLedgerOf, usageKey } from "./memoryLedger";
 
 /** One spending limit's share of one operation. */
 export interface Reservation {
@@ -52,21 +52,81 @@ const CURRENT = `
     OFFSET 0) r ON true
   ORDER BY q.i`;
 
+/** How long a usage read by the pre-check may stand in for the database: other instances write meanwhile. */
+const RECENT_MS = 1000;
+
+/**
+ * The usage each limit had when the pre-check last read it (and less than RECENT_MS ago), plus what the checks since
+ * let through here. Only an operation far below every one of its limits is answered from it: its usage so counted,
+ * plus its amount, at most half the threshold. So a limit near full is always read afresh, and its refusal keeps its
+ * exact words; a usage that others raised meanwhile can only let an operation through that no longer fits, which the
+ * reservation at record time refuses (the pre-check is advisory, the record binding).
+ */
+class RecentUsage {
+  /** By usage key, in the order read: the oldest first, so expired ones are dropped from the front. */
+  readonly #read = new Map<string, { used: bigint; atMs: number }>();
+
+  constructor(private readonly now: () => number) {}
+
+  /** Whether every reservation is far below its limit in the usage read lately; counts them in if so. */
+  passes(reservations: Reservation[]): boolean {
+    const since = this.now() - RECENT_MS;
+    const entries = reservations.map((r) => this.#read.get(usageKey(r.policyId, r.cycleStartMs, r.scopeKey)));
+    const far = entries.every((entry, i) => {
+      const r = reservations[i] as Reservation;
+      return entry !== undefined && entry.atMs > since && 2n * (entry.used + r.amount) <= r.threshold;
+    });
+    if (far) this.count(reservations);
+    return far;
+  }
+
+  /** The usage just read from the database. */
+  read(r: Reservation, used: bigint, atMs: number): void {
+    const key = usageKey(r.policyId, r.cycleStartMs, r.scopeKey);
+    this.#read.delete(key);
+    this.#read.set(key, { used, atMs });
+  }
+
+  /** An operation let through: its amounts counted as used (ignoring what a repeated nonce held: more, not less). */
+  count(reservations: Reservation[]): void {
+    for (const r of reservations) {
+      const entry = this.#read.get(usageKey(r.policyId, r.cycleStartMs, r.scopeKey));
+      if (entry) entry.used += r.amount;
+    }
+  }
+
+  /** Drops what is too old to be used, so the map holds only the limits read in the last RECENT_MS. */
+  expire(): void {
+    const since = this.now() - RECENT_MS;
+    for (const [key, entry] of this.#read) {
+      if (entry.atMs > since) break;
+      this.#read.delete(key);
+    }
+  }
+}
+
 /**
  * The spending-limit pre-check: whether an operation fits its limits as they are now, by the same arithmetic as
  * `reserveLimits`, reading only. It lets the rule refuse an operation that cannot fit before any call out (deposit
  * RPC, webhooks); the binding check is the reservation at record time. Concurrent checks share one statement; on the
- * embedded database they are answered from the memory ledger once it is built.
+ * embedded database they are answered from the memory ledger once it is built; an operation far below its limits as
+ * read within the last second is answered without a statement (RecentUsage).
  */
 export class LimitLedger {
   readonly #batcher: Batcher<Reservation[], CheckOutcome>;
   readonly #memory: MemoryLedger | undefined;
+  readonly #recent: RecentUsage;
 
-  constructor(db: Database, observe?: BatchObserver) {
+  /** `now`: the clock the recent reads are aged by (a test's own, to age them without waiting). */
+  constructor(db: Database, observe?: BatchObserver, now: () => number = Date.now) {
     this.#memory = memoryLedgerOf(db);
+    const recent = new RecentUsage(now);
+    this.#recent = recent;
     this.#batcher = new Batcher(
       async (operations) => {
         const flat = operations.flat();
+        // Aged from before the statement: what it reads may be older than its answer.
+        const readAtMs = now();
         const rows = await db.query<{ i: number; used: string; previous: string | null }>(CURRENT, [
           flat.map((r) => r.policyId),
           flat.map((r) => String(r.cycleStartMs)),
@@ -75,6 +135,9 @@ export class LimitLedger {
           flat.map((r) => r.nonce.toString()),
         ]);
         const current = new Map(rows.map((row) => [Number(row.i), row]));
+        recent.expire();
+        // Every usage as read, before the operations that pass are counted in (several may share a limit).
+        for (const [i, r] of flat.entries()) recent.read(r, BigInt(current.get(i + 1)?.used ?? "0"), readAtMs);
         let position = 0;
         return operations.map((reservations) => {
           let outcome: CheckOutcome = { ok: true };
@@ -86,6 +149,7 @@ export class LimitLedger {
               outcome = { ok: false, index, used };
             }
           }
+          if (outcome.ok) recent.count(reservations);
           return outcome;
         });
       },
@@ -98,6 +162,7 @@ export class LimitLedger {
   check(reservations: Reservation[]): Promise<CheckOutcome> {
     // Embedded, once memory holds the usage: no statement at all.
     if (this.#memory?.current) return Promise.resolve(this.#memory.check(reservations));
+    if (this.#recent.passes(reservations)) return Promise.resolve({ ok: true });
     return this.#batcher.submit(reservations);
   }
 }

@@ -6,6 +6,7 @@ import { decide } from "../../src/sponsorship/decide";
 import { loadSponsorshipSetup } from "../../src/sponsorship/loadSetup";
 import { type Rule, refuse } from "../../src/sponsorship/rule";
 import { spendingLimitRule } from "../../src/sponsorship/rules/spendingLimits";
+import type { Database } from "../../src/storage/database";
 import { LimitLedger } from "../../src/storage/limitLedger";
 import { releaseExpired } from "../../src/storage/settlement";
 import { listSponsorships, SponsorshipLog, type SponsorshipRecord } from "../../src/storage/sponsorships";
@@ -186,4 +187,93 @@ test("room that settlement gives back is usable at once, by the pre-check and by
   assert.deepEqual(await ledger(dapp), { used: ["1"], held: ["1"] });
   const third = await decide(await input(dapp, 10n, 3n), [limit]);
   assert.equal(third.sponsored, false, "and counts the new one");
+});
+
+/**
+ * The pre-check of another instance's service: its own ledger, on a database handle that counts its statements, with
+ * a clock the test moves. Its records go through the same log as everyone's.
+ */
+function instanceWithClock() {
+  let statements = 0;
+  const counted: Database = {
+    ...t.db,
+    query: (sql, params) => {
+      statements++;
+      return t.db.query(sql, params);
+    },
+  };
+  const clock = { nowMs: 1_000_000 };
+  const rule = spendingLimitRule(new LimitLedger(counted, undefined, () => clock.nowMs));
+  return { rule, clock, statements: () => statements };
+}
+
+const countFull = (used: number, of: number) =>
+  `Spending limit "PAYMASTER_SA_LIMIT" (PAYMASTER, COUNT) reached: ${used} of ${of} user operations used in the current cycle`;
+
+test("an operation far below its limit is passed on the usage read within the last second, not past half of it", async () => {
+  const dapp = await dappWithLimit(10, "COUNT");
+  const ours = instanceWithClock();
+  const passed = async (nonce: bigint) => (await decide(await input(dapp, 10n, nonce), [ours.rule])).sponsored;
+  assert.ok(await passed(1n));
+  assert.equal(ours.statements(), 1, "nothing read yet: the database answers");
+  // 0 read, then 1 to 4 let through here: each plus its 1 is at most 5 of 10.
+  for (const nonce of [2n, 3n, 4n, 5n]) assert.ok(await passed(nonce));
+  assert.equal(ours.statements(), 1, "far below the limit, read lately: no statement");
+  assert.ok(await passed(6n));
+  assert.equal(ours.statements(), 2, "5 counted plus 1 is past half of 10: read again");
+  ours.clock.nowMs += 999;
+  assert.ok(await passed(7n));
+  assert.equal(ours.statements(), 2);
+  ours.clock.nowMs += 1;
+  assert.ok(await passed(8n));
+  assert.equal(ours.statements(), 3, "a read a second old is read again");
+});
+
+test("a nearly full limit is refused before the signature with its exact words, whatever was read lately", async () => {
+  const dapp = await dappWithLimit(10, "COUNT");
+  const ours = instanceWithClock();
+  const others = spendingLimitRule(new LimitLedger(t.db));
+  const recordBy = async (rule: Rule, nonce: bigint) => {
+    const decision = await decide(await input(dapp, 10n, nonce), [rule]);
+    assert.ok(decision.sponsored && decision.claim);
+    assert.deepEqual(await log.record(sponsoredRecord(dapp, nonce), decision.claim), { ok: true });
+  };
+  for (const nonce of [1n, 2n, 3n, 4n]) await recordBy(others, nonce);
+  await recordBy(ours.rule, 5n);
+  assert.equal(ours.statements(), 1, "4 read, 5 of 10 counted");
+  for (const nonce of [6n, 7n, 8n, 9n, 10n]) await recordBy(others, nonce);
+  const refused = await decide(await input(dapp, 10n, 11n), [ours.rule]);
+  assert.deepEqual(refused, {
+    sponsored: false,
+    reason: countFull(10, 10),
+    outcomes: [{ rule: "spendingLimits", passed: false, reason: countFull(10, 10) }],
+  });
+  assert.equal(ours.statements(), 2, "past half of the limit: read, within the same second");
+});
+
+test("a usage others raised since the last read can let an operation through, never into the record", async () => {
+  const dapp = await dappWithLimit(10, "COUNT");
+  const ours = instanceWithClock();
+  const others = spendingLimitRule(new LimitLedger(t.db));
+  const first = await decide(await input(dapp, 10n, 1n), [ours.rule]);
+  assert.ok(first.sponsored && first.claim);
+  assert.deepEqual(await log.record(sponsoredRecord(dapp, 1n), first.claim), { ok: true });
+  for (let nonce = 2n; nonce <= 10n; nonce++) {
+    const decision = await decide(await input(dapp, 10n, nonce), [others]);
+    assert.ok(decision.sponsored && decision.claim);
+    assert.deepEqual(await log.record(sponsoredRecord(dapp, nonce), decision.claim), { ok: true });
+  }
+  // Ours read 0 and counted 1: the limit looks far from full, though others filled it.
+  const stale = await decide(await input(dapp, 10n, 11n), [ours.rule]);
+  assert.ok(stale.sponsored && stale.claim, "passed on the usage read half a second ago");
+  assert.equal(ours.statements(), 1);
+  assert.deepEqual(await log.record(sponsoredRecord(dapp, 11n), stale.claim), {
+    ok: false,
+    reason: countFull(10, 10),
+  });
+  assert.deepEqual(await ledger(dapp), { used: ["10"], held: Array(10).fill("1") });
+  const row = (await listSponsorships(t.db, dapp.paymasterId)).find((r) => r.nonce === "11");
+  assert.deepEqual([row?.sponsored, row?.reason, row?.user_op_hash], [false, countFull(10, 10), null]);
+  ours.clock.nowMs += 1000;
+  assert.equal((await decide(await input(dapp, 10n, 12n), [ours.rule])).sponsored, false, "read again, refused");
 });
