@@ -31,7 +31,7 @@ export async function registerRpcEndpoint(
       ...(contractWatch ? { contractRefusal: (chainId, paymaster) => contractWatch.refusal(chainId, paymaster) } : {}),
       // The rules and their order are the engine's (src/sponsorship/ruleList.ts); the app gives them their parts.
       ...sponsorshipRules({
-        ledger: new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks")),
+        ledger: new LimitLedger(ctx.db, batchObserver(metrics, "limit_checks"), ctx.now),
         limitRefused: alerts.limitRefused,
         deposits: {
           chains,

@@ -117,8 +117,8 @@ export class LimitLedger {
   readonly #memory: MemoryLedger | undefined;
   readonly #recent: RecentUsage;
 
-  /** `now`: the clock the recent reads are aged by (a test's own, to age them without waiting). */
-  constructor(db: Database, observe?: BatchObserver, now: () => number = Date.now) {
+  /** `now`: the service's clock, which the recent reads are aged by (a test's own ages them without waiting). */
+  constructor(db: Database, observe: BatchObserver | undefined, now: () => number) {
     this.#memory = memoryLedgerOf(db);
     const recent = new RecentUsage(now);
     this.#recent = recent;

@@ -48,7 +48,7 @@ let paymasters = 0;
 before(async () => {
   db = await openTestDatabase();
   log = new SponsorshipLog(db);
-  rule = spendingLimitRule(new LimitLedger(db));
+  rule = spendingLimitRule(new LimitLedger(db, undefined, Date.now));
   accountId = (await createAccount(db, "limits", Date.now())).id;
 });
 after(() => db.close());

@@ -19,7 +19,7 @@ let limit: Rule;
 before(async () => {
   t = await startTestApp();
   log = new SponsorshipLog(t.db);
-  limit = spendingLimitRule(new LimitLedger(t.db));
+  limit = spendingLimitRule(new LimitLedger(t.db, undefined, Date.now));
 });
 after(() => t.close());
 
@@ -232,7 +232,7 @@ test("an operation far below its limit is passed on the usage read within the la
 test("a nearly full limit is refused before the signature with its exact words, whatever was read lately", async () => {
   const dapp = await dappWithLimit(10, "COUNT");
   const ours = instanceWithClock();
-  const others = spendingLimitRule(new LimitLedger(t.db));
+  const others = spendingLimitRule(new LimitLedger(t.db, undefined, Date.now));
   const recordBy = async (rule: Rule, nonce: bigint) => {
     const decision = await decide(await input(dapp, 10n, nonce), [rule]);
     assert.ok(decision.sponsored && decision.claim);
@@ -254,7 +254,7 @@ test("a nearly full limit is refused before the signature with its exact words, 
 test("a usage others raised since the last read can let an operation through, never into the record", async () => {
   const dapp = await dappWithLimit(10, "COUNT");
   const ours = instanceWithClock();
-  const others = spendingLimitRule(new LimitLedger(t.db));
+  const others = spendingLimitRule(new LimitLedger(t.db, undefined, Date.now));
   const first = await decide(await input(dapp, 10n, 1n), [ours.rule]);
   assert.ok(first.sponsored && first.claim);
   assert.deepEqual(await log.record(sponsoredRecord(dapp, 1n), first.claim), { ok: true });
