@@ -969,6 +969,36 @@ const MIGRATIONS: { id: number; sql: string }[] = [
         SET plan_cache_mode = force_generic_plan;
     `,
   },
+  {
+    id: 32,
+    sql: `
+      -- Every sponsorship row and every limit usage or reservation row checked its foreign key when written: a
+      -- FOR KEY SHARE look-up of its paymaster or policy, three per signed operation with two limits, about a fifth of
+      -- the database's work per sponsorship. The service never deletes a paymaster or a policy (it switches them off),
+      -- and every id it writes comes from a row it has just read, so the checks guarded nothing it does. What they
+      -- gave an operator who deletes such a row by hand, the rows below it going too, triggers on the parents' deletes
+      -- keep. Unlike a foreign key, a trigger does not stop a sponsorship written while its paymaster is being deleted;
+      -- such a row is one nobody reads any more.
+      ALTER TABLE sponsorships DROP CONSTRAINT sponsorships_paymaster_id_fkey;
+      ALTER TABLE limit_usage DROP CONSTRAINT limit_usage_policy_id_fkey;
+      ALTER TABLE limit_reservations DROP CONSTRAINT limit_reservations_policy_id_fkey;
+      CREATE FUNCTION delete_paymaster_sponsorships() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM sponsorships WHERE paymaster_id = OLD.id;
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER paymaster_sponsorships_deleted AFTER DELETE ON paymasters
+        FOR EACH ROW EXECUTE FUNCTION delete_paymaster_sponsorships();
+      CREATE FUNCTION delete_policy_limit_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM limit_usage WHERE policy_id = OLD.id;
+        DELETE FROM limit_reservations WHERE policy_id = OLD.id;
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER policy_limit_rows_deleted AFTER DELETE ON policies
+        FOR EACH ROW EXECUTE FUNCTION delete_policy_limit_rows();
+    `,
+  },
 ];
 
 /**
