@@ -18,7 +18,12 @@ const SENDER = "0x00000000000000000000000000000000000000aa";
 /** A dApp with a COUNT limit, a sponsorship row and the limit's usage and reservation rows, written as the path does. */
 async function dappWithRows(): Promise<Dapp & { policyId: string }> {
   const dapp = await t.dapp();
-  const policyData = { type: "PAYMASTER", cycleDuration: { value: 1, unit: "day" }, threshold: 10, thresholdType: "COUNT" };
+  const policyData = {
+    type: "PAYMASTER",
+    cycleDuration: { value: 1, unit: "day" },
+    threshold: 10,
+    thresholdType: "COUNT",
+  };
   const policyId = await addPolicy(t, dapp, "PAYMASTER_SA_LIMIT", policyData, `limit-${randomUUID().slice(0, 8)}`);
   await t.db.query(
     `INSERT INTO sponsorships (id, paymaster_id, chain_id, sender, nonce, sponsored, rule_outcomes)
