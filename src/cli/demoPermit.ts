@@ -18,6 +18,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../bindings/entryPoints/entryPointV07";
 import {
+  eip7702AuthOf,
   getUserOpHashV07,
   packUserOperation,
   toRpcUserOperationV07,
@@ -93,14 +94,7 @@ export async function runPermitDemo(context: LaterEntryPointDemoContext, first: 
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     signature: "0x",
-    eip7702Auth: {
-      chainId: BigInt(authorization.chainId),
-      address: authorization.address,
-      nonce: BigInt(authorization.nonce),
-      yParity: authorization.yParity ?? 0,
-      r: authorization.r,
-      s: authorization.s,
-    },
+    eip7702Auth: eip7702AuthOf(authorization),
   };
   const params = (o: UserOperationV07, context_: object) => [
     toRpcUserOperationV07(o),

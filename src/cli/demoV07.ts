@@ -23,6 +23,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../bindings/entryPoints/entryPointV07";
 import {
   type EntryPointVersionV07,
+  eip7702AuthOf,
   getUserOpHashV07,
   packUserOperation,
   toRpcUserOperationV07,
@@ -207,16 +208,7 @@ async function sponsorAndMine(
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     signature: "0x",
-    ...(spec.authorization && {
-      eip7702Auth: {
-        chainId: BigInt(spec.authorization.chainId),
-        address: spec.authorization.address,
-        nonce: BigInt(spec.authorization.nonce),
-        yParity: spec.authorization.yParity ?? 0,
-        r: spec.authorization.r,
-        s: spec.authorization.s,
-      },
-    }),
+    ...(spec.authorization && { eip7702Auth: eip7702AuthOf(spec.authorization) }),
   };
   const params = (o: UserOperationV07) => [toRpcUserOperationV07(o), entryPoint, numberToHex(context.chainId)];
   step(n++, `EntryPoint v${spec.version} ${entryPoint}: ${spec.title}`);

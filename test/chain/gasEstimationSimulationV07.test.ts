@@ -33,7 +33,11 @@ import {
 import { type SmartAccount, toSimple7702SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { entryPointV07Abi } from "../../src/bindings/entryPoints/entryPointV07";
-import { packUserOperation, type UserOperationV07 } from "../../src/bindings/entryPoints/userOperationV07";
+import {
+  eip7702AuthOf,
+  packUserOperation,
+  type UserOperationV07,
+} from "../../src/bindings/entryPoints/userOperationV07";
 import type { PaymasterGasLimits } from "../../src/bindings/paymasters/paymasterAndDataV07";
 import {
   encodeVerifyingPaymasterDataV07,
@@ -174,18 +178,7 @@ async function draft(
     paymasterData: sponsor.stubData,
     ...sponsor.limits,
     signature: DUMMY_SIGNATURE,
-    ...(authorization
-      ? {
-          eip7702Auth: {
-            chainId: BigInt(authorization.chainId),
-            address: authorization.address,
-            nonce: BigInt(authorization.nonce),
-            yParity: authorization.yParity ?? 0,
-            r: authorization.r,
-            s: authorization.s,
-          },
-        }
-      : {}),
+    ...(authorization ? { eip7702Auth: eip7702AuthOf(authorization) } : {}),
   };
   return { account, sponsor, op, ...(authorization ? { authorization } : {}) };
 }

@@ -1,7 +1,7 @@
 // The user operation of EntryPoint v0.7 and v0.8 as clients send it over JSON-RPC (the "unpacked" form: factory and
 // paymaster fields apart), its packing into the PackedUserOperation the EntryPoint takes, and the EntryPoint's user
 // operation hash, which is the id the operation's events carry on chain.
-import { type Address, concat, encodeAbiParameters, type Hex, numberToHex } from "viem";
+import { type Address, concat, encodeAbiParameters, type Hex, numberToHex, type SignedAuthorization } from "viem";
 import { addressWord, bytes32Word, bytesHashWord, keccakOfWords, uintWord } from "../../abi/abiWords";
 import { keccak256 } from "../../abi/keccak";
 import type { LaterEntryPointVersion } from "../../config";
@@ -17,6 +17,22 @@ export interface Eip7702Authorization {
   yParity: number;
   r: Hex;
   s: Hex;
+}
+
+/**
+ * A viem-signed authorization as the operation's `eip7702Auth`, for wallets (the demos, the tests) that sign with viem.
+ * viem counts chainId and nonce in numbers, the operation in bigints. viem's type also admits a signature with only
+ * the legacy `v`, which has no yParity; such a one is taken as yParity 0, as the demos always did.
+ */
+export function eip7702AuthOf(authorization: SignedAuthorization): Eip7702Authorization {
+  return {
+    chainId: BigInt(authorization.chainId),
+    address: authorization.address,
+    nonce: BigInt(authorization.nonce),
+    yParity: authorization.yParity ?? 0,
+    r: authorization.r,
+    s: authorization.s,
+  };
 }
 
 export interface UserOperationV07 extends AccountGasAndFees {
