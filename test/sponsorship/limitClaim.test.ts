@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { ENTRY_POINT_VERSIONS } from "../../src/bindings/entryPoints/versions";
 import { decide } from "../../src/sponsorship/decide";
@@ -155,10 +154,10 @@ test("a record that fails leaves no reservation: both are one transaction", asyn
   const dapp = await dappWithLimit(5, "COUNT");
   const decision = await decide(await input(dapp, 10n), [limit]);
   assert.ok(decision.sponsored && decision.claim);
-  // A paymaster that does not exist: the row's foreign key fails after the reservation was made in the transaction.
+  // A mode the table does not know: the row's CHECK fails after the reservation was made in the transaction.
   await assert.rejects(
-    log.record({ ...sponsoredRecord(dapp), paymasterId: randomUUID() }, decision.claim),
-    /foreign key/,
+    log.record({ ...sponsoredRecord(dapp), mode: "BOGUS" as SponsorshipRecord["mode"] }, decision.claim),
+    /check constraint/,
   );
   assert.deepEqual(await ledger(dapp), { used: [], held: [] });
 });
