@@ -209,7 +209,7 @@ function instanceWithClock() {
 const countFull = (used: number, of: number) =>
   `Spending limit "PAYMASTER_SA_LIMIT" (PAYMASTER, COUNT) reached: ${used} of ${of} user operations used in the current cycle`;
 
-test("an operation far below its limit is passed on the usage read within the last second, not past half of it", async () => {
+test("an operation far below its limit is passed on the usage read within the last five seconds, not past half of it", async () => {
   const dapp = await dappWithLimit(10, "COUNT");
   const ours = instanceWithClock();
   const passed = async (nonce: bigint) => (await decide(await input(dapp, 10n, nonce), [ours.rule])).sponsored;
@@ -220,12 +220,12 @@ test("an operation far below its limit is passed on the usage read within the la
   assert.equal(ours.statements(), 1, "far below the limit, read lately: no statement");
   assert.ok(await passed(6n));
   assert.equal(ours.statements(), 2, "5 counted plus 1 is past half of 10: read again");
-  ours.clock.nowMs += 999;
+  ours.clock.nowMs += 4_999;
   assert.ok(await passed(7n));
   assert.equal(ours.statements(), 2);
   ours.clock.nowMs += 1;
   assert.ok(await passed(8n));
-  assert.equal(ours.statements(), 3, "a read a second old is read again");
+  assert.equal(ours.statements(), 3, "a read five seconds old is read again");
 });
 
 test("a nearly full limit is refused before the signature with its exact words, whatever was read lately", async () => {
@@ -247,7 +247,7 @@ test("a nearly full limit is refused before the signature with its exact words, 
     reason: countFull(10, 10),
     outcomes: [{ rule: "spendingLimits", passed: false, reason: countFull(10, 10) }],
   });
-  assert.equal(ours.statements(), 2, "past half of the limit: read, within the same second");
+  assert.equal(ours.statements(), 2, "past half of the limit: read, within the same five seconds");
 });
 
 test("a usage others raised since the last read can let an operation through, never into the record", async () => {
@@ -273,6 +273,6 @@ test("a usage others raised since the last read can let an operation through, ne
   assert.deepEqual(await ledger(dapp), { used: ["10"], held: Array(10).fill("1") });
   const row = (await listSponsorships(t.db, dapp.paymasterId)).find((r) => r.nonce === "11");
   assert.deepEqual([row?.sponsored, row?.reason, row?.user_op_hash], [false, countFull(10, 10), null]);
-  ours.clock.nowMs += 1000;
+  ours.clock.nowMs += 5_000;
   assert.equal((await decide(await input(dapp, 10n, 12n), [ours.rule])).sponsored, false, "read again, refused");
 });
