@@ -23,6 +23,7 @@ import { parseArgs } from "node:util";
 import { type Address, encodeFunctionData, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ENTRY_POINT_V07_ADDRESS, ENTRY_POINT_V08_ADDRESS } from "../src/bindings/entryPoints/entryPointV07";
+import type { BatchName } from "../src/metrics/metrics";
 import { createAccount } from "../src/storage/accounts";
 import { type Database, openDatabase } from "../src/storage/database";
 import { pgliteFolder } from "../src/storage/dataFolder";
@@ -120,6 +121,27 @@ interface Measured extends LoadResult {
   postgresCpuUs?: number;
   /** The share of the machine's CPU time used by processes other than the server, PostgreSQL and this load generator. */
   othersShare: number;
+  /** Group-commit statements per answer, from the services' own metrics: record batches and limit pre-check batches. */
+  statements?: Statements;
+}
+
+type Statements = Record<BatchName, number>;
+
+/**
+ * The group commits' batch counts so far, summed over the given services' /metrics: each batch is one statement (the
+ * records with their limits, or the limits' pre-check). A count, not a timing, so it is exact under any load: what the
+ * CPU figures, whose rounds spread by a third on a shared machine, cannot show.
+ */
+async function batchCounts(servers: string[]): Promise<Statements> {
+  const counts: Statements = { sponsorships: 0, limit_checks: 0 };
+  for (const server of servers) {
+    const text = await (await fetch(`${server}/metrics`)).text();
+    for (const batch of Object.keys(counts) as BatchName[]) {
+      const line = new RegExp(`^paymaster_group_commit_batch_size_count\\{batch="${batch}"\\} (\\d+)$`, "m").exec(text);
+      counts[batch] += Number(line?.[1] ?? 0);
+    }
+  }
+  return counts;
 }
 
 /**
@@ -132,6 +154,8 @@ async function measure(
   connections: number,
   postgresPids?: () => Promise<number[]>,
   senders = 1000,
+  /** Whether `urls` are the service's (the empty handler has no metrics). */
+  countStatements = false,
 ): Promise<Measured> {
   // The connections split between the instances, each its own load generator, all at once.
   const loadAll = (body: (n: number) => string, seconds: number) =>
@@ -143,6 +167,9 @@ async function measure(
   await loadAll((n) => rpcBody(offset + n, senders), 1);
   offset += 10_000_000;
   const body = (n: number) => rpcBody(offset + n, senders);
+  // Read outside the CPU window, so that the scrapes cost the service nothing measured.
+  const services = countStatements ? urls.map((url) => new URL(url).origin) : [];
+  const batchesBefore = countStatements ? await batchCounts(services) : undefined;
   const machineBefore = machineCpuMicros();
   const selfBefore = process.cpuUsage();
   const serversCpu = () => servers.reduce((sum, pid) => sum + processCpuMicros(pid), 0);
@@ -156,6 +183,7 @@ async function measure(
   offset += 10_000_000;
   const result = combined(postgres.result);
   const answers = Math.max(result.requests, 1);
+  const batchesAfter = batchesBefore ? await batchCounts(services) : undefined;
   const busy = machine.busy - machineBefore.busy;
   const others = busy - serverMicros - postgres.micros - self.user - self.system;
   return {
@@ -163,6 +191,14 @@ async function measure(
     serverCpuUs: Math.round(serverMicros / answers),
     ...(postgresPids ? { postgresCpuUs: Math.round(postgres.micros / answers) } : {}),
     othersShare: Math.max(0, others) / Math.max(machine.total - machineBefore.total, 1),
+    ...(batchesBefore && batchesAfter
+      ? {
+          statements: {
+            sponsorships: (batchesAfter.sponsorships - batchesBefore.sponsorships) / answers,
+            limit_checks: (batchesAfter.limit_checks - batchesBefore.limit_checks) / answers,
+          },
+        }
+      : {}),
   };
 }
 
@@ -472,7 +508,7 @@ async function run(builds: Build[]) {
             const senders = scenario === "large" ? largeSenders : 1000;
             await add(
               `${prefix}${database}, ${scenarioNames[scenario]} @${connections}`,
-              measure([s[scenario]], [s.pid], connections, s.storage.postgresPids, senders),
+              measure([s[scenario]], [s.pid], connections, s.storage.postgresPids, senders, true),
             );
             if (s.second) {
               const second = s.second;
@@ -484,6 +520,7 @@ async function run(builds: Build[]) {
                   connections,
                   s.storage.postgresPids,
                   senders,
+                  true,
                 ),
               );
             }
@@ -554,6 +591,17 @@ for (const [key, measured] of results) {
     ...(values.postgres && !key.startsWith("empty")
       ? { "PostgreSQL CPU µs/req": range(measured.map((m) => m.postgresCpuUs ?? 0)) }
       : {}),
+    ...(key.startsWith("empty")
+      ? {}
+      : {
+          "statements/req: records + checks": `${range(
+            measured.map((m) => m.statements?.sponsorships ?? 0),
+            3,
+          )} + ${range(
+            measured.map((m) => m.statements?.limit_checks ?? 0),
+            3,
+          )}`,
+        }),
     "others' CPU share": range(
       measured.map((m) => m.othersShare * 100),
       0,
