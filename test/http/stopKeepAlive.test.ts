@@ -1,9 +1,9 @@
 // A stop under load on kept-alive connections, with a real listening server and node's keep-alive agent: no request
 // the service received sees its connection reset (one sent on a connection the service was closing as idle may cross
-// the close unreceived, HTTP/1.1's known race, which the client meets by sending again). Every answer given once the stop began says `Connection: close` (so the client does not
-// send on a connection the service is about to close) or is the documented 503; a connection opened after the
-// service stopped listening is refused, which a client knows to retry elsewhere. The close is driven as main.ts
-// drives it: app.close() with closeIdleConnections() every 50 ms.
+// the close unreceived, HTTP/1.1's known race, which the client meets by sending again). Every answer given once the
+// stop began says `Connection: close` (so the client does not send on a connection the service is about to close) or
+// is the documented 503; a connection opened after the service stopped listening is refused, which a client knows to
+// retry elsewhere. The close is driven as main.ts drives it: app.close() with closeIdleConnections() every 50 ms.
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
