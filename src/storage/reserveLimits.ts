@@ -39,7 +39,7 @@ type LockedRow = {
  *
  * Called only inside the transaction that records the operations (SponsorshipLog): a reservation exists if and only
  * if the record of its signature does, whenever the process stops. On PostgreSQL that transaction is the way of a
- * batch in which some operation no longer fits (`reserveIfAllFit` below answered false): it finds which, so that they
+ * batch in which some operation no longer fits (LIMITS_IF_ALL_FIT below wrote nothing): it finds which, so that they
  * are refused with their reasons.
  */
 export async function reserveLimits(
@@ -88,28 +88,115 @@ export async function reserveLimits(
   return { outcomes, writes: { usage: [...deltas.values()], reservations: [...written.values()] } };
 }
 
+/** A usage row the common batch adds to, and the threshold its new usage must stay within. */
+interface FittingUsage {
+  policyId: string;
+  cycleStartMs: number;
+  scopeKey: string;
+  delta: bigint;
+  threshold: bigint;
+}
+
 /**
- * The same reservation inside the statement that records the batch (migration 30's function): it locks the rows as
- * `reserveLimits` does, and writes the batch's usage and reservations only when every operation fits, answering
- * whether it did. `first`: the number of its first parameter in that statement; the parameters are `fitParameters`.
+ * The common batch on PostgreSQL: no (sender, nonce) claimed twice in a limit's cycle, one threshold per usage row,
+ * and every amount and every row's whole delta within its threshold. If none of its reservations exists yet (checked
+ * by the statement), usage only grows along the batch, so every operation fits in turn exactly when each usage row
+ * plus the batch's whole delta on it does: the two upserts of LIMITS_IF_ALL_FIT decide it. Anything else (a repeated
+ * nonce, a threshold changed between two pre-checks, an amount over its limit) is undefined here and goes the
+ * transaction's way, whose arithmetic covers every case.
  */
-export const reserveIfAllFit = (first: number) => {
-  const types = ["uuid", "bigint", "text", "text", "numeric", "numeric", "numeric", "bigint", "int"];
-  return `reserve_limits_if_all_fit(${types.map((type, i) => `$${first + i}::${type}[]`).join(", ")})`;
+export interface FittingBatch {
+  /** Sorted by key: the order in which the upsert locks the rows, the one settlement and reserveLimits lock them in. */
+  usage: FittingUsage[];
+  /** Sorted by key, so that two batches insert them in one order too. */
+  reservations: Reservation[];
+}
+
+export function fittingBatch(operations: Reservation[][]): FittingBatch | undefined {
+  const usage = new Map<string, FittingUsage>();
+  const reservations = new Map<string, Reservation>();
+  for (const r of operations.flat()) {
+    const held = heldKey(r.policyId, r.cycleStartMs, r.sender, r.nonce);
+    if (reservations.has(held) || r.amount > r.threshold) return undefined;
+    reservations.set(held, r);
+    const key = usageKey(r.policyId, r.cycleStartMs, r.scopeKey);
+    const row = usage.get(key);
+    if (!row) usage.set(key, { ...r, delta: r.amount });
+    else if (row.threshold !== r.threshold) return undefined;
+    else row.delta += r.amount;
+  }
+  if ([...usage.values()].some((row) => row.delta > row.threshold)) return undefined;
+  return {
+    usage: [...usage.values()].sort(
+      (a, b) => compare(a.policyId, b.policyId) || a.cycleStartMs - b.cycleStartMs || compare(a.scopeKey, b.scopeKey),
+    ),
+    reservations: [...reservations.values()].sort(
+      (a, b) =>
+        compare(a.policyId, b.policyId) ||
+        a.cycleStartMs - b.cycleStartMs ||
+        compare(a.sender, b.sender) ||
+        (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0),
+    ),
+  };
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The SQLSTATE of migration 33's limits_fit_or_fail: some usage row of the batch would have passed its threshold, or
+ * some reservation existed already. The statement is undone whole; the batch then goes the transaction's way.
+ */
+export const LIMITS_NO_LONGER_FIT = "PM001";
+
+/**
+ * A FittingBatch reserved inside the statement that records it, as two common table expressions and the check that
+ * ends the statement unless every row was written (`fits`, for the statement's SELECT). The usage upsert adds each
+ * row's delta only where the result stays within its threshold, read on the row as it is once locked (an upsert
+ * locks the latest version and judges its WHERE there), so another instance's batch committed meanwhile counts; a
+ * missing row is created with the delta, if within. The reservations are inserted only where none exists: one that
+ * did would change the delta. `first`: the number of the first parameter (`fittingParameters`) in the statement.
+ */
+export const LIMITS_IF_ALL_FIT = (first: number) => {
+  const p = (i: number) => `$${first + i}`;
+  return {
+    ctes: `limit_usage_fitted AS (
+    INSERT INTO limit_usage AS u (policy_id, cycle_start_ms, scope_key, used)
+    SELECT k.policy_id, k.cycle_start_ms, k.scope_key, k.delta
+    FROM unnest(${p(0)}::uuid[], ${p(1)}::bigint[], ${p(2)}::text[], ${p(3)}::numeric[], ${p(4)}::numeric[])
+      AS k(policy_id, cycle_start_ms, scope_key, delta, threshold)
+    WHERE k.delta <= k.threshold
+    ON CONFLICT (policy_id, cycle_start_ms, scope_key) DO UPDATE SET used = u.used + EXCLUDED.used
+    WHERE u.used + EXCLUDED.used
+      <= (${p(4)}::numeric[])[array_position(${p(5)}::text[], u.policy_id::text || '|' || u.cycle_start_ms || '|' || u.scope_key)]
+    RETURNING 1
+  ), limit_reservations_fitted AS (
+    INSERT INTO limit_reservations (policy_id, cycle_start_ms, sender, nonce, scope_key, amount, valid_until)
+    SELECT * FROM unnest(${p(6)}::uuid[], ${p(7)}::bigint[], ${p(8)}::text[], ${p(9)}::numeric[], ${p(10)}::text[],
+      ${p(11)}::numeric[], ${p(12)}::bigint[])
+    ON CONFLICT (policy_id, cycle_start_ms, sender, nonce) DO NOTHING
+    RETURNING 1
+  )`,
+    fits: `limits_fit_or_fail((SELECT count(*) FROM limit_usage_fitted) = cardinality(${p(0)}::uuid[])
+    AND (SELECT count(*) FROM limit_reservations_fitted) = cardinality(${p(6)}::uuid[]))`,
+  };
 };
 
-/** Per reservation of the claimed operations, flattened in order: its fields, then its operation's number. */
-export function fitParameters(operations: Reservation[][]): ArrayParameter[] {
-  const flat = operations.flat();
+/** The parameters of LIMITS_IF_ALL_FIT: the usage rows with their keys as usageKey writes them, then the reservations. */
+export function fittingParameters(batch: FittingBatch): ArrayParameter[] {
+  const { usage, reservations } = batch;
   return [
-    flat.map((r) => r.policyId),
-    flat.map((r) => String(r.cycleStartMs)),
-    flat.map((r) => r.scopeKey),
-    flat.map((r) => r.sender),
-    flat.map((r) => r.nonce.toString()),
-    flat.map((r) => r.amount.toString()),
-    flat.map((r) => r.threshold.toString()),
-    flat.map((r) => String(r.validUntil)),
-    operations.flatMap((reservations, op) => reservations.map(() => String(op))),
+    usage.map((u) => u.policyId),
+    usage.map((u) => String(u.cycleStartMs)),
+    usage.map((u) => u.scopeKey),
+    usage.map((u) => u.delta.toString()),
+    usage.map((u) => u.threshold.toString()),
+    usage.map((u) => usageKey(u.policyId, u.cycleStartMs, u.scopeKey)),
+    reservations.map((r) => r.policyId),
+    reservations.map((r) => String(r.cycleStartMs)),
+    reservations.map((r) => r.sender),
+    reservations.map((r) => r.nonce.toString()),
+    reservations.map((r) => r.scopeKey),
+    reservations.map((r) => r.amount.toString()),
+    reservations.map((r) => String(r.validUntil)),
   ];
 }

@@ -7,7 +7,13 @@ import { queueDeliveriesOf } from "./eventOutbox";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
 import { type ArrayParameter, pglitePreparedOf } from "./pglitePrepared";
-import { fitParameters, reserveIfAllFit, reserveLimits } from "./reserveLimits";
+import {
+  fittingBatch,
+  fittingParameters,
+  LIMITS_IF_ALL_FIT,
+  LIMITS_NO_LONGER_FIT,
+  reserveLimits,
+} from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
@@ -122,15 +128,14 @@ const RECORDS = `
   ${HOLDS}`;
 
 /**
- * PostgreSQL, a batch with spending limits, as one statement sent outside any transaction (so it is its own): the
- * limits reserved first ($26 on, reserveLimits.ts), and the records, their holds and their events written only if
- * every claimed operation fits. `fit` is evaluated before any row is inserted: the insert's WHERE waits on its answer.
- * Answers `ok`; false: nothing was written (but usage rows created at zero).
+ * PostgreSQL, a batch with spending limits (a FittingBatch), as one statement sent outside any transaction (so it is
+ * its own): the limits reserved ($26 on, reserveLimits.ts), the records, their holds and their events, and the check
+ * that ends the statement, undoing all of it, unless every usage row and reservation was written.
  */
+const LIMITS = LIMITS_IF_ALL_FIT(26);
 const RECORDS_IF_LIMITS_FIT = `
-  WITH fit AS MATERIALIZED (SELECT ${reserveIfAllFit(26)} AS ok),
-  ${insertedRows("WHERE (SELECT ok FROM fit)")}, ${SIGNED_EVENTS}, holds AS (${HOLDS})
-  SELECT ok FROM fit`;
+  WITH ${LIMITS.ctes}, ${insertedRows("")}, ${SIGNED_EVENTS}, holds AS (${HOLDS})
+  SELECT ${LIMITS.fits}`;
 
 /**
  * The same, with the spending-limit reservations the batch made ($26 on: usage increases, then reservations, then
@@ -276,8 +281,8 @@ export class SponsorshipLog {
             const claimed = items.flatMap((item) => (item.claim ? [item.claim.reservations] : []));
             // With them, one statement too when every operation fits (no BEGIN, no COMMIT, one round trip).
             if (await recordIfAllFit(db, items, batchTime(), claimed)) return items.map(() => ({ ok: true }));
-            // Some limit filled since its pre-check (rare); nothing was written. The transaction finds which operations
-            // no longer fit and records them as refused, with their reasons.
+            // Some limit filled since its pre-check, or the batch repeats a nonce (both rare); nothing was written. The
+            // transaction finds which operations fit and records the others as refused, with their reasons.
             return await db.transaction(async (tx) => {
               const { outcomes, writes } = await reserveLimits(tx, claimed);
               return recordBatch(queryWith(tx), items, batchTime(), outcomes, writes);
@@ -313,16 +318,29 @@ const queryWith =
   (sql, params) =>
     db.query(sql, params as unknown[]);
 
-/** PostgreSQL: the batch and its limits in one statement, written only when every claimed operation fits. */
+/**
+ * PostgreSQL: the batch and its limits in one statement, written only when every claimed operation fits. False:
+ * nothing was written, because the batch is not a common one or because some limit filled since its pre-check.
+ */
 async function recordIfAllFit(
   db: Queryable,
   items: Pending[],
   at: ArrayParameter,
   claimed: Reservation[][],
 ): Promise<boolean> {
-  const params = [...columns(items.map((item) => item.record)), at, ...fitParameters(claimed)];
-  const [answer] = await db.query<{ ok: boolean }>(RECORDS_IF_LIMITS_FIT, params);
-  return answer?.ok === true;
+  const batch = fittingBatch(claimed);
+  if (!batch) return false;
+  try {
+    await db.query(RECORDS_IF_LIMITS_FIT, [
+      ...columns(items.map((item) => item.record)),
+      at,
+      ...fittingParameters(batch),
+    ]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === LIMITS_NO_LONGER_FIT) return false;
+    throw error;
+  }
 }
 
 /** The embedded database: reservations from memory, written by the records' statement; memory kept once written. */
