@@ -1,7 +1,7 @@
 // Benchmark: what PostgreSQL spends on the group commit's records' statement, per operation, by batch size, with the
 // bench's two spending limits (a COUNT over the dApp, a NATIVE_ASSET per sender) and without limits (the baseline of
 // the same run), for this checkout and, with --against DIR, another one in the same rounds.
-//   npx tsx bench/recordStatement.ts [--batches 5,25] [--calls 20] [--rounds 3] [--against DIR] [--instructions]
+//   npx tsx bench/recordStatement.ts [--batches 5,25] [--calls 30] [--rounds 3] [--against DIR] [--instructions]
 // By default it reads the backend's CPU time from /proc, on the PostgreSQL of DATABASE_URL (default: the local test
 // one); on a shared machine that spreads by a fifth between rounds. --instructions counts the backend's user-space
 // instructions with callgrind instead, on a PostgreSQL server of its own started under valgrind (needs valgrind and
@@ -22,7 +22,7 @@ import { processCpuMicros } from "./cpu";
 const { values } = parseArgs({
   options: {
     batches: { type: "string", default: "5,25" },
-    calls: { type: "string", default: "20" },
+    calls: { type: "string", default: "30" },
     rounds: { type: "string", default: "3" },
     against: { type: "string" },
     instructions: { type: "boolean", default: false },
@@ -104,6 +104,9 @@ async function callgrindServer(): Promise<Server> {
     folder,
     "-c",
     "listen_addresses=127.0.0.1",
+    // An analysis in the middle of a measure would make its backend plan again, counted as the statement's.
+    "-c",
+    "autovacuum=off",
   ]);
   const server = spawn(command as string, args, { stdio: "ignore" });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;

@@ -121,8 +121,10 @@ export function fittingBatch(operations: Reservation[][]): FittingBatch | undefi
     reservations.set(held, r);
     const key = usageKey(r.policyId, r.cycleStartMs, r.scopeKey);
     const row = usage.get(key);
-    if (!row) usage.set(key, { ...r, delta: r.amount });
-    else if (row.threshold !== r.threshold) return undefined;
+    if (!row) {
+      const { policyId, cycleStartMs, scopeKey, amount, threshold } = r;
+      usage.set(key, { policyId, cycleStartMs, scopeKey, delta: amount, threshold });
+    } else if (row.threshold !== r.threshold) return undefined;
     else row.delta += r.amount;
   }
   if ([...usage.values()].some((row) => row.delta > row.threshold)) return undefined;
