@@ -127,22 +127,22 @@ export function fittingBatch(operations: Reservation[][]): FittingBatch | undefi
     } else if (row.threshold !== r.threshold) return undefined;
     else row.delta += r.amount;
   }
-  if ([...usage.values()].some((row) => row.delta > row.threshold)) return undefined;
+  const rows = [...usage.values()];
+  if (rows.some((row) => row.delta > row.threshold)) return undefined;
   return {
-    usage: [...usage.values()].sort(
-      (a, b) => compare(a.policyId, b.policyId) || a.cycleStartMs - b.cycleStartMs || compare(a.scopeKey, b.scopeKey),
-    ),
+    usage: rows.sort((a, b) => byCycle(a, b) || compare(a.scopeKey, b.scopeKey)),
     reservations: [...reservations.values()].sort(
-      (a, b) =>
-        compare(a.policyId, b.policyId) ||
-        a.cycleStartMs - b.cycleStartMs ||
-        compare(a.sender, b.sender) ||
-        (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0),
+      (a, b) => byCycle(a, b) || compare(a.sender, b.sender) || compare(a.nonce, b.nonce),
     ),
   };
 }
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const compare = <T extends string | bigint>(a: T, b: T) => (a < b ? -1 : a > b ? 1 : 0);
+
+type InCycle = Pick<Reservation, "policyId" | "cycleStartMs">;
+
+/** A limit's cycle first, as the database orders its keys (uuid, then bigint). */
+const byCycle = (a: InCycle, b: InCycle) => compare(a.policyId, b.policyId) || a.cycleStartMs - b.cycleStartMs;
 
 /**
  * The SQLSTATE of migration 33's limits_fit_or_fail: some usage row of the batch would have passed its threshold, or

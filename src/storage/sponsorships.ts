@@ -140,7 +140,8 @@ const RECORDS_IF_LIMITS_FIT = `
 /**
  * The same, with the spending-limit reservations the batch made ($26 on: usage increases, then reservations, then
  * with `lowered` the usage decreases): computed in memory on the embedded database; on PostgreSQL, on the rows locked
- * in this transaction, when the one statement (RECORDS_IF_LIMITS_FIT) found a limit full. A batch without them uses
+ * in this transaction, when RECORDS_IF_LIMITS_FIT could not take the batch (not a common one, or a limit full). A
+ * batch without them uses
  * RECORDS: PGlite plans every statement anew, and the two more inserts cost it even when empty. A usage that goes down
  * (a repeated nonce at a lower amount: its row exists) is an update apart, because an insert's proposed row must pass
  * the CHECK (used >= 0) even when it conflicts; rare, so only the statements that need it carry it.
