@@ -1,7 +1,7 @@
 // Benchmark: what PostgreSQL spends on the group commit's records' statement, per operation, by batch size, with the
 // bench's two spending limits (a COUNT over the dApp, a NATIVE_ASSET per sender) and without limits (the baseline of
 // the same run), for this checkout and, with --against DIR, another one in the same rounds.
-//   npx tsx bench/recordStatement.ts [--batches 5,25] [--calls N] [--rounds 3] [--against DIR] [--instructions]
+//   npx tsx bench/recordStatement.ts [--batches 5,25] [--calls N] [--rounds 3] [--against DIR] [--instructions [--keep]]
 // By default it reads the backend's CPU time from /proc, on the PostgreSQL of DATABASE_URL (default: the local test
 // one); on a shared machine that spreads by a fifth between rounds. --instructions counts the backend's user-space
 // instructions with callgrind instead, on a PostgreSQL server of its own started under valgrind (needs valgrind and
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     against: { type: "string" },
     instructions: { type: "boolean", default: false },
+    /** With --instructions: keep callgrind's files (one per backend) for callgrind_annotate, and say where. */
+    keep: { type: "boolean", default: false },
   },
 });
 const batchSizes = values.batches.split(",").map(Number);
@@ -139,7 +141,8 @@ async function callgrindServer(): Promise<Server> {
       const pidFile = `${folder}/data/postmaster.pid`;
       process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT");
       await exited;
-      rmSync(folder, { recursive: true, force: true });
+      if (values.keep) console.error(`callgrind's files kept in ${folder}`);
+      else rmSync(folder, { recursive: true, force: true });
     },
   };
 }
