@@ -7,13 +7,7 @@ import { queueDeliveriesOf } from "./eventOutbox";
 import type { Reservation, ReserveOutcome } from "./limitLedger";
 import { type LimitWrites, type MemoryLedger, memoryLedgerOf, NO_LIMIT_WRITES } from "./memoryLedger";
 import { type ArrayParameter, pglitePreparedOf } from "./pglitePrepared";
-import {
-  fittingBatch,
-  fittingParameters,
-  LIMITS_IF_ALL_FIT,
-  LIMITS_NO_LONGER_FIT,
-  reserveLimits,
-} from "./reserveLimits";
+import { fittingBatch, fittingParameters, LIMITS_IF_ALL_FIT, limitsNoLongerFit, reserveLimits } from "./reserveLimits";
 
 /** One answer of the sponsorship endpoint, sponsored or refused, with the outcome of every rule evaluated. */
 export interface SponsorshipRecord {
@@ -339,7 +333,7 @@ async function recordIfAllFit(
     ]);
     return true;
   } catch (error) {
-    if ((error as { code?: string }).code === LIMITS_NO_LONGER_FIT) return false;
+    if (limitsNoLongerFit(error)) return false;
     throw error;
   }
 }

@@ -12,7 +12,7 @@ import {
   fittingBatch,
   fittingParameters,
   LIMITS_IF_ALL_FIT,
-  LIMITS_NO_LONGER_FIT,
+  limitsNoLongerFit,
   reserveLimits,
 } from "../../src/storage/reserveLimits";
 import { type LimitClaim, SponsorshipLog, type SponsorshipRecord } from "../../src/storage/sponsorships";
@@ -103,7 +103,7 @@ const reserveIfAllFit = async (db: Queryable, operations: Reservation[][]) => {
     await db.query(`WITH ${limits.ctes} SELECT ${limits.fits}`, fittingParameters(batch) as unknown[]);
     return true;
   } catch (error) {
-    if ((error as { code?: string }).code === LIMITS_NO_LONGER_FIT) return false;
+    if (limitsNoLongerFit(error)) return false;
     throw error;
   }
 };
@@ -227,7 +227,7 @@ function watched(db: Database, faults: { fitRefused?: boolean; noTransaction?: b
       const one = sql.includes("limits_fit_or_fail(");
       sent.push(one ? "one statement" : "statement");
       // As if a limit had filled since the pre-check: the batch goes the transaction's way, having written nothing.
-      if (one && faults.fitRefused) throw Object.assign(new Error("no longer fits"), { code: LIMITS_NO_LONGER_FIT });
+      if (one && faults.fitRefused) throw Object.assign(new Error("no longer fits"), { code: "PM001" });
       return db.query<Row>(sql, params);
     },
     transaction(work) {
