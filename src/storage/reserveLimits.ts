@@ -166,8 +166,8 @@ export function limitsNoLongerFit(error: unknown): boolean {
  * locks the latest version and judges its WHERE there), so another instance's batch committed meanwhile counts; a
  * missing row is created with the delta, if within. The reservations are inserted plainly: one that existed (it would
  * change the delta) fails the insert on its primary key, which ends the statement as a limit would (limitsNoLongerFit).
- * (An upsert checks for a conflict before each row: about 40 thousand instructions more per operation of two reservations.)
- * `first`: the number of the first parameter (`fittingParameters`) in the statement.
+ * An upsert would check for a conflict before each row: about 40 thousand instructions more per operation with two
+ * reservations. `first`: the number of the first parameter (`fittingParameters`) in the statement.
  */
 export const LIMITS_IF_ALL_FIT = (first: number) => {
   const p = (i: number) => `$${first + i}`;
